@@ -1,0 +1,172 @@
+// kerntune's SQLite store (WAL): devices, jobs, variants with their gate outcomes, measurements,
+// compiled kernels (the compile cache) and the Pareto front per (device model, family, shape,
+// dtype). Every write is a transaction, so a killed daemon loses nothing it reported as stored.
+// Thread-safe: one connection behind a mutex.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/compile/nvrtc_compiler.hpp"
+#include "tuner/config.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/measure/protocol.hpp"
+#include "tuner/pareto.hpp"
+#include "tuner/variant_status.hpp"
+
+namespace SQLite {
+class Database;
+}
+
+namespace kt {
+
+struct NewJob {
+  std::string family;
+  Shape shape;
+  std::string dtype;
+  std::string mode = "tune";       // "tune" | "compile"
+  std::string arch;                // target arch (compile mode) or the device's
+  std::string device_uuid;         // "" for compile mode
+  std::string device_name;         // the device model, "" for compile mode
+  std::int64_t budget = 0;         // max variants to run through the gates; 0 = all
+};
+
+struct JobRecord {
+  std::int64_t id = 0;
+  std::string family;
+  Shape shape;
+  std::string shape_key;           // canonical_key(shape)
+  std::string dtype;
+  std::string mode;
+  std::string arch;
+  std::string device_uuid;
+  std::string device_name;
+  std::int64_t budget = 0;
+  JobStatus status = JobStatus::queued;
+  std::string reason;              // why failed / cancelled
+  bool cancel_requested = false;
+  std::optional<double> reference_us;  // cuBLAS (the family's reference) median, same job
+  std::string created_at, started_at, finished_at;  // ISO 8601 UTC, "" if not yet
+};
+
+struct VariantRecord {
+  std::int64_t id = 0;
+  std::int64_t job_id = 0;
+  std::string template_name;
+  Config config;
+  std::string config_key;
+  VariantStatus status = VariantStatus::pending;
+  std::string failed_gate;
+  std::string reason;
+  std::string compile_log;
+  std::string kernel_key;          // compile cache key, "" if not compiled
+  int registers = -1;
+  int spill_bytes = -1;            // spill stores + loads
+  int smem_bytes = -1;             // static + dynamic shared memory per block
+  int threads = 0;                 // threads per block
+  double compile_ms = 0;
+  std::optional<TimingSummary> timing;
+  std::optional<ErrorSummary> error;
+  double tflops = 0;
+  double gbps = 0;
+  std::optional<double> speedup;   // reference_us / median_us
+};
+
+struct JobProgress {
+  std::int64_t total = 0;          // variants planned
+  std::int64_t finished = 0;       // variants in a final state
+  std::map<std::string, std::int64_t> by_status;
+};
+
+// What the runner stores when a variant leaves the gates.
+struct VariantOutcome {
+  VariantStatus status = VariantStatus::pending;
+  std::string failed_gate;
+  std::string reason;
+  std::optional<TimingSummary> timing;
+  std::optional<ErrorSummary> error;
+  double tflops = 0, gbps = 0;
+  std::optional<double> speedup;
+};
+
+struct KernelBlob {
+  std::string key;
+  std::string arch;
+  std::string kernel;              // entry point
+  std::string nvrtc_version;
+  std::vector<char> cubin;
+  std::string log;
+  ResourceUsage resources;
+};
+
+struct BestEntry {
+  JobRecord job;
+  VariantRecord variant;
+};
+
+struct JobFilter {
+  std::string family;              // "" = any
+  std::optional<JobStatus> status;
+  int limit = 50;
+  int offset = 0;
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) the file, enables WAL and foreign keys, applies migrations up to
+  // the current schema version. Throws std::runtime_error with the path on failure.
+  explicit Store(const std::filesystem::path& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  int schema_version();
+
+  // Devices, keyed by UUID; returns the row id.
+  std::int64_t upsert_device(const DeviceInfo& device);
+  std::vector<DeviceInfo> devices();
+
+  // Jobs.
+  std::int64_t create_job(const NewJob& job);
+  std::optional<JobRecord> job(std::int64_t id);
+  std::vector<JobRecord> jobs(const JobFilter& filter);   // newest first
+  std::vector<std::int64_t> unfinished_jobs();            // queued or running, oldest first
+  void set_job_status(std::int64_t id, JobStatus status, const std::string& reason = "");
+  void set_job_reference(std::int64_t id, double reference_us);
+  // Marks cancel_requested; a queued job becomes cancelled at once. False if unknown or final.
+  bool request_cancel(std::int64_t id);
+
+  // Variants: plans are inserted once per (job, template, config); re-inserting is a no-op, so a
+  // resumed job keeps its finished variants. Returns all variants of the job in plan order.
+  std::vector<VariantRecord> plan_variants(std::int64_t job_id,
+                                           const std::vector<VariantRecord>& planned);
+  std::vector<VariantRecord> variants(std::int64_t job_id);
+  std::optional<VariantRecord> variant(std::int64_t id);
+  void record_compile(std::int64_t variant_id, const CompileResult& result, int threads,
+                      int dynamic_smem_bytes);
+  // Stores the outcome; for a measured variant of a tune job, updates the Pareto front of the
+  // job's (device model, family, shape, dtype) in the same transaction.
+  void record_outcome(std::int64_t variant_id, const VariantOutcome& outcome);
+  JobProgress progress(std::int64_t job_id);
+
+  // Compile cache.
+  std::optional<KernelBlob> find_kernel(const std::string& key);
+  void put_kernel(const KernelBlob& blob);
+
+  // Pareto front and best (lowest median time on the front) for a device model ("" = any).
+  std::vector<VariantRecord> pareto(const std::string& family, const std::string& dtype,
+                                    const std::string& shape_key, const std::string& device_name);
+  std::optional<BestEntry> best(const std::string& family, const std::string& dtype,
+                                const std::string& shape_key, const std::string& device_name);
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<SQLite::Database> db_;
+};
+
+}  // namespace kt

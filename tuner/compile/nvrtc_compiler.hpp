@@ -1,0 +1,54 @@
+// NVRTC: device source -> cubin for one arch, with the ptxas resource report parsed. Compile
+// errors are results (ok = false, log kept), not exceptions.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kt {
+
+struct CompileRequest {
+  std::string source_name;   // "gemm_mma.cuh" (shows in the log)
+  std::string source;        // the text of source_name
+  std::vector<std::pair<std::string, std::string>> headers;  // name -> text, for #include "name"
+  std::string kernel;        // extern "C" entry point expected in the cubin
+  std::string arch;          // "sm_90a", "sm_100a", ...
+  std::vector<std::string> options;  // -D..., etc. (arch, -std, ptxas -v are added)
+};
+
+struct ResourceUsage {
+  int registers = 0;
+  int spill_store_bytes = 0;
+  int spill_load_bytes = 0;
+  int stack_frame_bytes = 0;
+  int static_smem_bytes = 0;
+  int const_bytes = 0;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string log;                // NVRTC program log (includes ptxas info lines)
+  std::vector<char> cubin;        // empty unless ok
+  ResourceUsage resources;
+  double compile_ms = 0;
+  std::string key;                // compile_cache_key(request)
+};
+
+// "13.0", from nvrtcVersion.
+std::string nvrtc_version();
+
+// SHA-256 (hex) over the source, headers, kernel, arch, options and NVRTC version: the
+// content-addressed cache key. Equal inputs give equal keys; any change gives another.
+std::string compile_cache_key(const CompileRequest& request);
+
+// Compiles with: --gpu-architecture=<arch>, -std=c++17, --ptxas-options=-v, -default-device,
+// plus request.options. Every NVRTC return code is checked; failure text goes into log.
+CompileResult compile_kernel(const CompileRequest& request);
+
+// Parses ptxas "-v" output for the given entry point (lines like
+// "ptxas info    : Used 128 registers, used 1 barriers, 32768 bytes smem, 400 bytes cmem[0]"
+// and "N bytes stack frame, N bytes spill stores, N bytes spill loads").
+ResourceUsage parse_ptxas_report(const std::string& log, const std::string& kernel);
+
+}  // namespace kt

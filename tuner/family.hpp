@@ -1,0 +1,118 @@
+// A kernel family as data: the manifest (manifest.json) and device sources in one folder under
+// kernel_templates/. A registry holds every family found under the configured roots.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kt {
+
+class FamilyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct DimSpec {
+  std::string name;          // "M"
+  std::int64_t min = 1;
+  std::int64_t max = 1 << 20;
+  std::string description;
+};
+
+struct AxisSpec {
+  std::string name;                  // "BM"; reaches the source as -DKT_BM=<value>
+  std::vector<std::int64_t> values;
+  std::vector<std::string> archs;    // empty: every arch of the template
+  std::string description;
+};
+
+struct BufferSpec {
+  std::string name;       // "A"
+  std::string role;       // "input" (random), "output" (poisoned, checked), "scratch" (zeroed once)
+  std::string dtype;      // "in" (the job's dtype), "f32", "i32", "u32"
+  std::string elements;   // expression over dims, axes, elem_bytes
+};
+
+struct ArgSpec {
+  enum class Kind { buffer, i32, i64, f32 };
+  Kind kind = Kind::buffer;
+  std::string value;      // buffer name, or an expression for scalars
+};
+
+struct LaunchSpec {
+  std::array<std::string, 3> grid{"1", "1", "1"};
+  std::array<std::string, 3> block{"1", "1", "1"};
+  std::array<std::string, 3> cluster{"1", "1", "1"};
+  std::string dynamic_smem = "0";
+};
+
+struct TemplateSpec {
+  std::string name;                    // "mma_multistage"
+  std::string source;                  // file name inside the family folder
+  std::string kernel;                  // extern "C" entry point
+  std::vector<std::string> archs;      // NVRTC targets it is written for: "sm_90a", "sm_100a", ...
+  std::vector<AxisSpec> axes;
+  std::vector<std::string> constraints;  // each must evaluate non-zero, else the variant is pruned
+  LaunchSpec launch;
+  std::vector<std::string> options;    // extra NVRTC options
+};
+
+struct ReferenceSpec {
+  std::string kind;                    // "cublas_gemm" (built into the worker)
+  nlohmann::json params;               // kind-specific; strings name buffers or dim expressions
+};
+
+struct Family {
+  std::string name;
+  std::string description;
+  std::filesystem::path dir;
+  std::vector<DimSpec> dims;
+  std::vector<std::string> dtypes;     // "bf16", "fp16"
+  std::vector<std::string> shape_constraints;  // checked when a job is submitted
+  std::vector<BufferSpec> buffers;
+  std::vector<ArgSpec> args;
+  ReferenceSpec reference;
+  std::map<std::string, double> tolerance;     // dtype -> max relative L2 error
+  std::map<std::string, std::int64_t> smoke_shape;  // small ragged shape run before the full one
+  std::string flops = "0";             // expression over dims
+  std::string bytes = "0";             // expression over dims and elem_bytes
+  std::vector<TemplateSpec> templates;
+  // Every *.cuh / *.h file of the folder, by file name: passed to NVRTC as headers and hashed
+  // into the compile cache key.
+  std::vector<std::pair<std::string, std::string>> sources;
+  nlohmann::json manifest;             // as written, for GET /v1/families
+};
+
+// Reads dir/manifest.json and the sources next to it. Throws FamilyError with the file and the
+// reason (missing field, bad expression, unknown buffer in args, ...).
+Family load_family(const std::filesystem::path& dir);
+
+// Bytes of one element of a dtype name ("bf16" -> 2, "f32" -> 4); 0 if unknown.
+int dtype_bytes(const std::string& dtype);
+
+class FamilyRegistry {
+ public:
+  // Loads every subfolder of root holding a manifest.json. Broken families are skipped and
+  // reported in errors(), the rest stay usable.
+  void load_root(const std::filesystem::path& root);
+  // Adds one family; throws FamilyError if the name is taken.
+  void add(Family family);
+  const Family* find(const std::string& name) const;
+  std::vector<const Family*> all() const;
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  std::vector<std::unique_ptr<Family>> families_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace kt

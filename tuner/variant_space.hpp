@@ -1,0 +1,52 @@
+// A family's variant space for one job: the cartesian product of each template's axes, pruned by
+// the manifest's constraints against the device's limits, and the evaluated launch of a variant.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/config.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/expression.hpp"
+#include "tuner/family.hpp"
+#include "tuner/measure/protocol.hpp"
+
+namespace kt {
+
+struct VariantPlan {
+  const TemplateSpec* tmpl = nullptr;
+  Config config;                       // one value per axis that applies to the arch
+  std::optional<std::string> pruned_by;  // the failing constraint's text, or the arch mismatch
+  bool unsupported_arch = false;       // template not written for this arch
+};
+
+// Names every expression of the family may use: dims, axes, elem_bytes, and the device limits
+// (smem_optin, smem_per_sm, max_threads, regs_per_block, max_regs_per_thread, sm_count,
+// max_cluster, l2_bytes, tmem_columns, sm).
+Bindings make_bindings(const Shape& shape, const Config& config, const std::string& dtype,
+                       const DeviceLimits& limits);
+
+// Every variant of every template, in a stable order (template order, then axes in manifest order
+// with the first axis varying slowest). Templates not written for limits.arch come back once each,
+// unsupported_arch = true and an empty config.
+std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& shape,
+                                            const std::string& dtype, const DeviceLimits& limits);
+
+// NVRTC options for a variant: -DKT_<AXIS>=<v> per axis, -DKT_DTYPE_BF16 / -DKT_DTYPE_FP16,
+// -DKT_SM=<sm>, then the template's own options. (The arch option is added by the compiler.)
+std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config& config,
+                                         const std::string& dtype, const DeviceLimits& limits);
+
+// Evaluates buffers, args, launch, reference params, flops and bytes for one shape.
+// Throws ExpressionError / FamilyError with context on a bad manifest.
+ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, const Config& config,
+                            const Shape& shape, const std::string& dtype,
+                            const DeviceLimits& limits);
+
+// Checks a submitted shape: every dim present, integral, within [min,max], no unknown dims, the
+// family's shape constraints hold. Returns an error message, or nullopt if valid.
+std::optional<std::string> validate_shape(const Family& family, const Shape& shape,
+                                          const std::string& dtype);
+
+}  // namespace kt
