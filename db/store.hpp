@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -112,7 +113,7 @@ struct BestEntry {
 struct JobFilter {
   std::string family;              // "" = any
   std::optional<JobStatus> status;
-  int limit = 50;
+  int limit = 50;                  // negative = no limit
   int offset = 0;
 };
 
@@ -127,7 +128,7 @@ class Store {
 
   int schema_version();
 
-  // Devices, keyed by UUID; returns the row id.
+  // Devices, keyed by UUID (required: std::invalid_argument if empty); returns the row id.
   std::int64_t upsert_device(const DeviceInfo& device);
   std::vector<DeviceInfo> devices();
 
@@ -136,9 +137,14 @@ class Store {
   std::optional<JobRecord> job(std::int64_t id);
   std::vector<JobRecord> jobs(const JobFilter& filter);   // newest first
   std::vector<std::int64_t> unfinished_jobs();            // queued or running, oldest first
+  // Sets status and reason (replacing the old reason). started_at is stamped the first time a
+  // job runs, finished_at when it becomes done/failed/cancelled. A job already in a final state
+  // keeps it (the call is a no-op), so a cancel is never overwritten by a late "running".
+  // Becoming cancelled also marks the job's pending variants cancelled.
   void set_job_status(std::int64_t id, JobStatus status, const std::string& reason = "");
   void set_job_reference(std::int64_t id, double reference_us);
-  // Marks cancel_requested; a queued job becomes cancelled at once. False if unknown or final.
+  // Marks cancel_requested; a queued job becomes cancelled at once (its pending variants too).
+  // False if unknown or final.
   bool request_cancel(std::int64_t id);
 
   // Variants: plans are inserted once per (job, template, config); re-inserting is a no-op, so a
@@ -147,10 +153,15 @@ class Store {
                                            const std::vector<VariantRecord>& planned);
   std::vector<VariantRecord> variants(std::int64_t job_id);
   std::optional<VariantRecord> variant(std::int64_t id);
+  // Stores the kernel key, log and resources (registers, spills, static + dynamic smem,
+  // threads); a failed compile keeps them unknown (-1). The status is record_outcome's to set.
   void record_compile(std::int64_t variant_id, const CompileResult& result, int threads,
                       int dynamic_smem_bytes);
   // Stores the outcome; for a measured variant of a tune job, updates the Pareto front of the
-  // job's (device model, family, shape, dtype) in the same transaction.
+  // job's (device model, family, shape, dtype) in the same transaction. Without timing and error
+  // any earlier measurement row is removed; a missing speedup is filled in from the job's
+  // reference_us when both times are known. Front objectives: median_us, error.max_rel and the
+  // footprint smem_bytes + 4 * registers * threads (on-chip bytes per block).
   void record_outcome(std::int64_t variant_id, const VariantOutcome& outcome);
   JobProgress progress(std::int64_t job_id);
 

@@ -1,0 +1,117 @@
+// The stored Pareto fronts, and kt::Store::pareto / kt::Store::best on top of them.
+#include "db/pareto_store.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "db/rows.hpp"
+#include "tuner/pareto.hpp"
+
+namespace kt::db {
+
+double footprint_bytes(const VariantRecord& variant) {
+  const double smem = std::max(variant.smem_bytes, 0);
+  const double registers = std::max(variant.registers, 0);
+  return smem + 4.0 * registers * std::max(variant.threads, 0);
+}
+
+void add_to_front(SQLite::Database& db, const JobRecord& job, const VariantRecord& variant) {
+  if (!variant.timing || !variant.error)
+    throw std::logic_error("add_to_front: variant " + std::to_string(variant.id) +
+                           " has no timing or error");
+  const char* const problem =
+      " WHERE device_name = ? AND family = ? AND dtype = ? AND shape_key = ?";
+  auto bind_problem = [&](SQLite::Statement& statement) {
+    statement.bind(1, job.device_name);
+    statement.bind(2, job.family);
+    statement.bind(3, job.dtype);
+    statement.bind(4, job.shape_key);
+  };
+
+  std::vector<ParetoPoint> points;
+  SQLite::Statement old_front(
+      db, std::string("SELECT variant_id, median_us, max_error, footprint FROM pareto") + problem);
+  bind_problem(old_front);
+  while (old_front.executeStep()) {
+    points.push_back({old_front.getColumn(0).getInt64(), old_front.getColumn(1).getDouble(),
+                      old_front.getColumn(2).getDouble(), old_front.getColumn(3).getDouble()});
+  }
+  points.push_back(
+      {variant.id, variant.timing->median_us, variant.error->max_rel, footprint_bytes(variant)});
+
+  SQLite::Statement clear(db, std::string("DELETE FROM pareto") + problem);
+  bind_problem(clear);
+  clear.exec();
+  SQLite::Statement insert(db,
+                           "INSERT INTO pareto (device_name, family, dtype, shape_key, variant_id,"
+                           " median_us, max_error, footprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const ParetoPoint& point : pareto_front(std::move(points))) {
+    bind_problem(insert);
+    insert.bind(5, point.variant_id);
+    insert.bind(6, point.median_us);
+    insert.bind(7, point.max_error);
+    insert.bind(8, point.footprint);
+    insert.exec();
+    insert.reset();
+  }
+}
+
+void remove_from_front(SQLite::Database& db, std::int64_t variant_id) {
+  SQLite::Statement remove(db, "DELETE FROM pareto WHERE variant_id = ?");
+  remove.bind(1, variant_id);
+  remove.exec();
+}
+
+}  // namespace kt::db
+
+namespace kt {
+namespace {
+
+// Pareto rows of one problem joined to their variants; device "" matches every device model.
+const char* const kFrontQuery =
+    " JOIN pareto p ON p.variant_id = v.id"
+    " WHERE p.family = ?1 AND p.dtype = ?2 AND p.shape_key = ?3"
+    " AND (?4 = '' OR p.device_name = ?4)"
+    " ORDER BY p.median_us, v.id";
+
+}  // namespace
+
+std::vector<VariantRecord> Store::pareto(const std::string& family, const std::string& dtype,
+                                         const std::string& shape_key,
+                                         const std::string& device_name) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("pareto", [&] {
+    SQLite::Statement query(*db_, std::string(db::kVariantSelect) + kFrontQuery);
+    query.bind(1, family);
+    query.bind(2, dtype);
+    query.bind(3, shape_key);
+    query.bind(4, device_name);
+    std::vector<VariantRecord> front;
+    while (query.executeStep()) front.push_back(db::read_variant(query));
+    return front;
+  });
+}
+
+std::optional<BestEntry> Store::best(const std::string& family, const std::string& dtype,
+                                     const std::string& shape_key, const std::string& device_name) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("best", [&]() -> std::optional<BestEntry> {
+    // One read transaction, so the variant and its job come from the same snapshot.
+    SQLite::Transaction snapshot(*db_);
+    SQLite::Statement query(*db_, std::string(db::kVariantSelect) + kFrontQuery + " LIMIT 1");
+    query.bind(1, family);
+    query.bind(2, dtype);
+    query.bind(3, shape_key);
+    query.bind(4, device_name);
+    if (!query.executeStep()) return std::nullopt;
+    BestEntry entry;
+    entry.variant = db::read_variant(query);
+    auto job = db::load_job(*db_, entry.variant.job_id);
+    if (!job)
+      throw std::runtime_error("front variant " + std::to_string(entry.variant.id) + " has no job");
+    entry.job = std::move(*job);
+    return entry;
+  });
+}
+
+}  // namespace kt

@@ -1,0 +1,135 @@
+#include "db/rows.hpp"
+
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace kt::db {
+namespace {
+
+std::map<std::string, std::int64_t> int_map_from_text(const std::string& text, const char* what) {
+  try {
+    return int_map_from_json(nlohmann::json::parse(text));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("stored ") + what + " '" + text +
+                             "' is unreadable: " + e.what());
+  }
+}
+
+}  // namespace
+
+const char* const kJobSelect =
+    "SELECT id, family, shape_json, shape_key, dtype, mode, arch, device_uuid, device_name, "
+    "budget, status, reason, cancel_requested, reference_us, created_at, started_at, "
+    "finished_at FROM jobs";
+
+const char* const kVariantSelect =
+    "SELECT v.id, v.job_id, v.template_name, v.config_json, v.config_key, v.status, "
+    "v.failed_gate, v.reason, v.compile_log, v.kernel_key, v.registers, v.spill_bytes, "
+    "v.smem_bytes, v.threads, v.compile_ms, m.median_us, m.min_us, m.p10_us, m.p90_us, "
+    "m.mean_us, m.rel_noise, m.trials, m.converged, m.max_abs, m.max_rel, m.rel_l2, "
+    "m.first_bad_index, m.non_finite, m.tflops, m.gbps, m.speedup "
+    "FROM variants v LEFT JOIN measurements m ON m.variant_id = v.id";
+
+JobRecord read_job(const SQLite::Statement& row) {
+  JobRecord job;
+  job.id = row.getColumn("id").getInt64();
+  job.family = row.getColumn("family").getString();
+  job.shape = int_map_from_text(row.getColumn("shape_json").getString(), "shape");
+  job.shape_key = row.getColumn("shape_key").getString();
+  job.dtype = row.getColumn("dtype").getString();
+  job.mode = row.getColumn("mode").getString();
+  job.arch = row.getColumn("arch").getString();
+  job.device_uuid = row.getColumn("device_uuid").getString();
+  job.device_name = row.getColumn("device_name").getString();
+  job.budget = row.getColumn("budget").getInt64();
+  const std::string status = row.getColumn("status").getString();
+  const auto parsed = job_status_from_string(status);
+  if (!parsed)
+    throw std::runtime_error("job " + std::to_string(job.id) + " has unknown status '" + status +
+                             "'");
+  job.status = *parsed;
+  job.reason = row.getColumn("reason").getString();
+  job.cancel_requested = row.getColumn("cancel_requested").getInt() != 0;
+  const SQLite::Column reference = row.getColumn("reference_us");
+  if (!reference.isNull()) job.reference_us = reference.getDouble();
+  job.created_at = row.getColumn("created_at").getString();
+  job.started_at = row.getColumn("started_at").getString();
+  job.finished_at = row.getColumn("finished_at").getString();
+  return job;
+}
+
+VariantRecord read_variant(const SQLite::Statement& row) {
+  VariantRecord v;
+  v.id = row.getColumn("id").getInt64();
+  v.job_id = row.getColumn("job_id").getInt64();
+  v.template_name = row.getColumn("template_name").getString();
+  v.config = int_map_from_text(row.getColumn("config_json").getString(), "config");
+  v.config_key = row.getColumn("config_key").getString();
+  const std::string status = row.getColumn("status").getString();
+  const auto parsed = variant_status_from_string(status);
+  if (!parsed)
+    throw std::runtime_error("variant " + std::to_string(v.id) + " has unknown status '" + status +
+                             "'");
+  v.status = *parsed;
+  v.failed_gate = row.getColumn("failed_gate").getString();
+  v.reason = row.getColumn("reason").getString();
+  v.compile_log = row.getColumn("compile_log").getString();
+  v.kernel_key = row.getColumn("kernel_key").getString();
+  v.registers = row.getColumn("registers").getInt();
+  v.spill_bytes = row.getColumn("spill_bytes").getInt();
+  v.smem_bytes = row.getColumn("smem_bytes").getInt();
+  v.threads = row.getColumn("threads").getInt();
+  v.compile_ms = row.getColumn("compile_ms").getDouble();
+  if (!row.getColumn("median_us").isNull()) {
+    TimingSummary t;
+    t.median_us = row.getColumn("median_us").getDouble();
+    t.min_us = row.getColumn("min_us").getDouble();
+    t.p10_us = row.getColumn("p10_us").getDouble();
+    t.p90_us = row.getColumn("p90_us").getDouble();
+    t.mean_us = row.getColumn("mean_us").getDouble();
+    t.rel_noise = row.getColumn("rel_noise").getDouble();
+    t.trials = row.getColumn("trials").getInt();
+    t.converged = row.getColumn("converged").getInt() != 0;
+    v.timing = t;
+  }
+  if (!row.getColumn("max_rel").isNull()) {
+    ErrorSummary e;
+    e.max_abs = row.getColumn("max_abs").getDouble();
+    e.max_rel = row.getColumn("max_rel").getDouble();
+    e.rel_l2 = row.getColumn("rel_l2").getDouble();
+    e.first_bad_index = row.getColumn("first_bad_index").getInt64();
+    e.non_finite = row.getColumn("non_finite").getInt64();
+    v.error = e;
+  }
+  // NULL (no measurement row) reads as 0, the "not measured" value of VariantRecord.
+  v.tflops = row.getColumn("tflops").getDouble();
+  v.gbps = row.getColumn("gbps").getDouble();
+  const SQLite::Column speedup = row.getColumn("speedup");
+  if (!speedup.isNull()) v.speedup = speedup.getDouble();
+  return v;
+}
+
+std::optional<JobRecord> load_job(SQLite::Database& db, std::int64_t id) {
+  SQLite::Statement query(db, std::string(kJobSelect) + " WHERE id = ?");
+  query.bind(1, id);
+  if (!query.executeStep()) return std::nullopt;
+  return read_job(query);
+}
+
+std::optional<VariantRecord> load_variant(SQLite::Database& db, std::int64_t id) {
+  SQLite::Statement query(db, std::string(kVariantSelect) + " WHERE v.id = ?");
+  query.bind(1, id);
+  if (!query.executeStep()) return std::nullopt;
+  return read_variant(query);
+}
+
+std::vector<VariantRecord> load_variants(SQLite::Database& db, std::int64_t job_id) {
+  SQLite::Statement query(db, std::string(kVariantSelect) + " WHERE v.job_id = ? ORDER BY v.id");
+  query.bind(1, job_id);
+  std::vector<VariantRecord> variants;
+  while (query.executeStep()) variants.push_back(read_variant(query));
+  return variants;
+}
+
+}  // namespace kt::db

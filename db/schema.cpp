@@ -1,0 +1,179 @@
+#include "db/schema.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+namespace kt::db {
+namespace {
+
+struct Migration {
+  int version;
+  const char* sql;
+};
+
+// Append new steps at the end; never edit a released one (databases in the field already ran it).
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> steps{
+      {1, R"sql(
+CREATE TABLE devices (
+  id INTEGER PRIMARY KEY,
+  uuid TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  ordinal INTEGER NOT NULL DEFAULT 0,
+  arch TEXT NOT NULL,
+  sm_major INTEGER NOT NULL,
+  sm_minor INTEGER NOT NULL,
+  sm_count INTEGER NOT NULL,
+  memory_bytes INTEGER NOT NULL,
+  l2_bytes INTEGER NOT NULL,
+  smem_per_block_optin INTEGER NOT NULL,
+  smem_per_sm INTEGER NOT NULL,
+  max_threads_per_block INTEGER NOT NULL,
+  regs_per_block INTEGER NOT NULL,
+  clock_khz INTEGER NOT NULL,
+  driver_version INTEGER NOT NULL,
+  nvrtc_version TEXT NOT NULL,
+  first_seen TEXT NOT NULL,
+  last_seen TEXT NOT NULL
+);
+
+-- AUTOINCREMENT: a job id handed to a client is never reused.
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  family TEXT NOT NULL,
+  shape_json TEXT NOT NULL,
+  shape_key TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  device_uuid TEXT NOT NULL DEFAULT '',
+  device_name TEXT NOT NULL DEFAULT '',
+  budget INTEGER NOT NULL DEFAULT 0,
+  status TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  reference_us REAL,
+  created_at TEXT NOT NULL,
+  started_at TEXT NOT NULL DEFAULT '',
+  finished_at TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX jobs_by_status ON jobs(status, id);
+CREATE INDEX jobs_by_family ON jobs(family, id);
+
+CREATE TABLE variants (
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  template_name TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  config_key TEXT NOT NULL,
+  status TEXT NOT NULL,
+  failed_gate TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
+  compile_log TEXT NOT NULL DEFAULT '',
+  kernel_key TEXT NOT NULL DEFAULT '',
+  registers INTEGER NOT NULL DEFAULT -1,
+  spill_bytes INTEGER NOT NULL DEFAULT -1,
+  smem_bytes INTEGER NOT NULL DEFAULT -1,
+  threads INTEGER NOT NULL DEFAULT 0,
+  compile_ms REAL NOT NULL DEFAULT 0,
+  UNIQUE (job_id, template_name, config_key)
+);
+CREATE INDEX variants_by_job_status ON variants(job_id, status);
+
+-- Timing columns are NULL when the variant was not timed, error columns when it was not checked.
+CREATE TABLE measurements (
+  variant_id INTEGER PRIMARY KEY REFERENCES variants(id) ON DELETE CASCADE,
+  median_us REAL,
+  min_us REAL,
+  p10_us REAL,
+  p90_us REAL,
+  mean_us REAL,
+  rel_noise REAL,
+  trials INTEGER,
+  converged INTEGER,
+  max_abs REAL,
+  max_rel REAL,
+  rel_l2 REAL,
+  first_bad_index INTEGER,
+  non_finite INTEGER,
+  tflops REAL NOT NULL DEFAULT 0,
+  gbps REAL NOT NULL DEFAULT 0,
+  speedup REAL
+);
+
+CREATE TABLE kernels (
+  key TEXT PRIMARY KEY,
+  arch TEXT NOT NULL,
+  kernel TEXT NOT NULL,
+  nvrtc_version TEXT NOT NULL,
+  cubin BLOB NOT NULL,
+  log TEXT NOT NULL DEFAULT '',
+  registers INTEGER NOT NULL DEFAULT 0,
+  spill_store_bytes INTEGER NOT NULL DEFAULT 0,
+  spill_load_bytes INTEGER NOT NULL DEFAULT 0,
+  stack_frame_bytes INTEGER NOT NULL DEFAULT 0,
+  static_smem_bytes INTEGER NOT NULL DEFAULT 0,
+  const_bytes INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL
+);
+
+CREATE TABLE pareto (
+  device_name TEXT NOT NULL,
+  family TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  shape_key TEXT NOT NULL,
+  variant_id INTEGER NOT NULL REFERENCES variants(id) ON DELETE CASCADE,
+  median_us REAL NOT NULL,
+  max_error REAL NOT NULL,
+  footprint REAL NOT NULL,
+  PRIMARY KEY (device_name, family, dtype, shape_key, variant_id)
+);
+-- best/pareto for any device, and removing one variant's point.
+CREATE INDEX pareto_by_problem ON pareto(family, dtype, shape_key, median_us);
+CREATE INDEX pareto_by_variant ON pareto(variant_id);
+)sql"},
+  };
+  return steps;
+}
+
+}  // namespace
+
+int latest_schema_version() {
+  return migrations().back().version;
+}
+
+int read_schema_version(SQLite::Database& db) {
+  return db.execAndGet("PRAGMA user_version").getInt();
+}
+
+void require_known_version(SQLite::Database& db) {
+  const int version = read_schema_version(db);
+  const int latest = latest_schema_version();
+  if (version > latest)
+    throw std::runtime_error("database schema version " + std::to_string(version) +
+                             " is newer than this kerntune supports (" + std::to_string(latest) +
+                             "); upgrade kerntune or use another database file");
+}
+
+void migrate(SQLite::Database& db) {
+  require_known_version(db);
+  for (const Migration& step : migrations()) {
+    if (read_schema_version(db) >= step.version) continue;
+    // IMMEDIATE takes the write lock first, so two processes opening a fresh file at once do not
+    // both run the step: the second re-reads the version inside the lock and skips it.
+    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+    const int current = read_schema_version(db);
+    if (current >= step.version) continue;
+    if (current != step.version - 1)
+      throw std::runtime_error("schema version " + std::to_string(current) +
+                               " cannot be migrated to " + std::to_string(step.version));
+    db.exec(step.sql);
+    db.exec("PRAGMA user_version = " + std::to_string(step.version));
+    transaction.commit();
+  }
+}
+
+}  // namespace kt::db

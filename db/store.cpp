@@ -1,0 +1,243 @@
+// kt::Store: opening the database, devices and jobs. Variants, measurements and the Pareto front
+// are in variant_store.cpp and pareto_store.cpp, the compile cache in kernel_store.cpp.
+#include "db/store.hpp"
+
+#include <stdexcept>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include "db/rows.hpp"
+#include "db/schema.hpp"
+
+namespace kt {
+namespace {
+
+// Long enough to ride out another process's checkpoint or write burst, short enough that a
+// wedged writer shows up as an error rather than a hung daemon.
+constexpr int kBusyTimeoutMs = 10000;
+
+void configure_connection(SQLite::Database& db) {
+  db.exec("PRAGMA foreign_keys = ON");
+  // A database from a newer kerntune must not be touched, not even its journal mode.
+  db::require_known_version(db);
+  const std::string mode = db.execAndGet("PRAGMA journal_mode = WAL").getString();
+  if (mode != "wal")
+    throw std::runtime_error("the file system refused WAL journal mode (got '" + mode + "')");
+  // With WAL, NORMAL loses nothing when the process is killed (only on power loss may the last
+  // commits roll back), and it spares an fsync per transaction.
+  db.exec("PRAGMA synchronous = NORMAL");
+}
+
+// Moves a job into a final or running state. Cancelling also closes its pending variants, so
+// their counts add up to the plan. Runs inside the caller's transaction.
+void write_job_status(SQLite::Database& db, std::int64_t id, JobStatus status,
+                      const std::string& reason) {
+  const std::string now = db::kNowSql;
+  SQLite::Statement update(
+      db,
+      "UPDATE jobs SET status = ?1, reason = ?2,"
+      " started_at = CASE WHEN ?1 = 'running' AND started_at = '' THEN " +
+          now +
+          " ELSE started_at END,"
+          " finished_at = CASE WHEN ?1 IN ('done','failed','cancelled') THEN " +
+          now +
+          " ELSE finished_at END"
+          " WHERE id = ?3 AND status NOT IN ('done','failed','cancelled')");
+  update.bind(1, std::string(to_string(status)));
+  update.bind(2, reason);
+  update.bind(3, id);
+  if (update.exec() == 0 || status != JobStatus::cancelled) return;
+  SQLite::Statement close_pending(
+      db,
+      "UPDATE variants SET status = 'cancelled', reason = 'job cancelled'"
+      " WHERE job_id = ? AND status = 'pending'");
+  close_pending.bind(1, id);
+  close_pending.exec();
+}
+
+}  // namespace
+
+Store::Store(const std::filesystem::path& path) {
+  try {
+    db_ = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
+                                             kBusyTimeoutMs);
+    configure_connection(*db_);
+    db::migrate(*db_);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot open kerntune database " + path.string() + ": " + e.what());
+  }
+}
+
+Store::~Store() = default;
+
+int Store::schema_version() {
+  std::lock_guard lock(mutex_);
+  return db::with_context("schema_version", [&] { return db::read_schema_version(*db_); });
+}
+
+std::int64_t Store::upsert_device(const DeviceInfo& d) {
+  if (d.uuid.empty()) throw std::invalid_argument("upsert_device: a device needs a UUID");
+  std::lock_guard lock(mutex_);
+  return db::with_context("upsert_device " + d.uuid, [&] {
+    const std::string now = db::kNowSql;
+    SQLite::Statement upsert(
+        *db_,
+        "INSERT INTO devices (uuid, name, ordinal, arch, sm_major, sm_minor, sm_count,"
+        " memory_bytes, l2_bytes, smem_per_block_optin, smem_per_sm, max_threads_per_block,"
+        " regs_per_block, clock_khz, driver_version, nvrtc_version, first_seen, last_seen)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, " +
+            now + ", " + now +
+            ") ON CONFLICT (uuid) DO UPDATE SET name = ?2, ordinal = ?3, arch = ?4,"
+            " sm_major = ?5, sm_minor = ?6, sm_count = ?7, memory_bytes = ?8, l2_bytes = ?9,"
+            " smem_per_block_optin = ?10, smem_per_sm = ?11, max_threads_per_block = ?12,"
+            " regs_per_block = ?13, clock_khz = ?14, driver_version = ?15,"
+            " nvrtc_version = ?16, last_seen = " +
+            now + " RETURNING id");
+    upsert.bind(1, d.uuid);
+    upsert.bind(2, d.name);
+    upsert.bind(3, d.ordinal);
+    upsert.bind(4, d.arch);
+    upsert.bind(5, d.sm_major);
+    upsert.bind(6, d.sm_minor);
+    upsert.bind(7, d.sm_count);
+    upsert.bind(8, d.memory_bytes);
+    upsert.bind(9, d.l2_bytes);
+    upsert.bind(10, d.smem_per_block_optin);
+    upsert.bind(11, d.smem_per_sm);
+    upsert.bind(12, d.max_threads_per_block);
+    upsert.bind(13, d.regs_per_block);
+    upsert.bind(14, d.clock_khz);
+    upsert.bind(15, d.driver_version);
+    upsert.bind(16, d.nvrtc_version);
+    if (!upsert.executeStep()) throw std::runtime_error("upsert returned no row id");
+    const std::int64_t id = upsert.getColumn(0).getInt64();
+    upsert.executeStep();  // finish the statement so the write completes before returning
+    return id;
+  });
+}
+
+std::vector<DeviceInfo> Store::devices() {
+  std::lock_guard lock(mutex_);
+  return db::with_context("devices", [&] {
+    SQLite::Statement query(*db_, "SELECT * FROM devices ORDER BY last_seen DESC, id");
+    std::vector<DeviceInfo> out;
+    while (query.executeStep()) {
+      DeviceInfo d;
+      d.uuid = query.getColumn("uuid").getString();
+      d.name = query.getColumn("name").getString();
+      d.ordinal = query.getColumn("ordinal").getInt();
+      d.arch = query.getColumn("arch").getString();
+      d.sm_major = query.getColumn("sm_major").getInt();
+      d.sm_minor = query.getColumn("sm_minor").getInt();
+      d.sm_count = query.getColumn("sm_count").getInt();
+      d.memory_bytes = query.getColumn("memory_bytes").getInt64();
+      d.l2_bytes = query.getColumn("l2_bytes").getInt64();
+      d.smem_per_block_optin = query.getColumn("smem_per_block_optin").getInt64();
+      d.smem_per_sm = query.getColumn("smem_per_sm").getInt64();
+      d.max_threads_per_block = query.getColumn("max_threads_per_block").getInt();
+      d.regs_per_block = query.getColumn("regs_per_block").getInt();
+      d.clock_khz = query.getColumn("clock_khz").getInt();
+      d.driver_version = query.getColumn("driver_version").getInt();
+      d.nvrtc_version = query.getColumn("nvrtc_version").getString();
+      out.push_back(std::move(d));
+    }
+    return out;
+  });
+}
+
+std::int64_t Store::create_job(const NewJob& job) {
+  if (job.mode != "tune" && job.mode != "compile")
+    throw std::invalid_argument("job mode must be 'tune' or 'compile', not '" + job.mode + "'");
+  std::lock_guard lock(mutex_);
+  return db::with_context("create_job", [&] {
+    SQLite::Statement insert(
+        *db_, std::string("INSERT INTO jobs (family, shape_json, shape_key, dtype, mode, arch,"
+                          " device_uuid, device_name, budget, status, created_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ") +
+                  db::kNowSql + ")");
+    insert.bind(1, job.family);
+    insert.bind(2, to_json(job.shape).dump());
+    insert.bind(3, canonical_key(job.shape));
+    insert.bind(4, job.dtype);
+    insert.bind(5, job.mode);
+    insert.bind(6, job.arch);
+    insert.bind(7, job.device_uuid);
+    insert.bind(8, job.device_name);
+    insert.bind(9, job.budget);
+    insert.exec();
+    return db_->getLastInsertRowid();
+  });
+}
+
+std::optional<JobRecord> Store::job(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("job " + std::to_string(id), [&] { return db::load_job(*db_, id); });
+}
+
+std::vector<JobRecord> Store::jobs(const JobFilter& filter) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("jobs", [&] {
+    SQLite::Statement query(*db_, std::string(db::kJobSelect) +
+                                      " WHERE (?1 = '' OR family = ?1)"
+                                      " AND (?2 IS NULL OR status = ?2)"
+                                      " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
+    query.bind(1, filter.family);
+    if (filter.status) query.bind(2, std::string(to_string(*filter.status)));
+    // SQLite reads a negative LIMIT as "no limit".
+    query.bind(3, filter.limit < 0 ? -1 : filter.limit);
+    query.bind(4, filter.offset < 0 ? 0 : filter.offset);
+    std::vector<JobRecord> out;
+    while (query.executeStep()) out.push_back(db::read_job(query));
+    return out;
+  });
+}
+
+std::vector<std::int64_t> Store::unfinished_jobs() {
+  std::lock_guard lock(mutex_);
+  return db::with_context("unfinished_jobs", [&] {
+    SQLite::Statement query(*db_,
+                            "SELECT id FROM jobs WHERE status IN ('queued','running') ORDER BY id");
+    std::vector<std::int64_t> out;
+    while (query.executeStep()) out.push_back(query.getColumn(0).getInt64());
+    return out;
+  });
+}
+
+void Store::set_job_status(std::int64_t id, JobStatus status, const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  db::with_context("set_job_status " + std::to_string(id), [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    write_job_status(*db_, id, status, reason);
+    transaction.commit();
+  });
+}
+
+void Store::set_job_reference(std::int64_t id, double reference_us) {
+  std::lock_guard lock(mutex_);
+  db::with_context("set_job_reference " + std::to_string(id), [&] {
+    SQLite::Statement update(*db_, "UPDATE jobs SET reference_us = ? WHERE id = ?");
+    update.bind(1, reference_us);
+    update.bind(2, id);
+    update.exec();
+  });
+}
+
+bool Store::request_cancel(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("request_cancel " + std::to_string(id), [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const auto job = db::load_job(*db_, id);
+    if (!job || (job->status != JobStatus::queued && job->status != JobStatus::running))
+      return false;
+    SQLite::Statement flag(*db_, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
+    flag.bind(1, id);
+    flag.exec();
+    // Nothing runs a queued job yet, so nobody else would ever finish it.
+    if (job->status == JobStatus::queued)
+      write_job_status(*db_, id, JobStatus::cancelled, "cancelled before it started");
+    transaction.commit();
+    return true;
+  });
+}
+
+}  // namespace kt

@@ -1,0 +1,186 @@
+// kt::Store: planned variants, their compile results and outcomes (measurements), and progress.
+#include <stdexcept>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include "db/pareto_store.hpp"
+#include "db/rows.hpp"
+#include "db/store.hpp"
+
+namespace kt {
+namespace {
+
+void bind_optional(SQLite::Statement& statement, int index, const std::optional<double>& value) {
+  if (value)
+    statement.bind(index, *value);
+  else
+    statement.bind(index);  // NULL
+}
+
+void write_measurement(SQLite::Database& db, std::int64_t variant_id, const VariantOutcome& outcome,
+                       const std::optional<double>& speedup) {
+  SQLite::Statement insert(
+      db,
+      "INSERT OR REPLACE INTO measurements (variant_id, median_us, min_us, p10_us, p90_us,"
+      " mean_us, rel_noise, trials, converged, max_abs, max_rel, rel_l2, first_bad_index,"
+      " non_finite, tflops, gbps, speedup)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  insert.bind(1, variant_id);
+  if (const auto& t = outcome.timing) {
+    insert.bind(2, t->median_us);
+    insert.bind(3, t->min_us);
+    insert.bind(4, t->p10_us);
+    insert.bind(5, t->p90_us);
+    insert.bind(6, t->mean_us);
+    insert.bind(7, t->rel_noise);
+    insert.bind(8, t->trials);
+    insert.bind(9, t->converged ? 1 : 0);
+  }  // unbound parameters are NULL
+  if (const auto& e = outcome.error) {
+    insert.bind(10, e->max_abs);
+    insert.bind(11, e->max_rel);
+    insert.bind(12, e->rel_l2);
+    insert.bind(13, e->first_bad_index);
+    insert.bind(14, e->non_finite);
+  }
+  insert.bind(15, outcome.tflops);
+  insert.bind(16, outcome.gbps);
+  bind_optional(insert, 17, speedup);
+  insert.exec();
+}
+
+}  // namespace
+
+std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
+                                                const std::vector<VariantRecord>& planned) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("plan_variants for job " + std::to_string(job_id), [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    if (!db::load_job(*db_, job_id))
+      throw std::invalid_argument("job " + std::to_string(job_id) + " does not exist");
+    // OR IGNORE on UNIQUE(job_id, template_name, config_key): a resumed job re-plans the same
+    // space and keeps what it already finished.
+    SQLite::Statement insert(
+        *db_,
+        "INSERT OR IGNORE INTO variants (job_id, template_name, config_json, config_key, status,"
+        " failed_gate, reason, compile_log, kernel_key, registers, spill_bytes, smem_bytes,"
+        " threads, compile_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const VariantRecord& v : planned) {
+      insert.bind(1, job_id);
+      insert.bind(2, v.template_name);
+      insert.bind(3, to_json(v.config).dump());
+      insert.bind(4, v.config_key.empty() ? canonical_key(v.config) : v.config_key);
+      insert.bind(5, std::string(to_string(v.status)));
+      insert.bind(6, v.failed_gate);
+      insert.bind(7, v.reason);
+      insert.bind(8, v.compile_log);
+      insert.bind(9, v.kernel_key);
+      insert.bind(10, v.registers);
+      insert.bind(11, v.spill_bytes);
+      insert.bind(12, v.smem_bytes);
+      insert.bind(13, v.threads);
+      insert.bind(14, v.compile_ms);
+      insert.exec();
+      insert.reset();
+    }
+    auto variants = db::load_variants(*db_, job_id);
+    transaction.commit();
+    return variants;
+  });
+}
+
+std::vector<VariantRecord> Store::variants(std::int64_t job_id) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("variants of job " + std::to_string(job_id),
+                          [&] { return db::load_variants(*db_, job_id); });
+}
+
+std::optional<VariantRecord> Store::variant(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("variant " + std::to_string(id),
+                          [&] { return db::load_variant(*db_, id); });
+}
+
+void Store::record_compile(std::int64_t variant_id, const CompileResult& result, int threads,
+                           int dynamic_smem_bytes) {
+  std::lock_guard lock(mutex_);
+  db::with_context("record_compile for variant " + std::to_string(variant_id), [&] {
+    // A failed compile has no resource report: keep the "unknown" values.
+    const ResourceUsage& r = result.resources;
+    SQLite::Statement update(
+        *db_,
+        "UPDATE variants SET kernel_key = ?, compile_log = ?, registers = ?, spill_bytes = ?,"
+        " smem_bytes = ?, threads = ?, compile_ms = ? WHERE id = ?");
+    update.bind(1, result.ok ? result.key : std::string());
+    update.bind(2, result.log);
+    update.bind(3, result.ok ? r.registers : -1);
+    update.bind(4, result.ok ? r.spill_store_bytes + r.spill_load_bytes : -1);
+    update.bind(5, result.ok ? r.static_smem_bytes + dynamic_smem_bytes : -1);
+    update.bind(6, threads);
+    update.bind(7, result.compile_ms);
+    update.bind(8, variant_id);
+    if (update.exec() == 0)
+      throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
+  });
+}
+
+void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcome) {
+  std::lock_guard lock(mutex_);
+  db::with_context("record_outcome for variant " + std::to_string(variant_id), [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const auto before = db::load_variant(*db_, variant_id);
+    if (!before)
+      throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
+    const auto job = db::load_job(*db_, before->job_id);
+    if (!job) throw std::runtime_error("variant " + std::to_string(variant_id) + " has no job");
+
+    SQLite::Statement update(
+        *db_, "UPDATE variants SET status = ?, failed_gate = ?, reason = ? WHERE id = ?");
+    update.bind(1, std::string(to_string(outcome.status)));
+    update.bind(2, outcome.failed_gate);
+    update.bind(3, outcome.reason);
+    update.bind(4, variant_id);
+    update.exec();
+
+    std::optional<double> speedup = outcome.speedup;
+    if (!speedup && job->reference_us && outcome.timing && outcome.timing->median_us > 0)
+      speedup = *job->reference_us / outcome.timing->median_us;
+    if (outcome.timing || outcome.error) {
+      write_measurement(*db_, variant_id, outcome, speedup);
+    } else {
+      SQLite::Statement clear(*db_, "DELETE FROM measurements WHERE variant_id = ?");
+      clear.bind(1, variant_id);
+      clear.exec();
+    }
+
+    // Re-recording replaces the variant's old point rather than competing with it.
+    db::remove_from_front(*db_, variant_id);
+    // Only tuned (not compile-only) results that were checked and timed rank on a front.
+    if (outcome.status == VariantStatus::measured && job->mode == "tune" && outcome.timing &&
+        outcome.error) {
+      const auto after = db::load_variant(*db_, variant_id);
+      db::add_to_front(*db_, *job, *after);
+    }
+    transaction.commit();
+  });
+}
+
+JobProgress Store::progress(std::int64_t job_id) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("progress of job " + std::to_string(job_id), [&] {
+    SQLite::Statement query(
+        *db_, "SELECT status, COUNT(*) FROM variants WHERE job_id = ? GROUP BY status");
+    query.bind(1, job_id);
+    JobProgress progress;
+    while (query.executeStep()) {
+      const std::string status = query.getColumn(0).getString();
+      const std::int64_t count = query.getColumn(1).getInt64();
+      progress.by_status[status] = count;
+      progress.total += count;
+      if (status != "pending") progress.finished += count;
+    }
+    return progress;
+  });
+}
+
+}  // namespace kt

@@ -1,0 +1,94 @@
+// The stored Pareto front per problem and best() on it (db/pareto_store.cpp).
+#include "db/store.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/store_fixtures.hpp"
+
+namespace kt {
+namespace {
+
+using namespace kt::test;
+
+class ParetoStoreTest : public StoreFixture {};
+
+TEST_F(ParetoStoreTest, FrontDropsDominatedPointsAndDominatingOnesEvict) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  const auto v = plan(store, id, 5);
+  for (const auto& variant : v) store.record_compile(variant.id, compiled(128, 0), 256, 16384);
+  auto front = [&] { return ids_of(store.pareto("gemm", "bf16", kShapeKey, "")); };
+
+  store.record_outcome(v[0].id, measured(10, 0.01));
+  EXPECT_EQ(front(), std::vector<std::int64_t>{v[0].id});
+  store.record_outcome(v[1].id, measured(12, 0.02));  // slower and less accurate: dominated
+  EXPECT_EQ(front(), std::vector<std::int64_t>{v[0].id});
+  store.record_outcome(v[2].id, measured(8, 0.05));  // faster but less accurate: a trade-off
+  EXPECT_EQ(front(), (std::vector<std::int64_t>{v[2].id, v[0].id}));
+
+  // Same time and error as v[0], smaller footprint: 16384 + 4*64*256 < 16384 + 4*128*256.
+  store.record_compile(v[3].id, compiled(64, 0), 256, 16384);
+  store.record_outcome(v[3].id, measured(10, 0.01));
+  EXPECT_EQ(front(), (std::vector<std::int64_t>{v[2].id, v[3].id}));
+
+  store.record_compile(v[4].id, compiled(32, 0), 256, 16384);
+  store.record_outcome(v[4].id, measured(5, 0.001));  // better at everything
+  EXPECT_EQ(front(), std::vector<std::int64_t>{v[4].id});
+
+  // A compile-only job's results never rank.
+  NewJob compile_job = tune_job();
+  compile_job.mode = "compile";
+  const auto compile_id = store.create_job(compile_job);
+  const auto compile_variants = plan(store, compile_id, 1);
+  store.record_outcome(compile_variants[0].id, measured(1, 0));
+  EXPECT_EQ(front(), std::vector<std::int64_t>{v[4].id});
+
+  // Re-recording the front's only variant as crashed empties the front.
+  VariantOutcome crashed;
+  crashed.status = VariantStatus::crashed;
+  store.record_outcome(v[4].id, crashed);
+  EXPECT_TRUE(front().empty());
+  EXPECT_FALSE(store.variant(v[4].id)->timing);
+}
+
+TEST_F(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
+  Store store(db_path());
+  const auto h100 = store.create_job(tune_job("NVIDIA H100 80GB HBM3"));
+  const auto h200 = store.create_job(tune_job("NVIDIA H200"));
+  store.set_job_reference(h100, 20);
+  const auto on_h100 = plan(store, h100, 2);
+  const auto on_h200 = plan(store, h200, 1);
+  store.record_outcome(on_h100[0].id, measured(10, 0.01));
+  store.record_outcome(on_h100[1].id, measured(7, 0.03));
+  store.record_outcome(on_h200[0].id, measured(4, 0.02));
+
+  auto best = store.best("gemm", "bf16", kShapeKey, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->variant.id, on_h100[1].id);
+  EXPECT_EQ(best->job.id, h100);
+  EXPECT_EQ(best->job.device_name, "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(best->variant.timing && best->variant.error && best->variant.speedup);
+  EXPECT_EQ(best->variant.timing->median_us, 7);
+  EXPECT_EQ(best->variant.error->max_rel, 0.03);
+  EXPECT_NEAR(*best->variant.speedup, 20.0 / 7.0, 1e-12);
+  EXPECT_EQ(best->variant.config.at("BM"), 2);
+
+  best = store.best("gemm", "bf16", kShapeKey, "NVIDIA H200");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->variant.id, on_h200[0].id);
+  best = store.best("gemm", "bf16", kShapeKey, "");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->variant.id, on_h200[0].id);
+
+  EXPECT_EQ(ids_of(store.pareto("gemm", "bf16", kShapeKey, "NVIDIA H100 80GB HBM3")),
+            (std::vector<std::int64_t>{on_h100[1].id, on_h100[0].id}));
+  EXPECT_EQ(ids_of(store.pareto("gemm", "bf16", kShapeKey, "")),
+            (std::vector<std::int64_t>{on_h200[0].id, on_h100[1].id, on_h100[0].id}));
+
+  EXPECT_FALSE(store.best("gemm", "fp16", kShapeKey, ""));
+  EXPECT_FALSE(store.best("gemm", "bf16", "K=1,M=1,N=1", ""));
+  EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, "NVIDIA B200"));
+}
+
+}  // namespace
+}  // namespace kt

@@ -1,0 +1,132 @@
+// Planned variants, compile results, outcomes and progress (db/variant_store.cpp).
+#include "db/store.hpp"
+
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "support/store_fixtures.hpp"
+
+namespace kt {
+namespace {
+
+using namespace kt::test;
+
+class VariantStoreTest : public StoreFixture {};
+
+TEST_F(VariantStoreTest, ReplanningAResumedJobKeepsFinishedVariantsAndAppendsNewOnes) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  const auto first = store.plan_variants(
+      id, {planned(64), planned(128, VariantStatus::pruned, "smem 300000 > 232448"),
+           planned(256, VariantStatus::unsupported_arch, "needs sm_100a")});
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_LT(first[0].id, first[1].id);
+  EXPECT_LT(first[1].id, first[2].id);
+  EXPECT_EQ(first[0].status, VariantStatus::pending);
+  EXPECT_EQ(first[0].config.at("BM"), 64);
+  EXPECT_EQ(first[0].config_key, "BM=64,BN=128,STAGES=3");
+  EXPECT_EQ(first[1].status, VariantStatus::pruned);
+  EXPECT_EQ(first[1].failed_gate, "constraints");
+  EXPECT_EQ(first[1].reason, "smem 300000 > 232448");
+  EXPECT_EQ(first[2].status, VariantStatus::unsupported_arch);
+
+  store.record_compile(first[0].id, compiled(128, 1024), 256, 4096);
+  store.record_outcome(first[0].id, measured(10, 0.01));
+
+  // The restarted daemon plans the same space again (pending, as the planner sees it) plus one.
+  const auto second = store.plan_variants(
+      id, {planned(64), planned(128, VariantStatus::pruned, "smem 300000 > 232448"),
+           planned(256, VariantStatus::unsupported_arch, "needs sm_100a"), planned(32)});
+  ASSERT_EQ(second.size(), 4u);
+  EXPECT_EQ(ids_of(second).front(), first[0].id);
+  EXPECT_EQ(second[0].status, VariantStatus::measured);
+  ASSERT_TRUE(second[0].timing);
+  EXPECT_EQ(second[0].timing->median_us, 10);
+  EXPECT_EQ(second[3].config.at("BM"), 32);
+  EXPECT_GT(second[3].id, first[2].id);
+  EXPECT_EQ(store.variants(id).size(), 4u);
+
+  const JobProgress progress = store.progress(id);
+  EXPECT_EQ(progress.total, 4);
+  EXPECT_EQ(progress.finished, 3);
+  EXPECT_EQ(progress.by_status.at("pending"), 1);
+  EXPECT_EQ(progress.by_status.at("measured"), 1);
+  EXPECT_EQ(progress.by_status.at("pruned"), 1);
+  EXPECT_EQ(progress.by_status.at("unsupported_arch"), 1);
+}
+
+TEST_F(VariantStoreTest, PlanningForAnUnknownJobThrowsAndInsertsNothing) {
+  Store store(db_path());
+  EXPECT_THROW(store.plan_variants(42, {planned(64)}), std::invalid_argument);
+  EXPECT_TRUE(store.variants(42).empty());
+  EXPECT_THROW(store.record_outcome(42, measured(1, 0)), std::invalid_argument);
+}
+
+TEST_F(VariantStoreTest, CompileAndOutcomeAreStoredOnTheVariant) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  store.set_job_reference(id, 30);
+  const auto variants = plan(store, id, 2);
+
+  store.record_compile(variants[0].id, compiled(96, 2048), 128, 8192);
+  store.record_outcome(variants[0].id, measured(15, 0.002));
+  auto v = store.variant(variants[0].id);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->registers, 96);
+  EXPECT_EQ(v->spill_bytes, 12);
+  EXPECT_EQ(v->smem_bytes, 2048 + 8192);
+  EXPECT_EQ(v->threads, 128);
+  EXPECT_EQ(v->compile_ms, 12.5);
+  EXPECT_EQ(v->kernel_key, "key-96");
+  EXPECT_NE(v->compile_log.find("96 registers"), std::string::npos);
+  EXPECT_EQ(v->status, VariantStatus::measured);
+  ASSERT_TRUE(v->timing && v->error);
+  EXPECT_EQ(v->timing->trials, 50);
+  EXPECT_TRUE(v->timing->converged);
+  EXPECT_EQ(v->error->max_rel, 0.002);
+  EXPECT_EQ(v->error->first_bad_index, -1);
+  EXPECT_EQ(v->tflops, 500);
+  ASSERT_TRUE(v->speedup);  // filled in from the job's cuBLAS time
+  EXPECT_DOUBLE_EQ(*v->speedup, 2.0);
+
+  CompileResult failed;
+  failed.log = "error: identifier \"foo\" is undefined";
+  store.record_compile(variants[1].id, failed, 256, 0);
+  VariantOutcome compile_error;
+  compile_error.status = VariantStatus::compile_error;
+  compile_error.failed_gate = "compile";
+  compile_error.reason = "NVRTC failed";
+  store.record_outcome(variants[1].id, compile_error);
+  v = store.variant(variants[1].id);
+  EXPECT_EQ(v->status, VariantStatus::compile_error);
+  EXPECT_EQ(v->failed_gate, "compile");
+  EXPECT_EQ(v->registers, -1);
+  EXPECT_EQ(v->compile_log, failed.log);
+  EXPECT_FALSE(v->timing);
+  EXPECT_FALSE(v->error);
+  EXPECT_FALSE(v->speedup);
+}
+
+TEST_F(VariantStoreTest, WrongResultKeepsItsErrorButStaysOffTheFront) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  const auto variants = plan(store, id, 1);
+  VariantOutcome wrong = measured(1, 0.9);
+  wrong.status = VariantStatus::wrong_result;
+  wrong.failed_gate = "full";
+  wrong.timing.reset();
+  wrong.error->first_bad_index = 17;
+  wrong.error->non_finite = 3;
+  store.record_outcome(variants[0].id, wrong);
+  const auto v = store.variant(variants[0].id);
+  ASSERT_TRUE(v->error);
+  EXPECT_EQ(v->error->first_bad_index, 17);
+  EXPECT_EQ(v->error->non_finite, 3);
+  EXPECT_FALSE(v->timing);
+  EXPECT_TRUE(store.pareto("gemm", "bf16", kShapeKey, "").empty());
+  EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, ""));
+}
+
+}  // namespace
+}  // namespace kt
