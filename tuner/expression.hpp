@@ -1,8 +1,10 @@
 // Arithmetic over named integers, as written in family manifests ("STAGES*(BM+BN)*BK*elem_bytes
 // <= smem_optin", "cdiv(N,BN)"). Built on muparser; adds cdiv, floor, ceil, pow2 and '%'.
+// An Expression is parsed once and may be evaluated from several threads (calls serialize).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,7 +31,14 @@ class Expression {
   const std::string& text() const { return text_; }
 
  private:
+  struct Compiled;  // the parsed muparser program, shared by copies and guarded by a mutex
   std::string text_;
+  std::shared_ptr<Compiled> compiled_;
 };
+
+// The parsed Expression for a text, from a process-wide cache: parsing costs far more than
+// evaluating, and manifests repeat the same few texts for every variant. Thread-safe; throws
+// ExpressionError like the constructor (failures are not cached).
+const Expression& shared_expression(const std::string& text);
 
 }  // namespace kt

@@ -6,7 +6,7 @@
 namespace kt {
 namespace {
 
-constexpr std::array<std::pair<VariantStatus, std::string_view>, 12> kVariantNames{{
+constexpr std::array<std::pair<VariantStatus, std::string_view>, 13> kVariantNames{{
     {VariantStatus::pending, "pending"},
     {VariantStatus::pruned, "pruned"},
     {VariantStatus::unsupported_arch, "unsupported_arch"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<VariantStatus, std::string_view>, 12> kVariantNam
     {VariantStatus::crashed, "crashed"},
     {VariantStatus::wrong_result, "wrong_result"},
     {VariantStatus::measured, "measured"},
+    {VariantStatus::compiled, "compiled"},
     {VariantStatus::cancelled, "cancelled"},
 }};
 

@@ -19,6 +19,7 @@ enum class VariantStatus {
   crashed,            // the worker process died for another reason
   wrong_result,       // ran, but disagreed with the reference (or left NaN/poison)
   measured,           // correct and timed
+  compiled,           // compile-only job: compiled and resource-checked, never run
   cancelled,          // the job was cancelled before this variant ran
 };
 

@@ -1,0 +1,337 @@
+#include "tuner/family.hpp"
+
+#include <fstream>
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "support/test_family.hpp"
+#include "support/test_paths.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/variant_space.hpp"
+
+namespace kt {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Loads the tiny family after `mutate` broke it; returns the FamilyError text ("" if it loaded).
+std::string load_error(const std::function<void(Json&)>& mutate) {
+  test::TempDir dir;
+  Json manifest = test::tiny_family_manifest();
+  mutate(manifest);
+  test::write_tiny_family(dir.path() / "tiny", manifest);
+  try {
+    load_family(dir.path() / "tiny");
+  } catch (const FamilyError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_HAS(text, part)                               \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) \
+      << "'" << part << "' not in: " << (text)
+
+TEST(LoadFamily, ReadsEveryPartOfTheManifest) {
+  test::TempDir dir;
+  test::write_tiny_family(dir.path() / "tiny", test::tiny_family_manifest());
+  const Family family = load_family(dir.path() / "tiny");
+
+  EXPECT_EQ(family.name, "tiny");
+  EXPECT_EQ(family.description, "Y = X * 0.5");
+  EXPECT_EQ(family.dir, dir.path() / "tiny");
+  ASSERT_EQ(family.dims.size(), 2u);
+  EXPECT_EQ(family.dims[0].name, "M");
+  EXPECT_EQ(family.dims[0].max, 1048576);
+  EXPECT_EQ(family.dims[0].description, "rows");
+  EXPECT_EQ(family.dims[1].name, "N");
+  EXPECT_EQ(family.dims[1].max, 4096);
+  EXPECT_EQ(family.dtypes, (std::vector<std::string>{"bf16", "fp16"}));
+  EXPECT_EQ(family.shape_constraints, (std::vector<std::string>{"M*N <= 2^24"}));
+  EXPECT_EQ(family.smoke_shape, (std::map<std::string, std::int64_t>{{"M", 7}, {"N", 5}}));
+  EXPECT_EQ(family.flops, "M*N");
+  EXPECT_EQ(family.bytes, "2*M*N*elem_bytes");
+  EXPECT_DOUBLE_EQ(family.tolerance.at("bf16"), 1e-2);
+  EXPECT_DOUBLE_EQ(family.tolerance.at("fp16"), 5e-3);
+
+  ASSERT_EQ(family.buffers.size(), 3u);
+  EXPECT_EQ(family.buffers[2].name, "ws");
+  EXPECT_EQ(family.buffers[2].role, "scratch");
+  EXPECT_EQ(family.buffers[2].dtype, "f32");
+  EXPECT_EQ(family.buffers[2].elements, "SPLIT > 1 ? M*SPLIT : 1");
+
+  ASSERT_EQ(family.args.size(), 5u);
+  EXPECT_EQ(family.args[0].kind, ArgSpec::Kind::buffer);
+  EXPECT_EQ(family.args[0].value, "Y");
+  EXPECT_EQ(family.args[2].kind, ArgSpec::Kind::i32);
+  EXPECT_EQ(family.args[3].kind, ArgSpec::Kind::i64);
+  EXPECT_EQ(family.args[3].value, "M*N");
+  EXPECT_EQ(family.args[4].kind, ArgSpec::Kind::f32);
+
+  EXPECT_EQ(family.reference.kind, "cublas_gemm");
+  EXPECT_EQ(family.reference.params.at("a"), "X");
+  EXPECT_EQ(family.reference.params.at("k"), "1");
+  EXPECT_EQ(family.reference.params.at("transposed"), false);
+  EXPECT_FALSE(family.reference.params.contains("kind"));
+
+  ASSERT_EQ(family.templates.size(), 2u);
+  const TemplateSpec& simple = family.templates[0];
+  EXPECT_EQ(simple.name, "simple");
+  EXPECT_EQ(simple.kernel, "kt_tiny");
+  EXPECT_EQ(simple.archs, (std::vector<std::string>{"sm_80", "sm_90a", "sm_100a"}));
+  ASSERT_EQ(simple.axes.size(), 3u);  // manifest order, not alphabetical
+  EXPECT_EQ(simple.axes[0].name, "TILE");
+  EXPECT_EQ(simple.axes[0].values, (std::vector<std::int64_t>{32, 64, 128}));
+  EXPECT_EQ(simple.axes[0].description, "elements per block");
+  EXPECT_EQ(simple.axes[1].name, "SPLIT");
+  EXPECT_EQ(simple.axes[2].name, "CLUSTER");
+  EXPECT_EQ(simple.axes[2].archs, (std::vector<std::string>{"sm_90a", "sm_100a"}));
+  EXPECT_EQ(simple.constraints.size(), 2u);
+  EXPECT_EQ(simple.launch.grid[0], "cdiv(M, TILE)");
+  EXPECT_EQ(simple.launch.block[1], "1");  // JSON integers become expression text
+  EXPECT_EQ(simple.launch.dynamic_smem, "TILE*elem_bytes");
+  EXPECT_EQ(simple.options, (std::vector<std::string>{"-lineinfo"}));
+  const TemplateSpec& blackwell = family.templates[1];
+  EXPECT_EQ(blackwell.launch.cluster, (std::array<std::string, 3>{"1", "1", "1"}));
+  EXPECT_EQ(blackwell.launch.dynamic_smem, "0");
+
+  // Every .cuh/.h of the folder, sorted by name, with its text; other files are not sources.
+  ASSERT_EQ(family.sources.size(), 2u);
+  EXPECT_EQ(family.sources[0].first, "tiny.cuh");
+  EXPECT_HAS(family.sources[0].second, "kt_tiny");
+  EXPECT_EQ(family.sources[1].first, "tiny_common.h");
+  EXPECT_EQ(family.manifest.at("name"), "tiny");
+}
+
+TEST(LoadFamily, MissingRequiredFieldsAreNamed) {
+  for (const char* field : {"name", "dims", "dtypes", "flops", "bytes", "buffers", "args",
+                            "reference", "tolerance", "templates"}) {
+    const std::string error = load_error([&](Json& m) { m.erase(field); });
+    EXPECT_HAS(error, "manifest.json");
+    EXPECT_HAS(error, std::string(field) + ": required field is missing");
+  }
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0].erase("kernel"); }),
+             "templates[0].kernel: required field is missing");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["launch"].erase("block"); }),
+             "templates[0].launch.block: required field is missing");
+  EXPECT_HAS(load_error([](Json& m) { m["buffers"][1].erase("elements"); }),
+             "buffers[1].elements: required field is missing");
+}
+
+TEST(LoadFamily, UnknownKeysAreRejectedButCommentsPass) {
+  EXPECT_HAS(load_error([](Json& m) { m["constraint"] = Json::array(); }),
+             "constraint: unknown field");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["axis"] = Json::object(); }),
+             "templates[0].axis: unknown field");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["axes"]["TILE"]["value"] = 1; }),
+             "templates[0].axes.TILE.value: unknown field");
+  EXPECT_EQ(load_error([](Json& m) {
+              m["$schema"] = "x";
+              m["templates"][0]["_note"] = "y";
+            }),
+            "");
+}
+
+TEST(LoadFamily, ExpressionsMustParseAndNameKnownThings) {
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["constraints"][0] = "TILE *"; }),
+             "templates[0].constraints[0]: cannot parse expression 'TILE *'");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["launch"]["grid"][0] = "cdiv(M, BQ)"; }),
+             "templates[0].launch.grid[0]: 'cdiv(M, BQ)' uses 'BQ'");
+  EXPECT_HAS(load_error([](Json& m) { m["flops"] = "M*N*TILE"; }), "flops: 'M*N*TILE' uses 'TILE'");
+  EXPECT_HAS(load_error([](Json& m) { m["shape_constraints"][0] = "M <= smem_optin"; }),
+             "shape_constraints[0]");
+  EXPECT_HAS(load_error([](Json& m) { m["args"][2] = {{"i32", "M + Z"}}; }), "args[2].i32");
+  EXPECT_HAS(load_error([](Json& m) { m["reference"]["m"] = "MM"; }), "reference.m");
+  EXPECT_HAS(load_error([](Json& m) {
+               m["templates"][0]["launch"]["block"] = {"1", "1"};
+             }),
+             "templates[0].launch.block: must be a list of 3");
+}
+
+TEST(LoadFamily, ArchRestrictedAxesMayOnlyBeUsedWhereTheyExist) {
+  // CLUSTER exists on sm_90a and sm_100a only; the template also runs on sm_80.
+  const std::string error =
+      load_error([](Json& m) { m["templates"][0]["launch"]["cluster"][0] = "CLUSTER"; });
+  EXPECT_HAS(error, "templates[0].launch.cluster[0]");
+  EXPECT_HAS(error, "'CLUSTER'");
+  EXPECT_HAS(error, "on sm_80");
+  // Dropping sm_80 from the template makes the same expression fine.
+  EXPECT_EQ(load_error([](Json& m) {
+              m["templates"][0]["launch"]["cluster"][0] = "CLUSTER";
+              m["templates"][0]["archs"] = {"sm_90a", "sm_100a"};
+            }),
+            "");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["axes"]["CLUSTER"]["archs"] = {"sm_75"}; }),
+             "templates[0].axes.CLUSTER.archs: 'sm_75' is not one of the template's archs");
+  // A buffer size using an axis one template lacks is caught against that template.
+  EXPECT_HAS(load_error([](Json& m) { m["buffers"][2]["elements"] = "M*CLUSTER"; }),
+             "buffers[2].elements");
+}
+
+TEST(LoadFamily, BuffersArgsAndReferenceAreCrossChecked) {
+  EXPECT_HAS(load_error([](Json& m) {
+               m["args"][1] = {{"buffer", "Q"}};
+             }),
+             "args[1].buffer: must name a declared buffer");
+  EXPECT_HAS(load_error([](Json& m) {
+               m["args"][1] = {{"u8", "1"}};
+             }),
+             "args[1]: unknown argument kind 'u8'");
+  EXPECT_HAS(load_error([](Json& m) {
+               m["args"][1] = {{"i32", "1"}, {"i64", "2"}};
+             }),
+             "args[1]: must be an object with one of");
+  EXPECT_HAS(load_error([](Json& m) { m["buffers"][0]["role"] = "inout"; }),
+             "buffers[0].role: 'inout' is not input, output or scratch");
+  EXPECT_HAS(load_error([](Json& m) { m["buffers"][0]["dtype"] = "f64"; }), "buffers[0].dtype");
+  EXPECT_HAS(load_error([](Json& m) { m["buffers"][1]["name"] = "X"; }),
+             "buffer 'X' is declared twice");
+  EXPECT_HAS(load_error([](Json& m) { m["buffers"][1]["role"] = "input"; }),
+             "needs at least one output buffer");
+  EXPECT_HAS(load_error([](Json& m) { m["reference"]["c"] = "Q"; }),
+             "reference.c: must name a declared buffer");
+  EXPECT_HAS(load_error([](Json& m) { m["reference"].erase("k"); }),
+             "reference.k: required field is missing");
+  EXPECT_HAS(load_error([](Json& m) { m["reference"]["kind"] = "numpy"; }), "reference.kind");
+}
+
+TEST(LoadFamily, AxesDimsDtypesAndTemplatesAreValidated) {
+  EXPECT_HAS(
+      load_error([](Json& m) { m["templates"][0]["axes"]["TILE"]["values"] = Json::array(); }),
+      "templates[0].axes.TILE.values: must be a non-empty list of integers");
+  EXPECT_HAS(load_error([](Json& m) {
+               m["templates"][0]["axes"]["TILE"]["values"] = {32, 1.5};
+             }),
+             "templates[0].axes.TILE.values: must be a non-empty list of integers");
+  EXPECT_HAS(load_error([](Json& m) {
+               m["templates"][0]["axes"]["TILE"]["values"] = {32, 32};
+             }),
+             "lists a value twice");
+  EXPECT_HAS(load_error([](Json& m) {
+               m["templates"][0]["axes"]["M"] = {{"values", {1}}};
+             }),
+             "templates[0].axes.M");
+  EXPECT_HAS(load_error([](Json& m) { m["dims"]["sm"] = Json::object(); }),
+             "dims.sm: 'sm' is a reserved name");
+  EXPECT_HAS(load_error([](Json& m) { m["dims"]["M"]["min"] = 0; }),
+             "dims.M.min: must be at least 1");
+  EXPECT_HAS(load_error([](Json& m) { m["dims"]["M"]["max"] = "big"; }),
+             "dims.M.max: must be an integer");
+  EXPECT_HAS(load_error([](Json& m) { m["dtypes"] = {"bf16", "fp8"}; }), "'fp8'");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"].erase("fp16"); }),
+             "no tolerance for dtype 'fp16'");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"]["bf16"] = -1; }), "tolerance.bf16");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["source"] = "missing.cuh"; }),
+             "templates[0].source: 'missing.cuh' is not a file");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][1]["name"] = "simple"; }),
+             "template 'simple' is declared twice");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["archs"][0] = "ampere"; }),
+             "'ampere' is not an NVRTC target");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["kernel"] = "kt tiny"; }),
+             "templates[0].kernel");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"] = Json::array(); }),
+             "templates: must be a non-empty list");
+  EXPECT_HAS(load_error([](Json& m) { m["smoke_shape"]["M"] = 0; }), "smoke_shape");
+}
+
+TEST(LoadFamily, ReportsEveryProblemAtOnce) {
+  const std::string error = load_error([](Json& m) {
+    m.erase("flops");
+    m["args"][0] = {{"buffer", "Q"}};
+  });
+  EXPECT_HAS(error, "flops: required field is missing");
+  EXPECT_HAS(error, "args[0].buffer");
+}
+
+TEST(LoadFamily, UnreadableOrInvalidJsonIsAFamilyError) {
+  test::TempDir dir;
+  EXPECT_THROW(load_family(dir.path()), FamilyError);  // no manifest.json
+  std::ofstream(dir.path() / "manifest.json") << "{ not json";
+  try {
+    load_family(dir.path());
+    FAIL() << "expected a FamilyError";
+  } catch (const FamilyError& e) {
+    EXPECT_HAS(e.what(), "not valid JSON");
+    EXPECT_HAS(e.what(), "manifest.json");
+  }
+}
+
+TEST(DtypeBytes, KnownAndUnknownNames) {
+  EXPECT_EQ(dtype_bytes("bf16"), 2);
+  EXPECT_EQ(dtype_bytes("fp16"), 2);
+  EXPECT_EQ(dtype_bytes("f32"), 4);
+  EXPECT_EQ(dtype_bytes("i32"), 4);
+  EXPECT_EQ(dtype_bytes("u32"), 4);
+  EXPECT_EQ(dtype_bytes("fp8"), 0);
+  EXPECT_EQ(dtype_bytes(""), 0);
+}
+
+TEST(FamilyRegistry, LoadsGoodFamiliesAndReportsBrokenOnes) {
+  test::TempDir root;
+  test::write_tiny_family(root.path() / "a_tiny", test::tiny_family_manifest());
+  Json broken = test::tiny_family_manifest();
+  broken["name"] = "broken";
+  broken.erase("templates");
+  test::write_tiny_family(root.path() / "b_broken", broken);
+  Json second = test::tiny_family_manifest();
+  second["name"] = "second";
+  test::write_tiny_family(root.path() / "c_second", second);
+  std::filesystem::create_directories(root.path() / "d_no_manifest");
+
+  FamilyRegistry registry;
+  registry.load_root(root.path());
+  ASSERT_EQ(registry.all().size(), 2u);
+  EXPECT_EQ(registry.all()[0]->name, "tiny");
+  EXPECT_EQ(registry.all()[1]->name, "second");
+  ASSERT_NE(registry.find("second"), nullptr);
+  EXPECT_EQ(registry.find("second")->dir, root.path() / "c_second");
+  EXPECT_EQ(registry.find("broken"), nullptr);
+  ASSERT_EQ(registry.errors().size(), 1u);
+  EXPECT_HAS(registry.errors()[0], "b_broken");
+  EXPECT_HAS(registry.errors()[0], "templates");
+
+  Family duplicate = *registry.find("tiny");
+  EXPECT_THROW(registry.add(std::move(duplicate)), FamilyError);
+  EXPECT_EQ(registry.all().size(), 2u);
+}
+
+TEST(FamilyRegistry, MissingRootIsAnError) {
+  FamilyRegistry registry;
+  registry.load_root("/nonexistent/kerntune/families");
+  EXPECT_TRUE(registry.all().empty());
+  ASSERT_EQ(registry.errors().size(), 1u);
+  EXPECT_HAS(registry.errors()[0], "/nonexistent/kerntune/families");
+}
+
+TEST(RealFamilies, KernelTemplatesLoadWithoutErrors) {
+  const auto root = test::source_dir() / "kernel_templates";
+  if (!std::filesystem::exists(root / "gemm" / "manifest.json"))
+    GTEST_SKIP() << "kernel_templates/gemm/manifest.json not written yet";
+  FamilyRegistry registry;
+  registry.load_root(root);
+  for (const std::string& error : registry.errors()) ADD_FAILURE() << error;
+  const Family* gemm = registry.find("gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_NE(std::find(gemm->dtypes.begin(), gemm->dtypes.end(), "bf16"), gemm->dtypes.end());
+  EXPECT_NE(std::find(gemm->dtypes.begin(), gemm->dtypes.end(), "fp16"), gemm->dtypes.end());
+  EXPECT_FALSE(gemm->sources.empty());
+  EXPECT_FALSE(validate_shape(*gemm, {{"M", 4096}, {"N", 4096}, {"K", 4096}}, "bf16").has_value());
+
+  // On Hopper the 4096^3 space has variants that survive the constraints and instantiate.
+  const DeviceLimits limits = limits_for_arch("sm_90a").value();
+  const Shape shape{{"M", 4096}, {"N", 4096}, {"K", 4096}};
+  std::size_t survivors = 0;
+  for (const VariantPlan& plan : enumerate_variants(*gemm, shape, "bf16", limits)) {
+    if (plan.pruned_by || plan.unsupported_arch) continue;
+    ++survivors;
+    EXPECT_NO_THROW(instantiate(*gemm, *plan.tmpl, plan.config, shape, "bf16", limits))
+        << canonical_key(plan.config);
+    EXPECT_NO_THROW(instantiate(*gemm, *plan.tmpl, plan.config, gemm->smoke_shape, "bf16", limits))
+        << canonical_key(plan.config);
+  }
+  EXPECT_GT(survivors, 0u);
+}
+
+}  // namespace
+}  // namespace kt

@@ -1,0 +1,87 @@
+#include "tuner/compile/nvrtc_compiler.hpp"
+
+#include <chrono>
+
+#include <nvrtc.h>
+
+#include "tuner/compile/nvrtc_program.hpp"
+#include "tuner/compile/sha256.hpp"
+
+namespace kt {
+namespace {
+
+// Bump when anything compile_kernel adds to a request changes, so old cache entries miss.
+constexpr const char* kCompileRecipe = "kerntune-compile-v1";
+
+std::vector<std::string> fixed_options(const std::string& arch) {
+  return {"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v", "-default-device"};
+}
+
+bool log_names_entry(const std::string& log, const std::string& kernel) {
+  return log.find("Compiling entry function '" + kernel + "'") != std::string::npos;
+}
+
+}  // namespace
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  const nvrtcResult result = nvrtcVersion(&major, &minor);
+  if (result != NVRTC_SUCCESS)
+    throw NvrtcError(std::string("nvrtcVersion failed: ") + nvrtcGetErrorString(result));
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::string compile_cache_key(const CompileRequest& request) {
+  Sha256 hash;
+  hash.update_field(kCompileRecipe);
+  hash.update_field(nvrtc_version());
+  hash.update_field(request.arch);
+  hash.update_field(request.kernel);
+  hash.update_field(request.source_name);
+  hash.update_field(request.source);
+  hash.update_field("headers=" + std::to_string(request.headers.size()));
+  for (const auto& [name, text] : request.headers) {
+    hash.update_field(name);
+    hash.update_field(text);
+  }
+  const std::vector<std::string> options = fixed_options(request.arch);
+  hash.update_field("options=" + std::to_string(options.size() + request.options.size()));
+  for (const std::string& option : options) hash.update_field(option);
+  for (const std::string& option : request.options) hash.update_field(option);
+  return hash.hex_digest();
+}
+
+CompileResult compile_kernel(const CompileRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  CompileResult result;
+  result.key = compile_cache_key(request);
+  std::vector<std::string> options = fixed_options(request.arch);
+  options.insert(options.end(), request.options.begin(), request.options.end());
+  try {
+    NvrtcProgram program(request.source, request.source_name, request.headers);
+    const std::string failure = program.compile(options);
+    const std::string log = program.log();
+    if (!failure.empty()) {
+      result.log = "nvrtcCompileProgram failed (" + failure + ") for " + request.source_name +
+                   " on " + request.arch + ":\n" + log;
+    } else if (!log_names_entry(log, request.kernel)) {
+      result.log = "entry point '" + request.kernel + "' is not in the compiled program " +
+                   "(missing, or not extern \"C\"):\n" + log;
+    } else {
+      result.cubin = program.cubin();
+      result.log = log;
+      result.resources = parse_ptxas_report(log, request.kernel);
+      result.ok = !result.cubin.empty();
+      if (!result.ok) result.log = "NVRTC returned an empty cubin:\n" + log;
+    }
+  } catch (const NvrtcError& e) {
+    result.ok = false;
+    result.cubin.clear();
+    result.log = std::string(e.what()) + (result.log.empty() ? "" : "\n" + result.log);
+  }
+  result.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace kt

@@ -1,0 +1,261 @@
+#include "tuner/family.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "tuner/family_checks.hpp"
+#include "tuner/manifest_reader.hpp"
+#include "tuner/template_parser.hpp"
+
+namespace kt {
+namespace {
+
+const std::set<std::string> kJobDtypes{"bf16", "fp16", "f32"};
+const std::set<std::string> kBufferDtypes{"in", "bf16", "fp16", "f32", "i32", "u32"};
+const std::set<std::string> kBufferRoles{"input", "output", "scratch"};
+const std::set<std::string> kReferenceKinds{"cublas_gemm"};
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw FamilyError(file.string() + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw FamilyError(file.string() + ": read failed");
+  return text.str();
+}
+
+void parse_dims(ManifestReader& r, const ManifestJson& root, Family& family) {
+  const ManifestJson* dims = r.member(root, "dims", "", true);
+  if (dims == nullptr || !r.expect_object(*dims, "dims")) return;
+  if (dims->empty()) r.error("dims", "must declare at least one dimension");
+  for (const auto& [name, spec] : dims->items()) {
+    const std::string where = field_path("dims", name);
+    if (!is_identifier(name)) r.error(where, "name must be an identifier");
+    if (!r.expect_object(spec, where)) continue;
+    r.reject_unknown_keys(spec, {"min", "max", "description"}, where);
+    DimSpec dim;
+    dim.name = name;
+    dim.min = r.integer_field(spec, "min", where, false).value_or(dim.min);
+    dim.max = r.integer_field(spec, "max", where, false).value_or(dim.max);
+    dim.description = r.string_field(spec, "description", where, false).value_or("");
+    if (dim.min < 1) r.error(field_path(where, "min"), "must be at least 1");
+    if (dim.max < dim.min) r.error(field_path(where, "max"), "must not be below min");
+    family.dims.push_back(std::move(dim));
+  }
+}
+
+void parse_buffers(ManifestReader& r, const ManifestJson& root, Family& family) {
+  const ManifestJson* buffers = r.member(root, "buffers", "", true);
+  if (buffers == nullptr) return;
+  if (!buffers->is_array() || buffers->empty()) {
+    r.error("buffers", "must be a non-empty list");
+    return;
+  }
+  for (std::size_t i = 0; i < buffers->size(); ++i) {
+    const std::string where = field_path("buffers", i);
+    const ManifestJson& spec = (*buffers)[i];
+    if (!r.expect_object(spec, where)) continue;
+    r.reject_unknown_keys(spec, {"name", "role", "dtype", "elements", "description"}, where);
+    BufferSpec buffer;
+    buffer.name = r.string_field(spec, "name", where, true).value_or("");
+    buffer.role = r.string_field(spec, "role", where, true).value_or("");
+    buffer.dtype = r.string_field(spec, "dtype", where, true).value_or("");
+    buffer.elements = r.expression_field(spec, "elements", where, true).value_or("1");
+    if (!buffer.name.empty() && !is_identifier(buffer.name))
+      r.error(field_path(where, "name"), "'" + buffer.name + "' is not an identifier");
+    if (!buffer.role.empty() && !kBufferRoles.count(buffer.role))
+      r.error(field_path(where, "role"), "'" + buffer.role + "' is not input, output or scratch");
+    if (!buffer.dtype.empty() && !kBufferDtypes.count(buffer.dtype))
+      r.error(field_path(where, "dtype"),
+              "'" + buffer.dtype + "' is not one of in, bf16, fp16, f32, i32, u32");
+    for (const BufferSpec& other : family.buffers)
+      if (!buffer.name.empty() && other.name == buffer.name)
+        r.error(field_path(where, "name"), "buffer '" + buffer.name + "' is declared twice");
+    family.buffers.push_back(std::move(buffer));
+  }
+  const bool has_output = std::any_of(family.buffers.begin(), family.buffers.end(),
+                                      [](const BufferSpec& b) { return b.role == "output"; });
+  if (!has_output) r.error("buffers", "needs at least one output buffer to check");
+}
+
+bool is_buffer(const Family& family, const std::string& name) {
+  return std::any_of(family.buffers.begin(), family.buffers.end(),
+                     [&](const BufferSpec& b) { return b.name == name; });
+}
+
+void parse_args(ManifestReader& r, const ManifestJson& root, Family& family) {
+  const ManifestJson* args = r.member(root, "args", "", true);
+  if (args == nullptr) return;
+  if (!args->is_array()) {
+    r.error("args", "must be a list");
+    return;
+  }
+  for (std::size_t i = 0; i < args->size(); ++i) {
+    const std::string where = field_path("args", i);
+    const ManifestJson& spec = (*args)[i];
+    if (!spec.is_object() || spec.size() != 1) {
+      r.error(where, "must be an object with one of: buffer, i32, i64, f32");
+      continue;
+    }
+    const auto& [kind, value] = *spec.items().begin();
+    ArgSpec arg;
+    if (kind == "buffer") {
+      arg.kind = ArgSpec::Kind::buffer;
+      if (!value.is_string() || !is_buffer(family, value.get<std::string>())) {
+        r.error(field_path(where, "buffer"), "must name a declared buffer, got " + value.dump());
+        continue;
+      }
+      arg.value = value.get<std::string>();
+    } else if (kind == "i32" || kind == "i64" || kind == "f32") {
+      arg.kind = kind == "i32"   ? ArgSpec::Kind::i32
+                 : kind == "i64" ? ArgSpec::Kind::i64
+                                 : ArgSpec::Kind::f32;
+      // f32 scalars may be written as plain JSON numbers ("alpha": 1.0).
+      if (kind == "f32" && value.is_number())
+        arg.value = value.dump();
+      else if (auto text = r.expression(value, field_path(where, kind)))
+        arg.value = *text;
+      else
+        continue;
+    } else {
+      r.error(where, "unknown argument kind '" + kind + "' (expected buffer, i32, i64, f32)");
+      continue;
+    }
+    family.args.push_back(std::move(arg));
+  }
+}
+
+void parse_reference(ManifestReader& r, const ManifestJson& root, Family& family) {
+  const ManifestJson* reference = r.member(root, "reference", "", true);
+  if (reference == nullptr || !r.expect_object(*reference, "reference")) return;
+  family.reference.kind = r.string_field(*reference, "kind", "reference", true).value_or("");
+  if (!family.reference.kind.empty() && !kReferenceKinds.count(family.reference.kind))
+    r.error("reference.kind",
+            "'" + family.reference.kind + "' is not a reference the worker knows");
+  if (family.reference.kind == "cublas_gemm") {
+    for (const char* key : {"a", "b", "c", "m", "n", "k"})
+      r.member(*reference, key, "reference", true);
+    for (const char* key : {"a", "b", "c"})
+      if (reference->contains(key) && !(reference->at(key).is_string() &&
+                                        is_buffer(family, reference->at(key).get<std::string>())))
+        r.error(field_path("reference", key), "must name a declared buffer");
+  }
+  family.reference.params = nlohmann::json::object();
+  for (const auto& [key, value] : reference->items()) {
+    if (key == "kind" || key.empty() || key[0] == '_' || key[0] == '$') continue;
+    const std::string where = field_path("reference", key);
+    if (value.is_string() && is_buffer(family, value.get<std::string>())) {
+      family.reference.params[key] = value.get<std::string>();
+    } else if (value.is_string()) {
+      if (r.expression(value, where)) family.reference.params[key] = value.get<std::string>();
+    } else if (value.is_number() || value.is_boolean()) {
+      family.reference.params[key] = nlohmann::json(value);
+    } else {
+      r.error(where, "must be a buffer name, an expression, a number or a boolean");
+    }
+  }
+}
+
+void parse_tolerance(ManifestReader& r, const ManifestJson& root, Family& family) {
+  const ManifestJson* tolerance = r.member(root, "tolerance", "", true);
+  if (tolerance == nullptr || !r.expect_object(*tolerance, "tolerance")) return;
+  for (const auto& [dtype, value] : tolerance->items()) {
+    const std::string where = field_path("tolerance", dtype);
+    if (!value.is_number() || value.get<double>() <= 0)
+      r.error(where, "must be a positive number");
+    else if (std::find(family.dtypes.begin(), family.dtypes.end(), dtype) == family.dtypes.end())
+      r.error(where, "dtype '" + dtype + "' is not in dtypes");
+    else
+      family.tolerance[dtype] = value.get<double>();
+  }
+  for (const std::string& dtype : family.dtypes)
+    if (!family.tolerance.count(dtype) && !tolerance->contains(dtype))
+      r.error("tolerance", "no tolerance for dtype '" + dtype + "'");
+}
+
+// Every *.cuh / *.h of the folder (sorted, so the compile cache key is stable), plus template
+// sources with another extension.
+void read_sources(Family& family) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(family.dir)) {
+    const auto ext = entry.path().extension();
+    if (entry.is_regular_file() && (ext == ".cuh" || ext == ".h")) files.push_back(entry.path());
+  }
+  for (const TemplateSpec& tmpl : family.templates) {
+    const auto file = family.dir / tmpl.source;
+    if (std::find(files.begin(), files.end(), file) == files.end() &&
+        std::filesystem::is_regular_file(file))
+      files.push_back(file);
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files)
+    family.sources.emplace_back(file.filename().string(), read_text(file));
+}
+
+}  // namespace
+
+Family load_family(const std::filesystem::path& dir) {
+  const auto file = dir / "manifest.json";
+  ManifestJson root;
+  try {
+    root = ManifestJson::parse(read_text(file));
+  } catch (const ManifestJson::parse_error& e) {
+    throw FamilyError(file.string() + ": not valid JSON: " + e.what());
+  }
+  ManifestReader r(file);
+  if (!root.is_object()) throw FamilyError(file.string() + ": must hold a JSON object");
+  r.reject_unknown_keys(
+      root,
+      {"name", "description", "dims", "dtypes", "shape_constraints", "smoke_shape", "flops",
+       "bytes", "buffers", "args", "reference", "tolerance", "templates"},
+      "");
+
+  Family family;
+  family.dir = dir;
+  family.manifest = nlohmann::json(root);
+  family.name = r.string_field(root, "name", "", true).value_or("");
+  if (!family.name.empty() && !is_identifier(family.name))
+    r.error("name", "'" + family.name + "' must be an identifier");
+  family.description = r.string_field(root, "description", "", false).value_or("");
+  parse_dims(r, root, family);
+  family.dtypes = r.string_list(root, "dtypes", "", true);
+  if (family.dtypes.empty()) r.error("dtypes", "must list at least one dtype");
+  for (const std::string& dtype : family.dtypes)
+    if (!kJobDtypes.count(dtype)) r.error("dtypes", "'" + dtype + "' is not bf16, fp16 or f32");
+  if (const ManifestJson* constraints = r.member(root, "shape_constraints", "", false)) {
+    if (!constraints->is_array()) r.error("shape_constraints", "must be a list");
+    for (std::size_t i = 0; constraints->is_array() && i < constraints->size(); ++i)
+      if (auto text = r.expression((*constraints)[i], field_path("shape_constraints", i)))
+        family.shape_constraints.push_back(*text);
+  }
+  if (const ManifestJson* smoke = r.member(root, "smoke_shape", "", false)) {
+    if (r.expect_object(*smoke, "smoke_shape"))
+      for (const auto& [name, value] : smoke->items()) {
+        if (value.is_number_integer())
+          family.smoke_shape[name] = value.get<std::int64_t>();
+        else
+          r.error(field_path("smoke_shape", name), "must be an integer");
+      }
+  }
+  family.flops = r.expression_field(root, "flops", "", true).value_or("0");
+  family.bytes = r.expression_field(root, "bytes", "", true).value_or("0");
+  parse_buffers(r, root, family);
+  parse_args(r, root, family);
+  parse_reference(r, root, family);
+  parse_tolerance(r, root, family);
+  parse_templates(r, root, family);
+  if (r.ok()) check_family_names(r, family);  // needs a structurally sound family
+  r.throw_if_errors();
+  read_sources(family);
+  return family;
+}
+
+int dtype_bytes(const std::string& dtype) {
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  if (dtype == "f32" || dtype == "i32" || dtype == "u32") return 4;
+  return 0;
+}
+
+}  // namespace kt

@@ -1,0 +1,175 @@
+#include "tuner/family_checks.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "tuner/expression.hpp"
+#include "tuner/variant_space.hpp"
+
+namespace kt {
+namespace {
+
+// One expression of the manifest and where it was written.
+struct Located {
+  std::string where;
+  std::string text;
+};
+
+// elem_bytes and the device limits: the names every template expression may use besides dims
+// and axes. Taken from make_bindings so the two cannot drift apart.
+std::set<std::string> reserved_names() {
+  std::set<std::string> names;
+  for (const auto& [name, unused] : make_bindings({}, {}, "bf16", DeviceLimits{}))
+    names.insert(name);
+  return names;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// The archs whose set of present axes differs: the template's archs, or, for a template that
+// runs anywhere, every arch an axis is restricted to plus "" for any other arch.
+std::vector<std::string> arch_scenarios(const TemplateSpec& tmpl) {
+  if (!tmpl.archs.empty()) return tmpl.archs;
+  std::vector<std::string> archs{""};
+  for (const AxisSpec& axis : tmpl.axes)
+    for (const std::string& arch : axis.archs)
+      if (std::find(archs.begin(), archs.end(), arch) == archs.end()) archs.push_back(arch);
+  return archs;
+}
+
+bool axis_present(const AxisSpec& axis, const std::string& arch) {
+  return axis.archs.empty() ||
+         std::find(axis.archs.begin(), axis.archs.end(), arch) != axis.archs.end();
+}
+
+// Expressions evaluated per variant (instantiate, enumerate_variants) for this template.
+std::vector<Located> template_expressions(const Family& family, const TemplateSpec& tmpl,
+                                          const std::string& tmpl_where) {
+  std::vector<Located> out;
+  for (std::size_t i = 0; i < family.buffers.size(); ++i)
+    out.push_back({field_path(field_path("buffers", i), "elements"), family.buffers[i].elements});
+  for (std::size_t i = 0; i < family.args.size(); ++i) {
+    const ArgSpec& arg = family.args[i];
+    if (arg.kind == ArgSpec::Kind::buffer) continue;
+    const char* kind = arg.kind == ArgSpec::Kind::i32   ? "i32"
+                       : arg.kind == ArgSpec::Kind::i64 ? "i64"
+                                                        : "f32";
+    out.push_back({field_path(field_path("args", i), kind), arg.value});
+  }
+  for (const auto& [key, value] : family.reference.params.items()) {
+    if (!value.is_string()) continue;
+    const std::string text = value.get<std::string>();
+    const bool names_buffer = std::any_of(family.buffers.begin(), family.buffers.end(),
+                                          [&](const BufferSpec& b) { return b.name == text; });
+    if (!names_buffer) out.push_back({field_path("reference", key), text});
+  }
+  for (std::size_t i = 0; i < tmpl.constraints.size(); ++i)
+    out.push_back({field_path(field_path(tmpl_where, "constraints"), i), tmpl.constraints[i]});
+  const std::string launch = field_path(tmpl_where, "launch");
+  for (std::size_t i = 0; i < 3; ++i) {
+    out.push_back({field_path(field_path(launch, "grid"), i), tmpl.launch.grid[i]});
+    out.push_back({field_path(field_path(launch, "block"), i), tmpl.launch.block[i]});
+    out.push_back({field_path(field_path(launch, "cluster"), i), tmpl.launch.cluster[i]});
+  }
+  out.push_back({field_path(launch, "dynamic_smem"), tmpl.launch.dynamic_smem});
+  return out;
+}
+
+class NameChecker {
+ public:
+  NameChecker(ManifestReader& reader, const Family& family)
+      : reader_(reader), family_(family), reserved_(reserved_names()) {
+    for (const DimSpec& dim : family.dims) dims_.insert(dim.name);
+  }
+
+  void check_collisions() {
+    for (const DimSpec& dim : family_.dims)
+      if (reserved_.count(dim.name))
+        reader_.error(field_path("dims", dim.name), "'" + dim.name + "' is a reserved name");
+    for (std::size_t i = 0; i < family_.buffers.size(); ++i) {
+      const std::string& name = family_.buffers[i].name;
+      if (dims_.count(name) || reserved_.count(name))
+        reader_.error(field_path(field_path("buffers", i), "name"),
+                      "'" + name + "' is already a dim or a reserved name");
+    }
+    for (std::size_t t = 0; t < family_.templates.size(); ++t)
+      for (const AxisSpec& axis : family_.templates[t].axes) {
+        const bool is_buffer =
+            std::any_of(family_.buffers.begin(), family_.buffers.end(),
+                        [&](const BufferSpec& b) { return b.name == axis.name; });
+        if (dims_.count(axis.name) || reserved_.count(axis.name) || is_buffer)
+          reader_.error(field_path(field_path(field_path("templates", t), "axes"), axis.name),
+                        "'" + axis.name + "' is already a dim, a buffer or a reserved name");
+      }
+  }
+
+  // Shape-level expressions see the dims and elem_bytes only.
+  void check_shape_expressions() {
+    std::set<std::string> allowed = dims_;
+    allowed.insert("elem_bytes");
+    for (std::size_t i = 0; i < family_.shape_constraints.size(); ++i)
+      check({field_path("shape_constraints", i), family_.shape_constraints[i]}, allowed,
+            "a dim or elem_bytes");
+    check({"flops", family_.flops}, allowed, "a dim or elem_bytes");
+    check({"bytes", family_.bytes}, allowed, "a dim or elem_bytes");
+  }
+
+  void check_template(std::size_t index) {
+    const TemplateSpec& tmpl = family_.templates[index];
+    const std::string where = field_path("templates", index);
+    const std::vector<Located> expressions = template_expressions(family_, tmpl, where);
+    for (const std::string& arch : arch_scenarios(tmpl)) {
+      std::set<std::string> allowed = dims_;
+      allowed.insert(reserved_.begin(), reserved_.end());
+      for (const AxisSpec& axis : tmpl.axes)
+        if (axis_present(axis, arch)) allowed.insert(axis.name);
+      const std::string on = arch.empty() ? "on archs no axis is restricted to" : "on " + arch;
+      for (const Located& expression : expressions)
+        check(expression, allowed,
+              "a dim, a device limit or an axis of template '" + tmpl.name + "' " + on);
+    }
+  }
+
+  void check_smoke_shape() {
+    if (family_.smoke_shape.empty()) return;
+    for (const std::string& dtype : family_.dtypes)
+      if (auto problem = validate_shape(family_, family_.smoke_shape, dtype)) {
+        reader_.error("smoke_shape", *problem);
+        return;
+      }
+  }
+
+ private:
+  void check(const Located& expression, const std::set<std::string>& allowed,
+             const std::string& expected) {
+    std::vector<std::string> unknown;
+    for (const std::string& name : shared_expression(expression.text).variables())
+      if (!allowed.count(name)) unknown.push_back("'" + name + "'");
+    if (unknown.empty()) return;
+    std::string message = "'" + expression.text + "' uses " + join(unknown) + ", not " + expected;
+    if (reported_.insert(expression.where + message).second)
+      reader_.error(expression.where, message);
+  }
+
+  ManifestReader& reader_;
+  const Family& family_;
+  std::set<std::string> reserved_;
+  std::set<std::string> dims_;
+  std::set<std::string> reported_;  // family-level expressions are checked once per template
+};
+
+}  // namespace
+
+void check_family_names(ManifestReader& reader, const Family& family) {
+  NameChecker checker(reader, family);
+  checker.check_collisions();
+  checker.check_shape_expressions();
+  for (std::size_t t = 0; t < family.templates.size(); ++t) checker.check_template(t);
+  checker.check_smoke_shape();
+}
+
+}  // namespace kt

@@ -1,0 +1,143 @@
+#include "tuner/manifest_reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "tuner/expression.hpp"
+#include "tuner/family.hpp"
+
+namespace kt {
+
+void ManifestReader::error(const std::string& where, const std::string& message) {
+  errors_.push_back(where.empty() ? message : where + ": " + message);
+}
+
+void ManifestReader::throw_if_errors() const {
+  if (errors_.empty()) return;
+  std::string text = file_.string() + ": ";
+  for (std::size_t i = 0; i < errors_.size(); ++i) {
+    if (i > 0) text += "; ";
+    text += errors_[i];
+  }
+  throw FamilyError(text);
+}
+
+const ManifestJson* ManifestReader::member(const ManifestJson& object, const std::string& key,
+                                           const std::string& where, bool required) {
+  const auto found = object.find(key);
+  if (found == object.end()) {
+    if (required) error(field_path(where, key), "required field is missing");
+    return nullptr;
+  }
+  return &*found;
+}
+
+std::optional<std::string> ManifestReader::string_field(const ManifestJson& object,
+                                                        const std::string& key,
+                                                        const std::string& where, bool required) {
+  const ManifestJson* value = member(object, key, where, required);
+  if (value == nullptr) return std::nullopt;
+  if (!value->is_string()) {
+    error(field_path(where, key), "must be a string");
+    return std::nullopt;
+  }
+  return value->get<std::string>();
+}
+
+std::optional<std::int64_t> ManifestReader::integer_field(const ManifestJson& object,
+                                                          const std::string& key,
+                                                          const std::string& where, bool required) {
+  const ManifestJson* value = member(object, key, where, required);
+  if (value == nullptr) return std::nullopt;
+  if (!value->is_number_integer()) {
+    error(field_path(where, key), "must be an integer");
+    return std::nullopt;
+  }
+  return value->get<std::int64_t>();
+}
+
+std::vector<std::string> ManifestReader::string_list(const ManifestJson& object,
+                                                     const std::string& key,
+                                                     const std::string& where, bool required) {
+  std::vector<std::string> items;
+  const ManifestJson* value = member(object, key, where, required);
+  if (value == nullptr) return items;
+  const std::string path = field_path(where, key);
+  if (!value->is_array()) {
+    error(path, "must be a list of strings");
+    return items;
+  }
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    if ((*value)[i].is_string())
+      items.push_back((*value)[i].get<std::string>());
+    else
+      error(field_path(path, i), "must be a string");
+  }
+  return items;
+}
+
+std::optional<std::string> ManifestReader::expression(const ManifestJson& value,
+                                                      const std::string& where) {
+  std::string text;
+  if (value.is_string())
+    text = value.get<std::string>();
+  else if (value.is_number_integer())
+    text = std::to_string(value.get<std::int64_t>());
+  else {
+    error(where, "must be an expression (a string) or an integer");
+    return std::nullopt;
+  }
+  try {
+    shared_expression(text);  // parses, and warms the cache instantiate() uses
+  } catch (const ExpressionError& e) {
+    error(where, e.what());
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<std::string> ManifestReader::expression_field(const ManifestJson& object,
+                                                            const std::string& key,
+                                                            const std::string& where,
+                                                            bool required) {
+  const ManifestJson* value = member(object, key, where, required);
+  if (value == nullptr) return std::nullopt;
+  return expression(*value, field_path(where, key));
+}
+
+void ManifestReader::reject_unknown_keys(const ManifestJson& object,
+                                         std::initializer_list<const char*> allowed,
+                                         const std::string& where) {
+  for (const auto& [key, unused] : object.items()) {
+    if (!key.empty() && (key[0] == '_' || key[0] == '$')) continue;
+    const bool known =
+        std::any_of(allowed.begin(), allowed.end(), [&](const char* name) { return key == name; });
+    if (known) continue;
+    std::string expected;
+    for (const char* name : allowed) expected += (expected.empty() ? "" : ", ") + std::string(name);
+    error(field_path(where, key), "unknown field (expected one of: " + expected + ")");
+  }
+}
+
+bool ManifestReader::expect_object(const ManifestJson& value, const std::string& where) {
+  if (value.is_object()) return true;
+  error(where, "must be an object");
+  return false;
+}
+
+std::string field_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+std::string field_path(const std::string& parent, std::size_t index) {
+  return parent + "[" + std::to_string(index) + "]";
+}
+
+bool is_identifier(const std::string& text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+}  // namespace kt

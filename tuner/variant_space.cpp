@@ -1,0 +1,284 @@
+#include "tuner/variant_space.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <limits>
+
+namespace kt {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+bool axis_applies(const AxisSpec& axis, const std::string& arch) {
+  return axis.archs.empty() || contains(axis.archs, arch);
+}
+
+// Evaluates one manifest expression for instantiate(), naming the field on failure.
+class Evaluator {
+ public:
+  Evaluator(const Family& family, const TemplateSpec& tmpl, Bindings bindings)
+      : context_("family '" + family.name + "', template '" + tmpl.name + "', "),
+        bindings_(std::move(bindings)) {}
+
+  double real(const std::string& field, const std::string& text) const {
+    try {
+      return shared_expression(text).evaluate(bindings_);
+    } catch (const ExpressionError& e) {
+      throw ExpressionError(context_ + field + ": " + e.what());
+    }
+  }
+
+  long long integer(const std::string& field, const std::string& text, long long min,
+                    long long max) const {
+    long long value = 0;
+    try {
+      value = shared_expression(text).evaluate_integer(bindings_);
+    } catch (const ExpressionError& e) {
+      throw ExpressionError(context_ + field + ": " + e.what());
+    }
+    if (value < min || value > max)
+      throw FamilyError(context_ + field + ": '" + text + "' = " + std::to_string(value) +
+                        " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    return value;
+  }
+
+  // grid, block and cluster extents: positive and small enough for the driver's 32-bit fields.
+  std::array<std::uint32_t, 3> extents(const std::string& field,
+                                       const std::array<std::string, 3>& texts) const {
+    std::array<std::uint32_t, 3> out{};
+    for (std::size_t i = 0; i < 3; ++i)
+      out[i] = static_cast<std::uint32_t>(integer(field + "[" + std::to_string(i) + "]", texts[i],
+                                                  1, std::numeric_limits<std::uint32_t>::max()));
+    return out;
+  }
+
+ private:
+  std::string context_;
+  Bindings bindings_;
+};
+
+// The first constraint the config violates (or cannot evaluate), if any.
+std::optional<std::string> failing_constraint(const std::vector<Expression>& constraints,
+                                              const Bindings& bindings) {
+  for (const Expression& constraint : constraints) {
+    try {
+      if (constraint.evaluate(bindings) == 0) return constraint.text();
+    } catch (const ExpressionError& e) {
+      return constraint.text() + " (" + e.what() + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+void enumerate_template(const TemplateSpec& tmpl, const Shape& shape, const std::string& dtype,
+                        const DeviceLimits& limits, std::vector<VariantPlan>& out) {
+  std::vector<const AxisSpec*> axes;
+  for (const AxisSpec& axis : tmpl.axes) {
+    if (!axis_applies(axis, limits.arch)) continue;
+    if (axis.values.empty()) return;  // an empty axis spans no variants (load_family forbids it)
+    axes.push_back(&axis);
+  }
+  std::vector<Expression> constraints;
+  for (const std::string& text : tmpl.constraints) constraints.push_back(shared_expression(text));
+
+  // Bindings are built once; each variant only rewrites its axis values in place.
+  Config first;
+  for (const AxisSpec* axis : axes) first[axis->name] = axis->values[0];
+  Bindings bindings = make_bindings(shape, first, dtype, limits);
+  std::vector<double*> axis_slots;
+  for (const AxisSpec* axis : axes) axis_slots.push_back(&bindings[axis->name]);
+
+  // An odometer over the axes' value indices: the last axis turns fastest.
+  std::vector<std::size_t> index(axes.size(), 0);
+  while (true) {
+    VariantPlan plan;
+    plan.tmpl = &tmpl;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const std::int64_t value = axes[a]->values[index[a]];
+      plan.config.emplace(axes[a]->name, value);
+      *axis_slots[a] = static_cast<double>(value);
+    }
+    plan.pruned_by = failing_constraint(constraints, bindings);
+    out.push_back(std::move(plan));
+
+    std::size_t a = axes.size();
+    while (a > 0 && ++index[a - 1] == axes[a - 1]->values.size()) index[--a] = 0;
+    if (a == 0) return;
+  }
+}
+
+}  // namespace
+
+Bindings make_bindings(const Shape& shape, const Config& config, const std::string& dtype,
+                       const DeviceLimits& limits) {
+  Bindings bindings;
+  for (const auto& [name, value] : shape) bindings[name] = static_cast<double>(value);
+  for (const auto& [name, value] : config) bindings[name] = static_cast<double>(value);
+  bindings["elem_bytes"] = dtype_bytes(dtype);
+  bindings["smem_optin"] = static_cast<double>(limits.smem_optin);
+  bindings["smem_per_sm"] = static_cast<double>(limits.smem_per_sm);
+  bindings["max_threads"] = limits.max_threads;
+  bindings["regs_per_block"] = limits.regs_per_block;
+  bindings["max_regs_per_thread"] = limits.max_regs_per_thread;
+  bindings["sm_count"] = limits.sm_count;
+  bindings["max_cluster"] = limits.max_cluster;
+  bindings["l2_bytes"] = static_cast<double>(limits.l2_bytes);
+  bindings["tmem_columns"] = limits.tmem_columns;
+  bindings["sm"] = limits.sm;
+  return bindings;
+}
+
+std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& shape,
+                                            const std::string& dtype, const DeviceLimits& limits) {
+  std::vector<VariantPlan> plans;
+  for (const TemplateSpec& tmpl : family.templates) {
+    if (!tmpl.archs.empty() && !contains(tmpl.archs, limits.arch)) {
+      VariantPlan plan;
+      plan.tmpl = &tmpl;
+      plan.unsupported_arch = true;
+      plan.pruned_by = "template '" + tmpl.name + "' targets " + join(tmpl.archs) + ", not " +
+                       (limits.arch.empty() ? "an unknown arch" : limits.arch);
+      plans.push_back(std::move(plan));
+      continue;
+    }
+    enumerate_template(tmpl, shape, dtype, limits, plans);
+  }
+  return plans;
+}
+
+std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config& config,
+                                         const std::string& dtype, const DeviceLimits& limits) {
+  std::vector<std::string> options;
+  for (const AxisSpec& axis : tmpl.axes)
+    if (auto value = config.find(axis.name); value != config.end())
+      options.push_back("-DKT_" + axis.name + "=" + std::to_string(value->second));
+  for (const auto& [name, value] : config)
+    if (std::none_of(tmpl.axes.begin(), tmpl.axes.end(),
+                     [&](const AxisSpec& axis) { return axis.name == name; }))
+      throw FamilyError("config names '" + name + "', which is not an axis of template '" +
+                        tmpl.name + "'");
+  std::string dtype_macro = dtype;
+  std::transform(dtype_macro.begin(), dtype_macro.end(), dtype_macro.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  options.push_back("-DKT_DTYPE_" + dtype_macro);
+  options.push_back("-DKT_SM=" + std::to_string(limits.sm));
+  options.insert(options.end(), tmpl.options.begin(), tmpl.options.end());
+  return options;
+}
+
+ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, const Config& config,
+                            const Shape& shape, const std::string& dtype,
+                            const DeviceLimits& limits) {
+  const Evaluator eval(family, tmpl, make_bindings(shape, config, dtype, limits));
+  constexpr long long kInt64Max = std::numeric_limits<long long>::max();
+  ProblemInstance problem;
+  problem.shape = shape;
+  problem.dtype = dtype;
+
+  for (const BufferSpec& spec : family.buffers) {
+    BufferInstance buffer;
+    buffer.name = spec.name;
+    buffer.role = spec.role;
+    buffer.dtype = spec.dtype == "in" ? dtype : spec.dtype;
+    buffer.elements = eval.integer("buffer " + spec.name + " elements", spec.elements, 1,
+                                   kInt64Max / 8);  // the byte size must fit too
+    problem.buffers.push_back(std::move(buffer));
+  }
+
+  for (std::size_t i = 0; i < family.args.size(); ++i) {
+    const ArgSpec& spec = family.args[i];
+    const std::string field = "args[" + std::to_string(i) + "]";
+    ArgInstance arg;
+    switch (spec.kind) {
+      case ArgSpec::Kind::buffer:
+        arg.kind = ArgInstance::Kind::buffer;
+        arg.buffer = spec.value;
+        break;
+      case ArgSpec::Kind::i32:
+        arg.kind = ArgInstance::Kind::i32;
+        arg.value = static_cast<double>(eval.integer(field, spec.value,
+                                                     std::numeric_limits<std::int32_t>::min(),
+                                                     std::numeric_limits<std::int32_t>::max()));
+        break;
+      case ArgSpec::Kind::i64:
+        arg.kind = ArgInstance::Kind::i64;
+        arg.value = static_cast<double>(eval.integer(field, spec.value, -kInt64Max, kInt64Max));
+        break;
+      case ArgSpec::Kind::f32:
+        arg.kind = ArgInstance::Kind::f32;
+        arg.value = eval.real(field, spec.value);
+        break;
+    }
+    problem.args.push_back(std::move(arg));
+  }
+
+  problem.launch.grid = eval.extents("launch.grid", tmpl.launch.grid);
+  problem.launch.block = eval.extents("launch.block", tmpl.launch.block);
+  problem.launch.cluster = eval.extents("launch.cluster", tmpl.launch.cluster);
+  problem.launch.dynamic_smem =
+      static_cast<std::uint32_t>(eval.integer("launch.dynamic_smem", tmpl.launch.dynamic_smem, 0,
+                                              std::numeric_limits<std::uint32_t>::max()));
+
+  problem.reference.kind = family.reference.kind;
+  problem.reference.params = nlohmann::json::object();
+  for (const auto& [key, value] : family.reference.params.items()) {
+    const bool names_buffer =
+        value.is_string() &&
+        std::any_of(family.buffers.begin(), family.buffers.end(),
+                    [&](const BufferSpec& b) { return b.name == value.get<std::string>(); });
+    if (value.is_string() && !names_buffer)
+      problem.reference.params[key] =
+          eval.integer("reference." + key, value.get<std::string>(), -kInt64Max, kInt64Max);
+    else
+      problem.reference.params[key] = value;
+  }
+
+  problem.flops = eval.real("flops", family.flops);
+  problem.bytes = eval.real("bytes", family.bytes);
+  return problem;
+}
+
+std::optional<std::string> validate_shape(const Family& family, const Shape& shape,
+                                          const std::string& dtype) {
+  if (!contains(family.dtypes, dtype))
+    return "family '" + family.name + "' has no dtype '" + dtype + "' (it has " +
+           join(family.dtypes) + ")";
+  std::vector<std::string> dim_names;
+  for (const DimSpec& dim : family.dims) dim_names.push_back(dim.name);
+  for (const auto& [name, value] : shape)
+    if (!contains(dim_names, name))
+      return "unknown dimension '" + name + "' (family '" + family.name + "' has " +
+             join(dim_names) + ")";
+  for (const DimSpec& dim : family.dims) {
+    const auto found = shape.find(dim.name);
+    if (found == shape.end())
+      return "missing dimension '" + dim.name + "' (family '" + family.name + "' needs " +
+             join(dim_names) + ")";
+    if (found->second < dim.min || found->second > dim.max)
+      return "dimension " + dim.name + "=" + std::to_string(found->second) + " is outside [" +
+             std::to_string(dim.min) + ", " + std::to_string(dim.max) + "]";
+  }
+  Bindings bindings;
+  for (const auto& [name, value] : shape) bindings[name] = static_cast<double>(value);
+  bindings["elem_bytes"] = dtype_bytes(dtype);
+  for (const std::string& text : family.shape_constraints) {
+    try {
+      if (shared_expression(text).evaluate(bindings) == 0)
+        return "shape " + canonical_key(shape) + " violates '" + text + "'";
+    } catch (const ExpressionError& e) {
+      return "shape " + canonical_key(shape) + ": " + e.what();
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace kt
