@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,19 @@ struct ProbeResult {
 ProbeResult probe_devices(const std::filesystem::path& worker_exe,
                           std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+// The outcome of one raw request to a worker (WorkerClient::call).
+struct WorkerReply {
+  enum class Outcome {
+    answered,        // body holds the answer line
+    hang,            // no answer before the timeout: the worker was killed
+    crashed,         // the worker died without answering (or could not be started)
+    illegal_access,  // the worker reported a sticky CUDA fault, then died
+  };
+  Outcome outcome = Outcome::crashed;
+  nlohmann::json body;
+  std::string reason;  // why there is no answer
+};
+
 class WorkerClient {
  public:
   WorkerClient(std::filesystem::path worker_exe, int device_ordinal);
@@ -34,29 +48,38 @@ class WorkerClient {
 
   // Sends the request and waits up to `timeout`. On timeout the worker is killed and the result
   // is hang; on EOF/exit it is crashed (or illegal_access when the worker said so before dying).
-  // The worker is restarted lazily by the next call.
+  // The worker is restarted lazily by the next call. A worker that cannot set up its device
+  // (driver, context, cuBLAS) gives crashed with the reason. Throws std::runtime_error when the
+  // worker rejects the request itself (malformed request, broken reference): not the variant's
+  // fault, and every variant of the job would fail the same way.
   MeasureResult measure(const MeasureRequest& request, std::chrono::milliseconds timeout);
   // Times the family's reference (cuBLAS for GEMM) on the problem; nullopt + reason on failure.
   std::optional<TimingSummary> time_reference(const ReferenceTimingRequest& request,
                                               std::chrono::milliseconds timeout,
                                               std::string* reason);
+  // One raw JSON-line request ({"op": ...}) to the worker, started if needed (without setting up
+  // its device). For tests and diagnostics; measure() and time_reference() are built on it.
+  WorkerReply call(const nlohmann::json& request, std::chrono::milliseconds timeout);
+  // Time the worker may take to set up its device (context, NVRTC, cuBLAS) after a start; not
+  // counted against a request's timeout. Default 120 s.
+  void set_startup_timeout(std::chrono::milliseconds timeout) { startup_timeout_ = timeout; }
+  // Ends the worker (asks it to exit, kills it after a grace period); the next call restarts it.
+  void stop();
   // How many times the worker process was (re)started.
   int starts() const { return starts_; }
 
  private:
   struct Process;
   void ensure_running();
-  void stop();
-  // Writes one line, reads one line; nullopt on timeout (sets timed_out) or EOF.
-  std::optional<std::string> exchange(const std::string& line, std::chrono::milliseconds timeout,
-                                      bool* timed_out);
+  // Starts the worker if needed and has it set up its device; the reason if it cannot.
+  std::optional<std::string> ensure_initialised();
+  // Writes one line, reads the answer line until the timeout; kills/reaps a silent or dead worker.
+  WorkerReply exchange(const std::string& line, std::chrono::milliseconds timeout);
 
   std::filesystem::path worker_exe_;
   int device_ordinal_;
-  int pid_ = -1;
-  int to_worker_ = -1;
-  int from_worker_ = -1;
-  std::string read_buffer_;
+  std::unique_ptr<Process> process_;
+  std::chrono::milliseconds startup_timeout_{120000};
   int starts_ = 0;
 };
 

@@ -1,0 +1,13 @@
+#include "tuner/measure/worker_device.hpp"
+
+#include "tuner/measure/device_probe.hpp"
+
+namespace kt {
+
+WorkerDevice::WorkerDevice(int ordinal)
+    : info(describe_device(ordinal)),
+      context(ordinal),
+      support(info.arch),
+      flusher(info.l2_bytes) {}
+
+}  // namespace kt

@@ -1,0 +1,29 @@
+// Everything a worker holds for its GPU, created once when the worker starts serving: the primary
+// context (current on the serving thread), a stream, the support kernels compiled for the
+// device's arch, a cuBLAS handle and the L2 flush buffer.
+#pragma once
+
+#include "tuner/device_limits.hpp"
+#include "tuner/measure/cublas_handle.hpp"
+#include "tuner/measure/cuda_context.hpp"
+#include "tuner/measure/cuda_stream.hpp"
+#include "tuner/measure/l2_flusher.hpp"
+#include "tuner/measure/support_kernels.hpp"
+
+namespace kt {
+
+struct WorkerDevice {
+  // Throws DriverUnavailable / CudaError / CublasError / std::runtime_error (NVRTC).
+  explicit WorkerDevice(int ordinal);
+  WorkerDevice(const WorkerDevice&) = delete;
+  WorkerDevice& operator=(const WorkerDevice&) = delete;
+
+  DeviceInfo info;  // declared first: the members below need the context only
+  cuda::PrimaryContext context;
+  cuda::Stream stream;
+  cuda::SupportKernels support;
+  cuda::CublasHandle cublas;
+  cuda::L2Flusher flusher;
+};
+
+}  // namespace kt
