@@ -1,0 +1,54 @@
+#include "tuner/thread_pool.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <set>
+
+#include <gtest/gtest.h>
+
+namespace kt {
+namespace {
+
+TEST(ThreadPool, RunsEveryTaskAndReturnsItsValue) {
+  ThreadPool pool(3);
+  std::vector<std::future<int>> results;
+  for (int i = 0; i < 50; ++i) results.push_back(pool.submit([i] { return i * i; }));
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(results[i].get(), i * i);
+}
+
+TEST(ThreadPool, RunsTasksConcurrently) {
+  ThreadPool pool(4);
+  std::atomic<int> running{0}, peak{0};
+  std::vector<std::future<void>> done;
+  for (int i = 0; i < 8; ++i)
+    done.push_back(pool.submit([&] {
+      const int now = ++running;
+      int seen = peak.load();
+      while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      --running;
+    }));
+  for (auto& f : done) f.get();
+  EXPECT_GE(peak.load(), 2);
+  EXPECT_LE(peak.load(), 4);
+}
+
+TEST(ThreadPool, PropagatesExceptionsThroughTheFuture) {
+  ThreadPool pool(1);
+  auto f = pool.submit([]() -> int { throw std::runtime_error("boom"); });
+  EXPECT_THROW(f.get(), std::runtime_error);
+  EXPECT_EQ(pool.submit([] { return 7; }).get(), 7);  // the pool survives
+}
+
+TEST(ThreadPool, DestructorFinishesQueuedTasks) {
+  std::atomic<int> count{0};
+  {
+    ThreadPool pool(2);
+    for (int i = 0; i < 20; ++i) pool.submit([&] { ++count; });
+  }
+  EXPECT_EQ(count.load(), 20);
+}
+
+}  // namespace
+}  // namespace kt

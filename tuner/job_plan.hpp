@@ -1,0 +1,26 @@
+// Turns a job into the rows of its variant table: every variant of the family's space for the
+// job's arch, with pruned and unsupported ones recorded as such, and — under a budget — a
+// deterministic sample of the survivors (the same job id always picks the same sample, so a
+// resumed job plans exactly what it planned before).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "db/store.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/family.hpp"
+
+namespace kt {
+
+// Rows for Store::plan_variants: status pending, pruned (reason = failed constraint) or
+// unsupported_arch. With budget > 0 at most `budget` rows are pending; survivors beyond the
+// budget are left out of the plan entirely.
+std::vector<VariantRecord> plan_job(const Family& family, const JobRecord& job,
+                                    const DeviceLimits& limits);
+
+// Indices 0..n-1 in a shuffled order fixed by `seed` (Fisher-Yates over a 64-bit
+// linear congruential generator, identical on every platform).
+std::vector<std::size_t> seeded_permutation(std::size_t n, std::uint64_t seed);
+
+}  // namespace kt
