@@ -124,12 +124,25 @@ std::optional<VariantRecord> load_variant(SQLite::Database& db, std::int64_t id)
   return read_variant(query);
 }
 
-std::vector<VariantRecord> load_variants(SQLite::Database& db, std::int64_t job_id) {
-  SQLite::Statement query(db, std::string(kVariantSelect) + " WHERE v.job_id = ? ORDER BY v.id");
+std::vector<VariantRecord> load_variants(SQLite::Database& db, std::int64_t job_id,
+                                         bool gated_only) {
+  SQLite::Statement query(
+      db, std::string(kVariantSelect) + " WHERE v.job_id = ?" +
+              (gated_only ? " AND v.status NOT IN ('pruned', 'unsupported_arch')" : "") +
+              " ORDER BY v.id");
   query.bind(1, job_id);
   std::vector<VariantRecord> variants;
   while (query.executeStep()) variants.push_back(read_variant(query));
   return variants;
+}
+
+std::optional<VariantRecord> load_fastest_variant(SQLite::Database& db, std::int64_t job_id) {
+  SQLite::Statement query(db, std::string(kVariantSelect) +
+                                  " WHERE v.job_id = ? AND v.status = 'measured'"
+                                  " AND m.median_us IS NOT NULL ORDER BY m.median_us, v.id LIMIT 1");
+  query.bind(1, job_id);
+  if (!query.executeStep()) return std::nullopt;
+  return read_variant(query);
 }
 
 }  // namespace kt::db

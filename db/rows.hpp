@@ -27,7 +27,11 @@ VariantRecord read_variant(const SQLite::Statement& row);
 
 std::optional<JobRecord> load_job(SQLite::Database& db, std::int64_t id);
 std::optional<VariantRecord> load_variant(SQLite::Database& db, std::int64_t id);
-std::vector<VariantRecord> load_variants(SQLite::Database& db, std::int64_t job_id);
+// gated_only: leave out variants that never reached a gate (pruned, unsupported_arch).
+std::vector<VariantRecord> load_variants(SQLite::Database& db, std::int64_t job_id,
+                                         bool gated_only = false);
+// The measured variant of the job with the lowest median time.
+std::optional<VariantRecord> load_fastest_variant(SQLite::Database& db, std::int64_t job_id);
 
 // Runs fn, turning a SQLite::Exception into std::runtime_error that says which operation failed.
 template <typename Fn>

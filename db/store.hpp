@@ -151,7 +151,10 @@ class Store {
   // resumed job keeps its finished variants. Returns all variants of the job in plan order.
   std::vector<VariantRecord> plan_variants(std::int64_t job_id,
                                            const std::vector<VariantRecord>& planned);
-  std::vector<VariantRecord> variants(std::int64_t job_id);
+  // gated_only: leave out pruned and unsupported_arch rows (most of a large space).
+  std::vector<VariantRecord> variants(std::int64_t job_id, bool gated_only = false);
+  // The job's measured variant with the lowest median time, if any.
+  std::optional<VariantRecord> fastest_variant(std::int64_t job_id);
   std::optional<VariantRecord> variant(std::int64_t id);
   // Stores the kernel key, log and resources (registers, spills, static + dynamic smem,
   // threads); a failed compile keeps them unknown (-1). The status is record_outcome's to set.

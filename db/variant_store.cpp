@@ -89,10 +89,16 @@ std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
   });
 }
 
-std::vector<VariantRecord> Store::variants(std::int64_t job_id) {
+std::vector<VariantRecord> Store::variants(std::int64_t job_id, bool gated_only) {
   std::lock_guard lock(mutex_);
   return db::with_context("variants of job " + std::to_string(job_id),
-                          [&] { return db::load_variants(*db_, job_id); });
+                          [&] { return db::load_variants(*db_, job_id, gated_only); });
+}
+
+std::optional<VariantRecord> Store::fastest_variant(std::int64_t job_id) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("fastest variant of job " + std::to_string(job_id),
+                          [&] { return db::load_fastest_variant(*db_, job_id); });
 }
 
 std::optional<VariantRecord> Store::variant(std::int64_t id) {

@@ -130,3 +130,29 @@ TEST_F(VariantStoreTest, WrongResultKeepsItsErrorButStaysOffTheFront) {
 
 }  // namespace
 }  // namespace kt
+
+namespace kt {
+namespace {
+
+using namespace kt::test;
+
+TEST_F(VariantStoreTest, GatedOnlyListingAndFastestVariantSkipWhatNeverRan) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  const auto rows = store.plan_variants(
+      id, {planned(64), planned(128), planned(256, VariantStatus::pruned, "constraint failed: x")});
+  EXPECT_FALSE(store.fastest_variant(id));
+  store.record_outcome(rows[0].id, measured(20, 0.001));
+  store.record_outcome(rows[1].id, measured(12, 0.003));
+  EXPECT_EQ(store.variants(id).size(), 3u);
+  const auto gated = store.variants(id, /*gated_only=*/true);
+  ASSERT_EQ(gated.size(), 2u);
+  for (const auto& v : gated) EXPECT_NE(v.status, VariantStatus::pruned);
+  const auto fastest = store.fastest_variant(id);
+  ASSERT_TRUE(fastest);
+  EXPECT_EQ(fastest->id, rows[1].id);
+  EXPECT_DOUBLE_EQ(fastest->timing->median_us, 12);
+}
+
+}  // namespace
+}  // namespace kt
