@@ -1,0 +1,164 @@
+#include "client/kerntune_client.hpp"
+
+#include <cstdlib>
+
+#include <boost/url/url.hpp>
+
+namespace kt {
+namespace http = boost::beast::http;
+
+namespace {
+
+std::string with_query(const std::string& path,
+                       const std::vector<std::pair<std::string, std::string>>& params) {
+  boost::urls::url url;
+  url.set_path(path);
+  for (const auto& [key, value] : params) url.params().append({key, value});
+  return std::string(url.buffer());
+}
+
+std::vector<std::pair<std::string, std::string>> tuned_params(const TunedQuery& query) {
+  std::vector<std::pair<std::string, std::string>> params{{"family", query.family},
+                                                          {"dtype", query.dtype}};
+  for (const auto& [dim, extent] : query.shape) params.emplace_back(dim, std::to_string(extent));
+  if (!query.device.empty()) params.emplace_back("device", query.device);
+  return params;
+}
+
+std::map<std::string, std::int64_t> int_map(const nlohmann::json& j) {
+  std::map<std::string, std::int64_t> values;
+  if (!j.is_object()) return values;
+  for (const auto& [key, value] : j.items())
+    if (value.is_number_integer()) values[key] = value.get<std::int64_t>();
+  return values;
+}
+
+std::optional<double> optional_number(const nlohmann::json& j, const char* name) {
+  if (!j.contains(name) || !j.at(name).is_number()) return std::nullopt;
+  return j.at(name).get<double>();
+}
+
+std::string text(const nlohmann::json& j, const char* name) {
+  return j.contains(name) && j.at(name).is_string() ? j.at(name).get<std::string>() : "";
+}
+
+}  // namespace
+
+BestConfig best_config_from_json(const nlohmann::json& j) {
+  BestConfig best;
+  best.family = text(j, "family");
+  best.dtype = text(j, "dtype");
+  best.device = text(j, "device");
+  best.arch = text(j, "arch");
+  best.template_name = text(j, "template");
+  best.shape = int_map(j.value("shape", nlohmann::json::object()));
+  best.config = int_map(j.value("config", nlohmann::json::object()));
+  best.median_us = optional_number(j, "median_us").value_or(0);
+  best.tflops = optional_number(j, "tflops").value_or(0);
+  best.gbps = optional_number(j, "gbps").value_or(0);
+  best.speedup_vs_reference = optional_number(j, "speedup_vs_reference");
+  best.reference_us = optional_number(j, "reference_us");
+  best.job_id = j.value("job_id", std::int64_t{0});
+  best.variant_id = j.value("variant_id", std::int64_t{0});
+  best.raw = j;
+  return best;
+}
+
+std::string default_server_url() {
+  const char* env = std::getenv("KERNTUNE_SERVER");
+  return env && *env ? env : "http://127.0.0.1:8080";
+}
+
+Client::Client(const std::string& server_url, std::chrono::milliseconds timeout)
+    : transport_(parse_server_url(server_url), timeout) {}
+
+HttpReply Client::checked(http::verb method, const std::string& target,
+                          const std::string& body) const {
+  HttpReply reply = transport_.send(method, target, body);
+  if (reply.status >= 200 && reply.status < 300) return reply;
+  // The API's errors are {"error":{"code","message"}}; anything else is reported as it came.
+  const auto json = nlohmann::json::parse(reply.body, nullptr, false);
+  if (json.is_object() && json.contains("error") && json["error"].is_object())
+    throw ClientError(reply.status, json["error"].value("code", "error"),
+                      json["error"].value("message", reply.body));
+  throw ClientError(reply.status, "http_error",
+                    "kerntuned answered HTTP " + std::to_string(reply.status) + " to " + target +
+                        (reply.body.empty() ? "" : ": " + reply.body.substr(0, 200)));
+}
+
+nlohmann::json Client::call(http::verb method, const std::string& target,
+                            const std::string& body) const {
+  const HttpReply reply = checked(method, target, body);
+  auto json = nlohmann::json::parse(reply.body, nullptr, false);
+  if (json.is_discarded())
+    throw ClientError(reply.status, "bad_reply", "kerntuned answered " + target + " with non-JSON");
+  return json;
+}
+
+nlohmann::json Client::health() const {
+  return call(http::verb::get, "/healthz");
+}
+nlohmann::json Client::families() const {
+  return call(http::verb::get, "/v1/families");
+}
+nlohmann::json Client::devices() const {
+  return call(http::verb::get, "/v1/devices");
+}
+
+nlohmann::json Client::submit_job(const JobSpec& spec) const {
+  nlohmann::json body = {
+      {"family", spec.family}, {"shape", spec.shape}, {"dtype", spec.dtype}, {"mode", spec.mode}};
+  if (!spec.arch.empty()) body["arch"] = spec.arch;
+  if (!spec.device.empty()) body["device"] = spec.device;
+  if (spec.budget != 0) body["budget"] = spec.budget;
+  return call(http::verb::post, "/v1/jobs", body.dump());
+}
+
+nlohmann::json Client::job(std::int64_t id) const {
+  return call(http::verb::get, "/v1/jobs/" + std::to_string(id));
+}
+
+nlohmann::json Client::variants(std::int64_t job_id, bool with_log, bool exclude_pruned) const {
+  std::vector<std::pair<std::string, std::string>> params;
+  if (with_log) params.emplace_back("log", "1");
+  if (exclude_pruned) params.emplace_back("exclude_pruned", "1");
+  return call(http::verb::get,
+              with_query("/v1/jobs/" + std::to_string(job_id) + "/variants", params));
+}
+
+nlohmann::json Client::cancel(std::int64_t job_id) const {
+  return call(http::verb::delete_, "/v1/jobs/" + std::to_string(job_id));
+}
+
+BestConfig Client::best(const TunedQuery& query) const {
+  return best_config_from_json(call(http::verb::get, with_query("/v1/best", tuned_params(query))));
+}
+
+std::optional<BestConfig> Client::find_best(const TunedQuery& query) const {
+  try {
+    return best(query);
+  } catch (const ClientError& error) {
+    if (error.status() == 404 && error.code() == "not_tuned") return std::nullopt;
+    throw;
+  }
+}
+
+nlohmann::json Client::pareto(const TunedQuery& query) const {
+  return call(http::verb::get, with_query("/v1/pareto", tuned_params(query)));
+}
+
+nlohmann::json Client::history(const HistoryQuery& query) const {
+  std::vector<std::pair<std::string, std::string>> params{{"limit", std::to_string(query.limit)},
+                                                          {"offset", std::to_string(query.offset)}};
+  if (!query.family.empty()) params.emplace_back("family", query.family);
+  if (!query.status.empty()) params.emplace_back("status", query.status);
+  return call(http::verb::get, with_query("/v1/history", params));
+}
+
+std::vector<char> Client::fetch_kernel(std::int64_t variant_id) const {
+  const HttpReply reply =
+      checked(http::verb::get, "/v1/variants/" + std::to_string(variant_id) + "/kernel", "");
+  return std::vector<char>(reply.body.begin(), reply.body.end());
+}
+
+}  // namespace kt

@@ -1,0 +1,101 @@
+// A small synchronous client for the kerntuned HTTP API (docs/api.md): the library the kerntune
+// CLI is built on, and the one a program links to ask for its best config. Every call opens its
+// own connection, so one Client may be shared by threads. Failures throw kt::ClientError.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "client/client_error.hpp"
+#include "client/http_transport.hpp"
+
+namespace kt {
+
+// POST /v1/jobs
+struct JobSpec {
+  std::string family;
+  std::map<std::string, std::int64_t> shape;  // dim -> extent (names case-insensitive)
+  std::string dtype;
+  std::string mode = "tune";  // "tune" | "compile"
+  std::string arch;           // compile mode: "sm_90a", "sm_100a", ...
+  std::string device;         // tune mode: ordinal, UUID or name; "" = first GPU
+  std::int64_t budget = 0;    // max variants through the gates; 0 = all
+};
+
+// GET /v1/best and /v1/pareto
+struct TunedQuery {
+  std::string family;
+  std::map<std::string, std::int64_t> shape;
+  std::string dtype;
+  std::string device;  // device model (or selector); "" = any
+};
+
+// GET /v1/history
+struct HistoryQuery {
+  std::string family;  // "" = any
+  std::string status;  // "" = any
+  int limit = 50;
+  int offset = 0;
+};
+
+// The answer of GET /v1/best, typed; raw keeps every field.
+struct BestConfig {
+  std::string family, dtype, device, arch, template_name;
+  std::map<std::string, std::int64_t> shape, config;
+  double median_us = 0, tflops = 0, gbps = 0;
+  std::optional<double> speedup_vs_reference, reference_us;
+  std::int64_t job_id = 0, variant_id = 0;
+  nlohmann::json raw;
+};
+
+BestConfig best_config_from_json(const nlohmann::json& j);
+
+// $KERNTUNE_SERVER if set, else http://127.0.0.1:8080.
+std::string default_server_url();
+
+class Client {
+ public:
+  explicit Client(const std::string& server_url = default_server_url(),
+                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  const std::string& url() const { return transport_.address().url; }
+
+  nlohmann::json health() const;
+  nlohmann::json families() const;
+  nlohmann::json devices() const;
+
+  nlohmann::json submit_job(const JobSpec& spec) const;
+  nlohmann::json job(std::int64_t id) const;
+  // with_log: include each variant's compile log; exclude_pruned: leave out variants that never
+  // reached the compiler (pruned, unsupported_arch), usually most of the space.
+  nlohmann::json variants(std::int64_t job_id, bool with_log = false,
+                          bool exclude_pruned = false) const;
+  nlohmann::json cancel(std::int64_t job_id) const;
+
+  BestConfig best(const TunedQuery& query) const;
+  // nullopt when nothing is tuned for the query (404 not_tuned); other errors still throw.
+  std::optional<BestConfig> find_best(const TunedQuery& query) const;
+  nlohmann::json pareto(const TunedQuery& query) const;
+  nlohmann::json history(const HistoryQuery& query) const;
+
+  // The compiled cubin of a variant.
+  std::vector<char> fetch_kernel(std::int64_t variant_id) const;
+
+  // Any endpoint: the JSON body of a 2xx reply; ClientError with the API's code otherwise.
+  nlohmann::json call(boost::beast::http::verb method, const std::string& target,
+                      const std::string& body = "") const;
+
+ private:
+  HttpReply checked(boost::beast::http::verb method, const std::string& target,
+                    const std::string& body) const;
+
+  HttpTransport transport_;
+};
+
+}  // namespace kt

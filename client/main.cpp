@@ -1,0 +1,104 @@
+// kerntune: the command-line client of kerntuned.
+#include <unistd.h>
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "client/cli_context.hpp"
+#include "client/query_commands.hpp"
+#include "client/submit_command.hpp"
+
+namespace {
+
+void add_tuned_options(CLI::App& command, kt::TunedArgs& args) {
+  command.add_option("family", args.family, "kernel family, e.g. gemm")->required();
+  command.add_option("--shape", args.shape, "dims, e.g. m=4096,n=4096,k=4096")->required();
+  command.add_option("--dtype", args.dtype, "element type, e.g. bf16")->required();
+  command.add_option("--device", args.device, "GPU model (or ordinal/UUID); default: any");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kerntune: submit CUDA kernel tuning jobs to kerntuned and read their results"};
+  app.require_subcommand(1);
+  std::string server = kt::default_server_url();
+  bool json = false;
+  app.add_option("--server", server, "kerntuned URL (env KERNTUNE_SERVER)")->capture_default_str();
+  app.add_flag("--json", json, "print the server's JSON instead of text");
+
+  app.add_subcommand("families", "kernel families and their parameter spaces");
+  app.add_subcommand("devices", "GPUs of the server's host");
+
+  kt::SubmitArgs submit;
+  auto* submit_cmd = app.add_subcommand("submit", "submit a tuning (or compile-only) job");
+  submit_cmd->add_option("family", submit.family, "kernel family, e.g. gemm")->required();
+  submit_cmd->add_option("--shape", submit.shape, "dims, e.g. m=4096,n=4096,k=4096")->required();
+  submit_cmd->add_option("--dtype", submit.dtype, "element type, e.g. bf16")->required();
+  submit_cmd->add_option("--mode", submit.mode, "tune (on a GPU) or compile (NVRTC only)")
+      ->check(CLI::IsMember({"tune", "compile"}))
+      ->capture_default_str();
+  submit_cmd->add_option("--arch", submit.arch, "target arch for --mode compile, e.g. sm_100a");
+  submit_cmd->add_option("--device", submit.device, "GPU ordinal, UUID or name (tune mode)");
+  submit_cmd->add_option("--budget", submit.budget, "max variants to run (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  submit_cmd->add_flag("--wait", submit.wait, "follow the job with a progress bar until it ends");
+
+  kt::TunedArgs best;
+  add_tuned_options(*app.add_subcommand("best", "best measured config for a problem"), best);
+  kt::TunedArgs pareto;
+  add_tuned_options(*app.add_subcommand("pareto", "Pareto front (time, error, footprint)"), pareto);
+
+  kt::HistoryArgs history;
+  auto* history_cmd = app.add_subcommand("history", "past jobs, newest first");
+  history_cmd->add_option("--family", history.family, "only this family");
+  history_cmd->add_option("--status", history.status, "queued, running, done, failed, cancelled");
+  history_cmd->add_option("--limit", history.limit, "at most this many jobs")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+
+  std::int64_t show_id = 0, cancel_id = 0, kernel_id = 0;
+  bool show_all = false;
+  std::string kernel_path;
+  auto* show_cmd = app.add_subcommand("show", "a job and every variant it tried");
+  show_cmd->add_option("job_id", show_id, "job id")->required();
+  show_cmd->add_flag("--all", show_all, "also list variants pruned before compiling");
+  app.add_subcommand("cancel", "cancel a queued or running job")
+      ->add_option("job_id", cancel_id, "job id")
+      ->required();
+  auto* kernel_cmd = app.add_subcommand("kernel", "download a variant's compiled cubin");
+  kernel_cmd->add_option("variant_id", kernel_id, "variant id")->required();
+  kernel_cmd->add_option("-o,--output", kernel_path, "file to write (default variant-ID.cubin)");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const kt::Client client(server);
+    const kt::CliContext ctx{client, std::cout, std::cerr, json, isatty(STDERR_FILENO) == 1};
+    const std::string name = app.get_subcommands().front()->get_name();
+    if (name == "families") return kt::run_families(ctx);
+    if (name == "devices") return kt::run_devices(ctx);
+    if (name == "submit") return kt::run_submit(ctx, submit);
+    if (name == "best") return kt::run_best(ctx, best);
+    if (name == "pareto") return kt::run_pareto(ctx, pareto);
+    if (name == "history") return kt::run_history(ctx, history);
+    if (name == "show") return kt::run_show(ctx, show_id, show_all);
+    if (name == "cancel") return kt::run_cancel(ctx, cancel_id);
+    if (name == "kernel")
+      return kt::run_kernel(
+          ctx, kernel_id,
+          kernel_path.empty() ? "variant-" + std::to_string(kernel_id) + ".cubin" : kernel_path);
+    std::cerr << "kerntune: unknown command " << name << '\n';
+    return kt::kExitError;
+  } catch (const kt::ClientError& error) {
+    std::cerr << "kerntune: " << error.what();
+    if (error.status() != 0)
+      std::cerr << " (HTTP " << error.status() << ", " << error.code() << ")";
+    std::cerr << '\n';
+    return error.status() == 0 && error.code() != "bad_url" ? kt::kExitUnreachable : kt::kExitError;
+  } catch (const std::exception& error) {
+    std::cerr << "kerntune: " << error.what() << '\n';
+    return kt::kExitError;
+  }
+}

@@ -1,0 +1,116 @@
+#include "client/submit_command.hpp"
+
+#include <thread>
+
+#include "client/progress_bar.hpp"
+#include "client/shape_arg.hpp"
+#include "client/text_format.hpp"
+
+namespace kt {
+namespace {
+
+bool is_finished(const std::string& status) {
+  return status == "done" || status == "failed" || status == "cancelled";
+}
+
+// Dim names as the family spells them, when the server knows the family.
+std::map<std::string, std::int64_t> family_shape(const CliContext& ctx, const std::string& family,
+                                                 const std::string& shape_text) {
+  const auto shape = parse_shape_arg(shape_text);
+  const nlohmann::json families = ctx.client.families();
+  for (const auto& entry : families.value("families", nlohmann::json::array()))
+    if (entry.value("name", "") == family) return match_family_dims(shape, entry);
+  return shape;  // unknown family: the server's answer lists the known ones
+}
+
+std::string target_of(const nlohmann::json& job) {
+  if (job.value("mode", "") == "compile") return job.value("arch", "") + " (compile only)";
+  const nlohmann::json& name = field(job, "device_name");
+  const std::string device = name.is_string() ? name.get<std::string>() : std::string("?");
+  return device + " (" + job.value("arch", "") + ")";
+}
+
+void print_summary(const CliContext& ctx, const nlohmann::json& job, double waited_s) {
+  std::ostream& out = ctx.out;
+  out << "job " << field(job, "id") << " " << job.value("status", "") << " after "
+      << format_number(waited_s, 1) << " s: " << status_counts(job) << " ("
+      << field(field(job, "progress"), "total") << " variants)" << '\n';
+  if (field(job, "reason").is_string())
+    out << "reason: " << field(job, "reason").get<std::string>() << '\n';
+  const nlohmann::json& best = field(job, "best");
+  if (best.is_object()) {
+    out << "best: variant " << field(best, "id") << " " << best.value("template", "") << " "
+        << format_config(field(best, "config")) << "  " << format_us(field(best, "median_us"))
+        << "  " << format_number(field(best, "tflops"), 1) << " TFLOP/s";
+    if (field(best, "speedup").is_number())
+      out << "  " << format_number(field(best, "speedup"), 2) << "x vs reference ("
+          << format_us(field(job, "reference_us")) << ")";
+    out << '\n';
+  }
+}
+
+}  // namespace
+
+std::string status_counts(const nlohmann::json& job) {
+  std::string text;
+  const nlohmann::json& by_status = field(field(job, "progress"), "by_status");
+  if (!by_status.is_object()) return "-";
+  for (const auto& [status, count] : by_status.items())
+    text += (text.empty() ? "" : ", ") + count.dump() + " " + status;
+  return text.empty() ? "none yet" : text;
+}
+
+nlohmann::json wait_for_job(const CliContext& ctx, std::int64_t job_id,
+                            std::chrono::milliseconds poll) {
+  ProgressDisplay display(ctx.err, ctx.interactive);
+  for (;;) {
+    nlohmann::json job = ctx.client.job(job_id);
+    const ProgressSnapshot snapshot = snapshot_from_job(job);
+    if (is_finished(snapshot.status)) {
+      display.finish(snapshot);
+      return job;
+    }
+    display.update(snapshot);
+    std::this_thread::sleep_for(poll);
+  }
+}
+
+int run_submit(const CliContext& ctx, const SubmitArgs& args) {
+  JobSpec spec;
+  spec.family = args.family;
+  spec.shape = family_shape(ctx, args.family, args.shape);
+  spec.dtype = args.dtype;
+  spec.mode = args.mode;
+  spec.arch = args.arch;
+  spec.device = args.device;
+  spec.budget = args.budget;
+  const auto started = std::chrono::steady_clock::now();
+  const nlohmann::json job = ctx.client.submit_job(spec);
+  const std::int64_t id = job.at("id").get<std::int64_t>();
+
+  if (!args.wait) {
+    if (ctx.json) {
+      ctx.out << job.dump(2) << '\n';
+    } else {
+      ctx.out << "job " << id << " " << job.value("status", "") << ": " << job.value("family", "")
+              << " " << job.value("dtype", "") << " " << format_shape(field(job, "shape")) << " on "
+              << target_of(job) << '\n'
+              << "follow it with: kerntune show " << id << '\n';
+    }
+    return kExitOk;
+  }
+
+  if (!ctx.json)
+    ctx.err << "job " << id << ": " << job.value("family", "") << " " << job.value("dtype", "")
+            << " " << format_shape(field(job, "shape")) << " on " << target_of(job) << '\n';
+  const nlohmann::json last = wait_for_job(ctx, id, args.poll);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (ctx.json)
+    ctx.out << last.dump(2) << '\n';
+  else
+    print_summary(ctx, last, waited);
+  return last.value("status", "") == "done" ? kExitOk : kExitJobFailed;
+}
+
+}  // namespace kt

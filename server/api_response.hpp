@@ -1,0 +1,46 @@
+// What a handler answers, before the session turns it into an HTTP message: a status, a content
+// type and a body (JSON for everything but kernel downloads). Kept free of socket types so
+// handlers can be called and checked directly in unit tests.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/beast/http/status.hpp>
+#include <nlohmann/json.hpp>
+
+namespace kt {
+
+using HttpStatus = boost::beast::http::status;
+
+struct ApiResponse {
+  HttpStatus status = HttpStatus::ok;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers (Location, ...)
+
+  // The body parsed as JSON (for tests and logging); throws if it is not JSON.
+  nlohmann::json json() const { return nlohmann::json::parse(body); }
+};
+
+// A request the API refuses: thrown by handlers, turned into {"error":{"code","message"}} with
+// the given status by the router.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(HttpStatus status, std::string code, const std::string& message)
+      : std::runtime_error(message), status_(status), code_(std::move(code)) {}
+  HttpStatus status() const { return status_; }
+  const std::string& code() const { return code_; }
+
+ private:
+  HttpStatus status_;
+  std::string code_;
+};
+
+ApiResponse json_response(HttpStatus status, const nlohmann::json& body);
+// {"error":{"code":code,"message":message}}
+ApiResponse error_response(HttpStatus status, const std::string& code, const std::string& message);
+
+}  // namespace kt

@@ -1,0 +1,26 @@
+#include "server/api_routes.hpp"
+
+#include "server/job_handlers.hpp"
+#include "server/query_handlers.hpp"
+
+namespace kt {
+
+Router make_api_router() {
+  using boost::beast::http::verb;
+  Router router;
+  router.add(verb::get, "/healthz", get_health);
+  router.add(verb::post, "/v1/jobs", create_job);
+  router.add(verb::get, "/v1/jobs/{id}", get_job);
+  router.add(verb::delete_, "/v1/jobs/{id}", cancel_job);
+  router.add(verb::get, "/v1/jobs/{id}/variants", list_variants);
+  router.add(verb::get, "/v1/variants/{id}", get_variant);
+  router.add(verb::get, "/v1/variants/{id}/kernel", get_kernel);
+  router.add(verb::get, "/v1/best", get_best);
+  router.add(verb::get, "/v1/pareto", get_pareto);
+  router.add(verb::get, "/v1/history", get_history);
+  router.add(verb::get, "/v1/families", get_families);
+  router.add(verb::get, "/v1/devices", get_devices);
+  return router;
+}
+
+}  // namespace kt

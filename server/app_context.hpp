@@ -1,0 +1,32 @@
+// Everything a request handler may touch. Handlers only run short store queries and enqueue jobs
+// on the scheduler, so an I/O thread never waits on compiling or measuring.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "db/store.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/family.hpp"
+#include "tuner/job_scheduler.hpp"
+
+namespace kt {
+
+#ifndef KT_VERSION
+#define KT_VERSION "0.0.0"
+#endif
+
+inline constexpr std::size_t kDefaultMaxBodyBytes = 1 << 20;
+
+struct AppContext {
+  Store& store;
+  const FamilyRegistry& families;
+  JobScheduler& scheduler;
+  std::vector<DeviceInfo> devices;  // GPUs this daemon tunes on (may be empty)
+  std::string device_error;         // why there are none, from the probe
+  std::size_t max_body_bytes = kDefaultMaxBodyBytes;
+  std::string version = KT_VERSION;
+};
+
+}  // namespace kt

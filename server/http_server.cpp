@@ -1,0 +1,83 @@
+#include "server/http_server.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "server/api_routes.hpp"
+#include "server/listener.hpp"
+
+namespace kt {
+using tcp = boost::asio::ip::tcp;
+
+ListenAddress parse_listen_address(const std::string& text) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos)
+    throw std::invalid_argument("listen address '" + text + "' must be HOST:PORT");
+  ListenAddress address;
+  address.host = text.substr(0, colon);
+  if (address.host.size() >= 2 && address.host.front() == '[' && address.host.back() == ']')
+    address.host = address.host.substr(1, address.host.size() - 2);
+  if (address.host.empty()) address.host = "0.0.0.0";
+  const std::string port = text.substr(colon + 1);
+  unsigned value = 0;
+  const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || value > 65535)
+    throw std::invalid_argument("listen address '" + text + "' has a bad port '" + port + "'");
+  address.port = static_cast<unsigned short>(value);
+  return address;
+}
+
+HttpServer::HttpServer(AppContext& context, ServerOptions options)
+    : context_(context),
+      options_(std::move(options)),
+      router_(make_api_router()),
+      io_(std::max(1, options_.io_threads)) {}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+void HttpServer::start() {
+  tcp::resolver resolver(io_);
+  boost::system::error_code ec;
+  const auto results =
+      resolver.resolve(options_.listen.host, std::to_string(options_.listen.port),
+                       tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || results.empty())
+    throw std::runtime_error("cannot resolve listen host '" + options_.listen.host +
+                             "': " + ec.message());
+  const tcp::endpoint endpoint = results.begin()->endpoint();
+
+  SessionSettings settings{&router_, &context_, options_.read_timeout};
+  listener_ = std::make_shared<Listener>(io_, endpoint, settings);
+  port_ = listener_->local_endpoint().port();
+  listener_->run();
+
+  work_ =
+      std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+          io_.get_executor());
+  const int count = std::max(1, options_.io_threads);
+  for (int i = 0; i < count; ++i)
+    threads_.emplace_back([this] {
+      try {
+        io_.run();
+      } catch (const std::exception& error) {
+        spdlog::critical("I/O thread stopped: {}", error.what());
+      }
+    });
+}
+
+void HttpServer::stop() {
+  if (listener_) listener_->stop();
+  work_.reset();
+  io_.stop();
+  for (auto& thread : threads_)
+    if (thread.joinable()) thread.join();
+  threads_.clear();
+  listener_.reset();
+}
+
+}  // namespace kt

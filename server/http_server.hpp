@@ -1,0 +1,60 @@
+// The daemon's HTTP side: an io_context served by N I/O threads, the API router and a listener.
+// Handlers only run short store queries, so a few threads serve many clients.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "server/app_context.hpp"
+#include "server/router.hpp"
+
+namespace kt {
+
+class Listener;
+
+struct ListenAddress {
+  std::string host = "127.0.0.1";
+  unsigned short port = 8080;
+};
+
+// "HOST:PORT", "[::1]:PORT" or ":PORT" (all interfaces); throws std::invalid_argument.
+ListenAddress parse_listen_address(const std::string& text);
+
+struct ServerOptions {
+  ListenAddress listen;
+  int io_threads = 2;
+  std::chrono::seconds read_timeout{30};
+};
+
+class HttpServer {
+ public:
+  HttpServer(AppContext& context, ServerOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds (throws std::runtime_error naming the address when it cannot) and starts the threads.
+  void start();
+  // The bound port (the real one when asked for port 0); valid after start().
+  unsigned short port() const { return port_; }
+  // Stops accepting, abandons open connections and joins the threads. Idempotent.
+  void stop();
+
+ private:
+  AppContext& context_;
+  ServerOptions options_;
+  Router router_;
+  boost::asio::io_context io_;
+  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::shared_ptr<Listener> listener_;
+  std::vector<std::thread> threads_;
+  unsigned short port_ = 0;
+};
+
+}  // namespace kt

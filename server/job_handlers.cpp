@@ -1,0 +1,148 @@
+#include "server/job_handlers.hpp"
+
+#include <set>
+
+#include "server/job_request.hpp"
+#include "server/json_views.hpp"
+#include "server/request_parsing.hpp"
+
+namespace kt {
+namespace {
+
+JobRecord require_job(AppContext& context, const ApiRequest& request) {
+  const std::int64_t id = parse_id(request.path_params.at("id"), "job");
+  auto job = context.store.job(id);
+  if (!job) throw ApiError(HttpStatus::not_found, "unknown_job", "no job " + std::to_string(id));
+  return *job;
+}
+
+VariantRecord require_variant(AppContext& context, const ApiRequest& request) {
+  const std::int64_t id = parse_id(request.path_params.at("id"), "variant");
+  auto variant = context.store.variant(id);
+  if (!variant)
+    throw ApiError(HttpStatus::not_found, "unknown_variant", "no variant " + std::to_string(id));
+  return *variant;
+}
+
+bool flag_param(const ApiRequest& request, const std::string& name) {
+  const auto value = request.query_param(name);
+  if (!value) return false;
+  if (*value == "1" || *value == "true" || value->empty()) return true;
+  if (*value == "0" || *value == "false") return false;
+  throw ApiError(HttpStatus::bad_request, "invalid_parameter",
+                 "query parameter '" + name + "' must be 1/true or 0/false, got '" + *value + "'");
+}
+
+void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed) {
+  for (const auto& [name, value] : request.query)
+    if (!allowed.count(name))
+      throw ApiError(HttpStatus::bad_request, "unknown_parameter",
+                     "unknown query parameter '" + name + "'");
+}
+
+nlohmann::json job_view(AppContext& context, const JobRecord& job) {
+  const JobProgress progress = context.store.progress(job.id);
+  return job_to_json(job, progress, context.store.fastest_variant(job.id), true);
+}
+
+bool is_finished(JobStatus status) {
+  return status == JobStatus::done || status == JobStatus::failed || status == JobStatus::cancelled;
+}
+
+}  // namespace
+
+ApiResponse create_job(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {});
+  const NewJob job = parse_job_request(request.http.body(), context);
+  const std::int64_t id = context.store.create_job(job);
+  context.scheduler.enqueue(id);
+  const auto stored = context.store.job(id);
+  if (!stored) throw std::runtime_error("job " + std::to_string(id) + " vanished after insert");
+  ApiResponse response = json_response(HttpStatus::accepted, job_view(context, *stored));
+  response.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(id));
+  return response;
+}
+
+ApiResponse get_job(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {});
+  return json_response(HttpStatus::ok, job_view(context, require_job(context, request)));
+}
+
+ApiResponse list_variants(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {"status", "log", "exclude_pruned"});
+  const JobRecord job = require_job(context, request);
+  const bool with_log = flag_param(request, "log");
+  const bool exclude_pruned = flag_param(request, "exclude_pruned");
+  std::set<VariantStatus> only;
+  if (const auto statuses = request.query_param("status")) {
+    std::size_t pos = 0;
+    while (pos <= statuses->size()) {
+      std::size_t end = statuses->find(',', pos);
+      if (end == std::string::npos) end = statuses->size();
+      const std::string name = statuses->substr(pos, end - pos);
+      const auto status = variant_status_from_string(name);
+      if (!status)
+        throw ApiError(HttpStatus::bad_request, "invalid_parameter",
+                       "unknown variant status '" + name + "'");
+      only.insert(*status);
+      pos = end + 1;
+    }
+  }
+  nlohmann::json variants = nlohmann::json::array();
+  std::int64_t skipped = 0;
+  for (const VariantRecord& variant : context.store.variants(job.id, exclude_pruned)) {
+    const bool pruned = variant.status == VariantStatus::pruned ||
+                        variant.status == VariantStatus::unsupported_arch;
+    if ((exclude_pruned && pruned) || (!only.empty() && !only.count(variant.status))) {
+      ++skipped;
+      continue;
+    }
+    variants.push_back(variant_to_json(variant, with_log));
+  }
+  return json_response(HttpStatus::ok, {{"job_id", job.id},
+                                        {"status", std::string(to_string(job.status))},
+                                        {"count", variants.size()},
+                                        {"skipped", skipped},
+                                        {"variants", variants}});
+}
+
+ApiResponse cancel_job(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {});
+  const JobRecord job = require_job(context, request);
+  if (is_finished(job.status) || !context.scheduler.cancel(job.id))
+    throw ApiError(HttpStatus::conflict, "job_finished",
+                   "job " + std::to_string(job.id) + " already finished (" +
+                       std::string(to_string(job.status)) + ")");
+  const auto updated = context.store.job(job.id);
+  return json_response(HttpStatus::ok, job_view(context, updated.value_or(job)));
+}
+
+ApiResponse get_variant(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {"log"});
+  const VariantRecord variant = require_variant(context, request);
+  return json_response(HttpStatus::ok, variant_to_json(variant, flag_param(request, "log")));
+}
+
+ApiResponse get_kernel(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {});
+  const VariantRecord variant = require_variant(context, request);
+  const std::string id = std::to_string(variant.id);
+  if (variant.kernel_key.empty())
+    throw ApiError(HttpStatus::not_found, "no_kernel",
+                   "variant " + id + " has no compiled kernel (status " +
+                       std::string(to_string(variant.status)) + ")");
+  const auto blob = context.store.find_kernel(variant.kernel_key);
+  if (!blob || blob->cubin.empty())
+    throw ApiError(HttpStatus::not_found, "no_kernel",
+                   "the kernel of variant " + id + " is not in the compile cache");
+  ApiResponse response;
+  response.content_type = "application/octet-stream";
+  response.body.assign(blob->cubin.begin(), blob->cubin.end());
+  response.headers.emplace_back("X-Kernel-Name", blob->kernel);
+  response.headers.emplace_back("X-Kernel-Arch", blob->arch);
+  response.headers.emplace_back("Content-Disposition", "attachment; filename=\"variant-" + id +
+                                                           "-" + blob->arch + ".cubin\"");
+  return response;
+}
+
+}  // namespace kt

@@ -1,0 +1,24 @@
+// Handlers for jobs and their variants: pure functions of (request, context) -> response. They
+// run short store queries and hand work to the scheduler; they never compile or measure.
+#pragma once
+
+#include "server/api_response.hpp"
+#include "server/app_context.hpp"
+#include "server/router.hpp"
+
+namespace kt {
+
+// POST /v1/jobs: validates the body, creates the job (queued) and enqueues it; 202 with the job.
+ApiResponse create_job(const ApiRequest& request, AppContext& context);
+// GET /v1/jobs/{id}: the job with progress counts and the best measured variant so far.
+ApiResponse get_job(const ApiRequest& request, AppContext& context);
+// GET /v1/jobs/{id}/variants[?status=S1,S2][&exclude_pruned=1][&log=1]
+ApiResponse list_variants(const ApiRequest& request, AppContext& context);
+// DELETE /v1/jobs/{id}: requests cancellation; 409 if the job already finished.
+ApiResponse cancel_job(const ApiRequest& request, AppContext& context);
+// GET /v1/variants/{id}[?log=1]
+ApiResponse get_variant(const ApiRequest& request, AppContext& context);
+// GET /v1/variants/{id}/kernel: the cubin from the compile cache.
+ApiResponse get_kernel(const ApiRequest& request, AppContext& context);
+
+}  // namespace kt

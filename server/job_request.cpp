@@ -1,0 +1,141 @@
+#include "server/job_request.hpp"
+
+#include <cstdint>
+#include <set>
+
+#include "server/request_parsing.hpp"
+
+namespace kt {
+namespace {
+
+const std::set<std::string> kFields{"family", "shape", "dtype", "device", "mode", "arch", "budget"};
+
+nlohmann::json parse_body(const std::string& body, const AppContext& context) {
+  if (body.size() > context.max_body_bytes)
+    throw ApiError(HttpStatus::payload_too_large, "body_too_large",
+                   "request body of " + std::to_string(body.size()) +
+                       " bytes exceeds the limit of " + std::to_string(context.max_body_bytes));
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(body);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw ApiError(HttpStatus::bad_request, "invalid_json",
+                   std::string("request body is not valid JSON: ") + error.what());
+  }
+  if (!json.is_object())
+    throw ApiError(HttpStatus::bad_request, "invalid_field", "request body must be a JSON object");
+  for (const auto& [name, value] : json.items())
+    if (!kFields.count(name))
+      throw ApiError(HttpStatus::bad_request, "unknown_field",
+                     "unknown field '" + name +
+                         "'; expected family, shape, dtype, mode, device, arch, budget");
+  return json;
+}
+
+std::string required_string(const nlohmann::json& body, const std::string& name) {
+  if (!body.contains(name))
+    throw ApiError(HttpStatus::bad_request, "invalid_field", "missing field '" + name + "'");
+  if (!body.at(name).is_string())
+    throw ApiError(HttpStatus::bad_request, "invalid_field",
+                   "field '" + name + "' must be a string, got " + body.at(name).dump());
+  return body.at(name).get<std::string>();
+}
+
+std::string optional_string(const nlohmann::json& body, const std::string& name,
+                            const std::string& fallback) {
+  if (!body.contains(name) || body.at(name).is_null()) return fallback;
+  return required_string(body, name);
+}
+
+// "device" may be an ordinal (number) or a UUID / name substring (string).
+std::string device_selector(const nlohmann::json& body) {
+  if (!body.contains("device") || body.at("device").is_null()) return "";
+  const nlohmann::json& device = body.at("device");
+  if (device.is_number_unsigned()) return std::to_string(device.get<std::uint64_t>());
+  if (device.is_string()) return device.get<std::string>();
+  throw ApiError(HttpStatus::bad_request, "invalid_field",
+                 "field 'device' must be an ordinal, a UUID or a name, got " + device.dump());
+}
+
+std::int64_t budget_of(const nlohmann::json& body) {
+  if (!body.contains("budget") || body.at("budget").is_null()) return 0;
+  const nlohmann::json& budget = body.at("budget");
+  if (!budget.is_number_integer())
+    throw ApiError(HttpStatus::bad_request, "invalid_field",
+                   "field 'budget' must be an integer, got " + budget.dump());
+  if (budget.is_number_unsigned()) {
+    if (budget.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      throw ApiError(HttpStatus::unprocessable_entity, "invalid_budget", "budget is too large");
+    return budget.get<std::int64_t>();
+  }
+  throw ApiError(HttpStatus::unprocessable_entity, "invalid_budget",
+                 "budget must be >= 0 (0 = every variant), got " + budget.dump());
+}
+
+std::string device_list(const std::vector<DeviceInfo>& devices) {
+  std::string text;
+  for (const DeviceInfo& device : devices)
+    text += (text.empty() ? "" : ", ") + std::to_string(device.ordinal) + ": " + device.name +
+            " (" + device.uuid + ")";
+  return text;
+}
+
+void choose_device(NewJob& job, const nlohmann::json& body, const AppContext& context) {
+  const std::string selector = device_selector(body);
+  if (context.devices.empty()) {
+    const std::string why = context.device_error.empty() ? "no device found" : context.device_error;
+    throw ApiError(HttpStatus::service_unavailable, "no_device",
+                   "no GPU on this host (" + why +
+                       "); use \"mode\":\"compile\" with \"arch\" to compile only");
+  }
+  const DeviceInfo* device = select_device(context.devices, selector);
+  if (!device)
+    throw ApiError(
+        HttpStatus::unprocessable_entity, "unknown_device",
+        "no device matches '" + selector + "'; devices: " + device_list(context.devices));
+  if (!job.arch.empty() && job.arch != device->arch)
+    throw ApiError(HttpStatus::unprocessable_entity, "arch_mismatch",
+                   "arch " + job.arch + " does not match device " + device->name + " (" +
+                       device->arch + "); leave \"arch\" out for tune jobs");
+  job.arch = device->arch;
+  job.device_uuid = device->uuid;
+  job.device_name = device->name;
+}
+
+}  // namespace
+
+NewJob parse_job_request(const std::string& body_text, const AppContext& context) {
+  const nlohmann::json body = parse_body(body_text, context);
+
+  NewJob job;
+  job.family = required_string(body, "family");
+  job.dtype = required_string(body, "dtype");
+  if (!body.contains("shape"))
+    throw ApiError(HttpStatus::bad_request, "invalid_field", "missing field 'shape'");
+  job.mode = optional_string(body, "mode", "tune");
+  job.arch = optional_string(body, "arch", "");
+  job.budget = budget_of(body);
+  device_selector(body);  // type check before any lookup
+
+  const Family& family = require_family(context.families, job.family);
+  require_dtype(family, job.dtype);
+  job.shape = shape_from_json(family, body.at("shape"), job.dtype);
+
+  if (job.mode == "compile") {
+    if (job.arch.empty())
+      throw ApiError(HttpStatus::unprocessable_entity, "unknown_arch",
+                     "\"mode\":\"compile\" needs \"arch\", e.g. \"sm_90a\" or \"sm_100a\"");
+    if (!limits_for_arch(job.arch))
+      throw ApiError(HttpStatus::unprocessable_entity, "unknown_arch",
+                     "unknown arch '" + job.arch + "' (known: sm_80, sm_86, sm_89, sm_90a, " +
+                         "sm_100a, sm_103a, sm_120a, ...)");
+  } else if (job.mode == "tune") {
+    choose_device(job, body, context);
+  } else {
+    throw ApiError(HttpStatus::unprocessable_entity, "invalid_mode",
+                   "unknown mode '" + job.mode + "'; expected \"tune\" or \"compile\"");
+  }
+  return job;
+}
+
+}  // namespace kt

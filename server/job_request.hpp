@@ -1,0 +1,18 @@
+// The body of POST /v1/jobs, checked field by field into a NewJob. Nothing is stored here: a
+// request that fails any check throws ApiError and leaves the store as it was.
+#pragma once
+
+#include <string>
+
+#include "db/store.hpp"
+#include "server/app_context.hpp"
+
+namespace kt {
+
+// Errors: 413 body_too_large, 400 invalid_json / invalid_field / unknown_field,
+// 404 unknown_family, 422 unknown_dtype / invalid_shape / invalid_mode / unknown_arch /
+// arch_mismatch / unknown_device / invalid_budget, 503 no_device (tune mode on a host without a
+// usable GPU).
+NewJob parse_job_request(const std::string& body, const AppContext& context);
+
+}  // namespace kt

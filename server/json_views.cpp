@@ -1,0 +1,145 @@
+#include "server/json_views.hpp"
+
+namespace kt {
+namespace {
+
+nlohmann::json text_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
+// The store keeps -1 for "not known yet" (not compiled).
+nlohmann::json count_or_null(int value) {
+  return value < 0 ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
+
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::json(to_json(*value)) : nlohmann::json(nullptr);
+}
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json progress_to_json(const JobProgress& progress) {
+  nlohmann::json by_status = nlohmann::json::object();
+  for (const auto& [status, count] : progress.by_status) by_status[status] = count;
+  return {{"total", progress.total}, {"finished", progress.finished}, {"by_status", by_status}};
+}
+
+nlohmann::json variant_to_json(const VariantRecord& v, bool with_log) {
+  nlohmann::json j = {
+      {"id", v.id},
+      {"job_id", v.job_id},
+      {"template", v.template_name},
+      {"config", to_json(v.config)},
+      {"config_key", v.config_key},
+      {"status", std::string(to_string(v.status))},
+      {"failed_gate", text_or_null(v.failed_gate)},
+      {"reason", text_or_null(v.reason)},
+      {"has_kernel", !v.kernel_key.empty()},
+      {"kernel_key", text_or_null(v.kernel_key)},
+      {"registers", count_or_null(v.registers)},
+      {"spill_bytes", count_or_null(v.spill_bytes)},
+      {"smem_bytes", count_or_null(v.smem_bytes)},
+      {"threads", v.threads > 0 ? nlohmann::json(v.threads) : nlohmann::json(nullptr)},
+      {"compile_ms", v.compile_ms},
+      {"median_us", v.timing ? nlohmann::json(v.timing->median_us) : nlohmann::json(nullptr)},
+      {"timing", optional_json(v.timing)},
+      {"error", optional_json(v.error)},
+      {"tflops", v.timing ? nlohmann::json(v.tflops) : nlohmann::json(nullptr)},
+      {"gbps", v.timing ? nlohmann::json(v.gbps) : nlohmann::json(nullptr)},
+      {"speedup", optional_number(v.speedup)},
+  };
+  if (with_log) j["compile_log"] = v.compile_log;
+  return j;
+}
+
+nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress>& progress,
+                           const std::optional<VariantRecord>& best, bool with_best) {
+  nlohmann::json j = {
+      {"id", job.id},
+      {"family", job.family},
+      {"shape", to_json(job.shape)},
+      {"shape_key", job.shape_key},
+      {"dtype", job.dtype},
+      {"mode", job.mode},
+      {"arch", job.arch},
+      {"device_uuid", text_or_null(job.device_uuid)},
+      {"device_name", text_or_null(job.device_name)},
+      {"budget", job.budget},
+      {"status", std::string(to_string(job.status))},
+      {"reason", text_or_null(job.reason)},
+      {"cancel_requested", job.cancel_requested},
+      {"reference_us", optional_number(job.reference_us)},
+      {"created_at", text_or_null(job.created_at)},
+      {"started_at", text_or_null(job.started_at)},
+      {"finished_at", text_or_null(job.finished_at)},
+  };
+  if (progress) j["progress"] = progress_to_json(*progress);
+  if (with_best) j["best"] = best ? variant_to_json(*best) : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json best_to_json(const BestEntry& best) {
+  const JobRecord& job = best.job;
+  const VariantRecord& v = best.variant;
+  return {
+      {"family", job.family},
+      {"dtype", job.dtype},
+      {"shape", to_json(job.shape)},
+      {"shape_key", job.shape_key},
+      {"device", text_or_null(job.device_name)},
+      {"device_uuid", text_or_null(job.device_uuid)},
+      {"arch", job.arch},
+      {"job_id", job.id},
+      {"variant_id", v.id},
+      {"template", v.template_name},
+      {"config", to_json(v.config)},
+      {"config_key", v.config_key},
+      {"median_us", v.timing ? nlohmann::json(v.timing->median_us) : nlohmann::json(nullptr)},
+      {"tflops", v.tflops},
+      {"gbps", v.gbps},
+      {"speedup_vs_reference", optional_number(v.speedup)},
+      {"reference_us", optional_number(job.reference_us)},
+      {"timing", optional_json(v.timing)},
+      {"error", optional_json(v.error)},
+      {"registers", count_or_null(v.registers)},
+      {"spill_bytes", count_or_null(v.spill_bytes)},
+      {"smem_bytes", count_or_null(v.smem_bytes)},
+      {"threads", v.threads > 0 ? nlohmann::json(v.threads) : nlohmann::json(nullptr)},
+      {"tuned_at", text_or_null(job.finished_at.empty() ? job.created_at : job.finished_at)},
+  };
+}
+
+nlohmann::json family_to_json(const Family& family) {
+  nlohmann::json dims = nlohmann::json::array();
+  for (const DimSpec& dim : family.dims)
+    dims.push_back(
+        {{"name", dim.name}, {"min", dim.min}, {"max", dim.max}, {"description", dim.description}});
+  nlohmann::json templates = nlohmann::json::array();
+  for (const TemplateSpec& tmpl : family.templates) {
+    nlohmann::json axes = nlohmann::json::array();
+    std::int64_t space = 1;
+    for (const AxisSpec& axis : tmpl.axes) {
+      axes.push_back({{"name", axis.name},
+                      {"values", axis.values},
+                      {"archs", axis.archs},
+                      {"description", axis.description}});
+      space *= static_cast<std::int64_t>(axis.values.size());
+    }
+    templates.push_back({{"name", tmpl.name},
+                         {"kernel", tmpl.kernel},
+                         {"archs", tmpl.archs},
+                         {"axes", axes},
+                         {"constraints", tmpl.constraints},
+                         {"space_size", space}});
+  }
+  return {
+      {"name", family.name},     {"description", family.description},  {"dims", dims},
+      {"dtypes", family.dtypes}, {"reference", family.reference.kind}, {"templates", templates}};
+}
+
+}  // namespace kt

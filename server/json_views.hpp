@@ -1,0 +1,26 @@
+// The JSON the API returns for stored records. snake_case names, times in microseconds (*_us),
+// unknown numbers as null. docs/api.md shows every shape.
+#pragma once
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "db/store.hpp"
+#include "tuner/family.hpp"
+
+namespace kt {
+
+nlohmann::json progress_to_json(const JobProgress& progress);
+// A variant; compile_log only when with_log (it can be many kilobytes).
+nlohmann::json variant_to_json(const VariantRecord& variant, bool with_log = false);
+// A job; progress and best are added when given (best: null while nothing is measured).
+nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress>& progress = {},
+                           const std::optional<VariantRecord>& best = {}, bool with_best = false);
+// GET /v1/best: the winning config with its figures and where it came from.
+nlohmann::json best_to_json(const BestEntry& best);
+// GET /v1/families: dims, dtypes, templates with axes and the size of each template's space.
+nlohmann::json family_to_json(const Family& family);
+
+
+}  // namespace kt

@@ -1,0 +1,124 @@
+#include "server/session.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/dispatch.hpp>
+#include <boost/beast/core/bind_handler.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+namespace kt {
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+namespace {
+
+constexpr auto kDrainTimeout = std::chrono::seconds(5);
+constexpr unsigned kHttp11 = 11;
+
+}  // namespace
+
+HttpResponse to_http_response(ApiResponse api, unsigned version, bool keep_alive) {
+  HttpResponse response{api.status, version};
+  response.set(http::field::server, "kerntuned");
+  response.set(http::field::content_type, api.content_type);
+  for (const auto& [name, value] : api.headers) response.set(name, value);
+  response.keep_alive(keep_alive);
+  response.body() = std::move(api.body);
+  response.prepare_payload();
+  return response;
+}
+
+Session::Session(tcp::socket&& socket, SessionSettings settings)
+    : stream_(std::move(socket)), settings_(settings) {}
+
+void Session::start() {
+  // Run on the connection's strand: the listener hands over sockets made with one.
+  boost::asio::dispatch(stream_.get_executor(),
+                        beast::bind_front_handler(&Session::do_read, shared_from_this()));
+}
+
+void Session::do_read() {
+  parser_.emplace();
+  parser_->body_limit(settings_.context->max_body_bytes);
+  stream_.expires_after(settings_.read_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   beast::bind_front_handler(&Session::on_read, shared_from_this()));
+}
+
+void Session::on_read(beast::error_code ec, std::size_t) {
+  if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+      ec == boost::asio::error::operation_aborted)
+    return do_close();
+  if (ec == http::error::body_limit) {
+    drain_after_write_ = true;
+    return send_response(to_http_response(
+        error_response(HttpStatus::payload_too_large, "body_too_large",
+                       "request body exceeds the limit of " +
+                           std::to_string(settings_.context->max_body_bytes) + " bytes"),
+        kHttp11, false));
+  }
+  if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
+    drain_after_write_ = true;
+    return send_response(to_http_response(error_response(HttpStatus::bad_request, "bad_request",
+                                                         "malformed HTTP request: " + ec.message()),
+                                          kHttp11, false));
+  }
+  if (ec) {
+    spdlog::debug("read: {}", ec.message());
+    return do_close();
+  }
+  const HttpRequest& request = parser_->get();
+  const auto started = std::chrono::steady_clock::now();
+  ApiResponse api = settings_.router->dispatch(request, *settings_.context);
+  const auto elapsed =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
+  spdlog::debug("{} {} -> {} ({:.1f} ms)", std::string(request.method_string()),
+                std::string(request.target()), static_cast<unsigned>(api.status), elapsed.count());
+  send_response(to_http_response(std::move(api), request.version(), request.keep_alive()));
+}
+
+void Session::send_response(HttpResponse response) {
+  response_ = std::move(response);
+  const bool close = response_.need_eof();
+  stream_.expires_after(settings_.read_timeout);
+  http::async_write(stream_, response_,
+                    beast::bind_front_handler(&Session::on_write, shared_from_this(), close));
+}
+
+void Session::on_write(bool close, beast::error_code ec, std::size_t) {
+  if (ec) {
+    spdlog::debug("write: {}", ec.message());
+    return do_close();
+  }
+  if (drain_after_write_) return drain();
+  if (close) return do_close();
+  response_ = {};
+  do_read();
+}
+
+void Session::drain() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  drain_deadline_ = std::chrono::steady_clock::now() + kDrainTimeout;
+  drain_some();
+}
+
+void Session::drain_some() {
+  // One deadline for the whole drain: a client that keeps sending cannot hold the session.
+  stream_.expires_at(drain_deadline_);
+  stream_.async_read_some(boost::asio::buffer(drain_buffer_),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (ec) return self->do_close();
+                            self->drain_some();
+                          });
+}
+
+void Session::do_close() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.close();
+}
+
+}  // namespace kt

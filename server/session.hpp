@@ -1,0 +1,62 @@
+// One HTTP connection: read a request (with a read timeout and a body limit), route it, write the
+// response, and read the next while the client keeps the connection alive. Sessions own
+// themselves through shared_ptr captured by every pending handler.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "server/api_response.hpp"
+#include "server/app_context.hpp"
+#include "server/router.hpp"
+
+namespace kt {
+
+struct SessionSettings {
+  const Router* router = nullptr;
+  AppContext* context = nullptr;
+  std::chrono::seconds read_timeout{30};
+};
+
+using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
+
+// The HTTP message for a handler's answer to a request of the given version and keep-alive.
+HttpResponse to_http_response(ApiResponse api, unsigned version, bool keep_alive);
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(boost::asio::ip::tcp::socket&& socket, SessionSettings settings);
+  void start();
+
+ private:
+  void do_read();
+  void on_read(boost::beast::error_code ec, std::size_t bytes);
+  void send_response(HttpResponse response);
+  void on_write(bool close, boost::beast::error_code ec, std::size_t bytes);
+  // After refusing a request whose body was not read: stop sending, read and drop what the
+  // client still sends (so it sees our answer instead of a reset), then close.
+  void drain();
+  void drain_some();
+  void do_close();
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  SessionSettings settings_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  HttpResponse response_;
+  bool drain_after_write_ = false;
+  std::chrono::steady_clock::time_point drain_deadline_;
+  std::array<char, 16384> drain_buffer_{};
+};
+
+}  // namespace kt

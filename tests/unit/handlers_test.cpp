@@ -1,0 +1,488 @@
+// The API handlers called directly through the router (no sockets) with a real Store on a temp
+// file and the real families: every bad input gets its 4xx and JSON error and leaves the store as
+// it was; good input creates, reads and cancels jobs and reads stored results.
+#include <gtest/gtest.h>
+
+#include "db/store.hpp"
+#include "server/api_routes.hpp"
+#include "server/app_context.hpp"
+#include "support/test_paths.hpp"
+#include "tuner/job_scheduler.hpp"
+
+namespace kt {
+namespace {
+
+namespace http = boost::beast::http;
+
+DeviceInfo fake_h100(int ordinal, const std::string& uuid) {
+  DeviceInfo device;
+  device.ordinal = ordinal;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.uuid = uuid;
+  device.sm_major = 9;
+  device.arch = "sm_90a";
+  device.sm_count = 132;
+  return device;
+}
+
+// The scheduler is built but never started: handlers only enqueue, nothing compiles here.
+class HandlersTest : public ::testing::Test {
+ protected:
+  explicit HandlersTest(std::vector<DeviceInfo> devices = {},
+                        std::string device_error = "libcuda.so.1 not found")
+      : store_(dir_.path() / "kerntune.db"),
+        families_(load_families()),
+        scheduler_(store_, families_, SchedulerOptions{}, devices),
+        context_{store_, families_, scheduler_, devices, std::move(device_error)},
+        router_(make_api_router()) {}
+
+  static FamilyRegistry load_families() {
+    FamilyRegistry registry;
+    registry.load_root(test::source_dir() / "kernel_templates");
+    return registry;
+  }
+
+  ApiResponse call(http::verb method, const std::string& target, const std::string& body = "") {
+    HttpRequest request{method, target, 11};
+    request.body() = body;
+    request.prepare_payload();
+    return router_.dispatch(request, context_);
+  }
+  ApiResponse post_job(const std::string& body) { return call(http::verb::post, "/v1/jobs", body); }
+
+  std::size_t job_count() {
+    JobFilter filter;
+    filter.limit = 1000;
+    return store_.jobs(filter).size();
+  }
+
+  // A bad request: the status, the error code, a message, and no new job.
+  void expect_refused(const ApiResponse& response, HttpStatus status, const std::string& code,
+                      std::size_t jobs_before) {
+    EXPECT_EQ(response.status, status) << response.body;
+    EXPECT_EQ(response.content_type, "application/json");
+    const auto body = response.json();
+    ASSERT_TRUE(body.contains("error")) << response.body;
+    EXPECT_EQ(body["error"]["code"], code) << response.body;
+    EXPECT_FALSE(body["error"]["message"].get<std::string>().empty());
+    EXPECT_EQ(job_count(), jobs_before);
+  }
+
+  std::int64_t create_compile_job() {
+    const auto response = post_job(
+        R"({"family":"gemm","shape":{"M":128,"N":256,"K":64},"dtype":"bf16",
+            "mode":"compile","arch":"sm_100a","budget":4})");
+    EXPECT_EQ(response.status, HttpStatus::accepted) << response.body;
+    return response.json()["id"].get<std::int64_t>();
+  }
+
+  test::TempDir dir_;
+  Store store_;
+  FamilyRegistry families_;
+  JobScheduler scheduler_;
+  AppContext context_;
+  Router router_;
+};
+
+const char* kGoodShape = R"("shape":{"M":64,"N":64,"K":64})";
+
+std::string job_body(const std::string& fields) {
+  return std::string("{") + fields + "}";
+}
+
+TEST_F(HandlersTest, BadJobBodiesAreRefusedWithoutStoringAnything) {
+  create_compile_job();  // so "unchanged" means unchanged, not merely empty
+  const std::size_t before = job_count();
+  const std::string compile = R"("mode":"compile","arch":"sm_90a")";
+  const std::string good = std::string(R"("family":"gemm",)") + kGoodShape + R"(,"dtype":"bf16")";
+  struct Case {
+    std::string body;
+    HttpStatus status;
+    std::string code;
+  };
+  const std::vector<Case> cases{
+      {"{", HttpStatus::bad_request, "invalid_json"},
+      {"", HttpStatus::bad_request, "invalid_json"},
+      {"[1,2]", HttpStatus::bad_request, "invalid_field"},
+      {job_body(good + "," + compile + R"(,"colour":"red")"), HttpStatus::bad_request,
+       "unknown_field"},
+      {job_body(std::string(kGoodShape) + R"(,"dtype":"bf16",)" + compile), HttpStatus::bad_request,
+       "invalid_field"},
+      {job_body(R"("family":7,)" + std::string(kGoodShape) + R"(,"dtype":"bf16",)" + compile),
+       HttpStatus::bad_request, "invalid_field"},
+      {job_body(R"("family":"gemm","dtype":"bf16",)" + compile), HttpStatus::bad_request,
+       "invalid_field"},
+      {job_body(R"("family":"gemm","shape":[64,64,64],"dtype":"bf16",)" + compile),
+       HttpStatus::bad_request, "invalid_field"},
+      {job_body(R"("family":"gemm","shape":{"M":"64","N":64,"K":64},"dtype":"bf16",)" + compile),
+       HttpStatus::bad_request, "invalid_field"},
+      {job_body(R"("family":"gemm","shape":{"M":64.5,"N":64,"K":64},"dtype":"bf16",)" + compile),
+       HttpStatus::bad_request, "invalid_field"},
+      {job_body(R"("family":"conv2d",)" + std::string(kGoodShape) + R"(,"dtype":"bf16",)" +
+                compile),
+       HttpStatus::not_found, "unknown_family"},
+      {job_body(R"("family":"gemm",)" + std::string(kGoodShape) + R"(,"dtype":"fp64",)" + compile),
+       HttpStatus::unprocessable_entity, "unknown_dtype"},
+      {job_body(R"("family":"gemm","shape":{"M":64,"N":64},"dtype":"bf16",)" + compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(R"("family":"gemm","shape":{"M":64,"N":64,"K":64,"Q":2},"dtype":"bf16",)" +
+                compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(R"("family":"gemm","shape":{"M":0,"N":64,"K":64},"dtype":"bf16",)" + compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(R"("family":"gemm","shape":{"M":-8,"N":64,"K":64},"dtype":"bf16",)" + compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(R"("family":"gemm","shape":{"M":64,"m":64,"N":64,"K":64},"dtype":"bf16",)" +
+                compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(R"("family":"gemm","shape":{"M":1099511627776,"N":64,"K":64},"dtype":"bf16",)" +
+                compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(R"("family":"gemm","shape":{"M":1048576,"N":1048576,"K":64},"dtype":"bf16",)" +
+                compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(
+           R"("family":"gemm","shape":{"M":18446744073709551615,"N":64,"K":64},"dtype":"bf16",)" +
+           compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(good + R"(,"mode":"benchmark")"), HttpStatus::unprocessable_entity, "invalid_mode"},
+      {job_body(good + R"(,"mode":3)"), HttpStatus::bad_request, "invalid_field"},
+      {job_body(good + R"(,"mode":"compile")"), HttpStatus::unprocessable_entity, "unknown_arch"},
+      {job_body(good + R"(,"mode":"compile","arch":"sm_42")"), HttpStatus::unprocessable_entity,
+       "unknown_arch"},
+      {job_body(good + R"(,"mode":"compile","arch":90)"), HttpStatus::bad_request, "invalid_field"},
+      {job_body(good + "," + compile + R"(,"budget":-1)"), HttpStatus::unprocessable_entity,
+       "invalid_budget"},
+      {job_body(good + "," + compile + R"(,"budget":"3")"), HttpStatus::bad_request,
+       "invalid_field"},
+      {job_body(good + "," + compile + R"(,"budget":2.5)"), HttpStatus::bad_request,
+       "invalid_field"},
+      {job_body(good + "," + compile + R"(,"device":true)"), HttpStatus::bad_request,
+       "invalid_field"},
+      {job_body(good), HttpStatus::service_unavailable, "no_device"},
+      {job_body(good + R"(,"mode":"tune","device":"0")"), HttpStatus::service_unavailable,
+       "no_device"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    expect_refused(post_job(c.body), c.status, c.code, before);
+  }
+}
+
+TEST_F(HandlersTest, UnknownFamilyMessageListsTheKnownOnes) {
+  const auto response = post_job(job_body(R"("family":"gem",)" + std::string(kGoodShape) +
+                                          R"(,"dtype":"bf16","mode":"compile","arch":"sm_90a")"));
+  EXPECT_EQ(response.status, HttpStatus::not_found);
+  EXPECT_NE(response.json()["error"]["message"].get<std::string>().find("gemm"), std::string::npos);
+}
+
+TEST_F(HandlersTest, TuneWithoutGpuNamesTheProbeErrorAndTheWayOut) {
+  const auto response =
+      post_job(job_body(R"("family":"gemm",)" + std::string(kGoodShape) + R"(,"dtype":"bf16")"));
+  ASSERT_EQ(response.status, HttpStatus::service_unavailable);
+  const std::string message = response.json()["error"]["message"];
+  EXPECT_NE(message.find("no GPU on this host (libcuda.so.1 not found)"), std::string::npos);
+  EXPECT_NE(message.find(R"("mode":"compile")"), std::string::npos);
+  EXPECT_EQ(job_count(), 0u);
+}
+
+TEST_F(HandlersTest, OversizedBodyIs413) {
+  context_.max_body_bytes = 64;
+  const std::string body = job_body(R"("family":"gemm",)" + std::string(kGoodShape) +
+                                    R"(,"dtype":"bf16","mode":"compile","arch":"sm_90a")");
+  ASSERT_GT(body.size(), 64u);
+  expect_refused(post_job(body), HttpStatus::payload_too_large, "body_too_large", 0);
+}
+
+TEST_F(HandlersTest, CompileJobIsCreatedQueuedWithDimsMatchedCaseInsensitively) {
+  const auto response = post_job(
+      R"({"family":"gemm","shape":{"m":100,"n":200,"k":72},"dtype":"fp16",
+          "mode":"compile","arch":"sm_100a","budget":5})");
+  ASSERT_EQ(response.status, HttpStatus::accepted) << response.body;
+  const auto job = response.json();
+  const auto id = job["id"].get<std::int64_t>();
+  EXPECT_EQ(job["status"], "queued");
+  EXPECT_EQ(job["mode"], "compile");
+  EXPECT_EQ(job["arch"], "sm_100a");
+  EXPECT_EQ(job["budget"], 5);
+  EXPECT_EQ(job["shape"], (nlohmann::json{{"M", 100}, {"N", 200}, {"K", 72}}));
+  EXPECT_TRUE(job["device_uuid"].is_null());
+  EXPECT_TRUE(job["best"].is_null());
+  EXPECT_EQ(job_count(), 1u);
+  ASSERT_EQ(response.headers.size(), 1u);
+  EXPECT_EQ(response.headers[0],
+            std::make_pair(std::string("Location"), "/v1/jobs/" + std::to_string(id)));
+
+  const auto stored = store_.job(id);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->shape_key, "K=72,M=100,N=200");
+  EXPECT_EQ(stored->dtype, "fp16");
+}
+
+TEST_F(HandlersTest, JobIdsAreChecked) {
+  const auto id = create_compile_job();
+  EXPECT_EQ(call(http::verb::get, "/v1/jobs/" + std::to_string(id)).status, HttpStatus::ok);
+  for (const std::string bad : {"abc", "0", "-3", "1.5", "99999999999999999999999"})
+    expect_refused(call(http::verb::get, "/v1/jobs/" + bad), HttpStatus::bad_request, "invalid_id",
+                   1);
+  expect_refused(call(http::verb::get, "/v1/jobs/999"), HttpStatus::not_found, "unknown_job", 1);
+  expect_refused(call(http::verb::get, "/v1/jobs/999/variants"), HttpStatus::not_found,
+                 "unknown_job", 1);
+  expect_refused(call(http::verb::delete_, "/v1/jobs/999"), HttpStatus::not_found, "unknown_job",
+                 1);
+  expect_refused(call(http::verb::get, "/v1/variants/x/kernel"), HttpStatus::bad_request,
+                 "invalid_id", 1);
+  expect_refused(call(http::verb::get, "/v1/variants/12345/kernel"), HttpStatus::not_found,
+                 "unknown_variant", 1);
+}
+
+TEST_F(HandlersTest, GetJobReportsProgressAndVariants) {
+  const auto id = create_compile_job();
+  const auto job = call(http::verb::get, "/v1/jobs/" + std::to_string(id)).json();
+  EXPECT_EQ(job["id"], id);
+  EXPECT_EQ(job["status"], "queued");
+  ASSERT_TRUE(job.contains("progress"));
+  EXPECT_EQ(job["progress"]["total"], 0);
+
+  const auto variants = call(http::verb::get, "/v1/jobs/" + std::to_string(id) + "/variants");
+  ASSERT_EQ(variants.status, HttpStatus::ok);
+  EXPECT_EQ(variants.json()["variants"].size(), 0u);
+  expect_refused(call(http::verb::get, "/v1/jobs/" + std::to_string(id) + "/variants?status=x"),
+                 HttpStatus::bad_request, "invalid_parameter", 1);
+  expect_refused(call(http::verb::get, "/v1/jobs/" + std::to_string(id) + "?verbose=1"),
+                 HttpStatus::bad_request, "unknown_parameter", 1);
+}
+
+TEST_F(HandlersTest, CancelAQueuedJobThenCancellingAgainConflicts) {
+  const auto id = create_compile_job();
+  const auto target = "/v1/jobs/" + std::to_string(id);
+  const auto first = call(http::verb::delete_, target);
+  ASSERT_EQ(first.status, HttpStatus::ok) << first.body;
+  EXPECT_EQ(first.json()["status"], "cancelled");
+  EXPECT_EQ(first.json()["cancel_requested"], true);
+  expect_refused(call(http::verb::delete_, target), HttpStatus::conflict, "job_finished", 1);
+}
+
+TEST_F(HandlersTest, BestAndParetoQueriesAreValidated) {
+  const std::string shape = "&M=4096&N=4096&K=4096";
+  expect_refused(call(http::verb::get, "/v1/best?dtype=bf16" + shape), HttpStatus::bad_request,
+                 "missing_parameter", 0);
+  expect_refused(call(http::verb::get, "/v1/best?family=gemm" + shape), HttpStatus::bad_request,
+                 "missing_parameter", 0);
+  expect_refused(call(http::verb::get, "/v1/best?family=nope&dtype=bf16" + shape),
+                 HttpStatus::not_found, "unknown_family", 0);
+  expect_refused(call(http::verb::get, "/v1/best?family=gemm&dtype=int4" + shape),
+                 HttpStatus::unprocessable_entity, "unknown_dtype", 0);
+  expect_refused(call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=4096&N=4096"),
+                 HttpStatus::unprocessable_entity, "invalid_shape", 0);
+  expect_refused(call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=4k&N=1&K=1"),
+                 HttpStatus::bad_request, "invalid_parameter", 0);
+  expect_refused(call(http::verb::get, "/v1/pareto?family=gemm&dtype=bf16&M=0&N=1&K=1"),
+                 HttpStatus::unprocessable_entity, "invalid_shape", 0);
+  expect_refused(call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&X=3" + shape),
+                 HttpStatus::bad_request, "unknown_parameter", 0);
+
+  const auto untuned = call(http::verb::get, "/v1/best?family=gemm&dtype=bf16" + shape);
+  expect_refused(untuned, HttpStatus::not_found, "not_tuned", 0);
+  EXPECT_NE(untuned.json()["error"]["message"].get<std::string>().find(
+                "nothing tuned for gemm bf16 K=4096,M=4096,N=4096"),
+            std::string::npos);
+  const auto pareto = call(http::verb::get, "/v1/pareto?family=gemm&dtype=bf16&m=64&n=64&k=64");
+  ASSERT_EQ(pareto.status, HttpStatus::ok) << pareto.body;
+  EXPECT_EQ(pareto.json()["front"].size(), 0u);
+}
+
+TEST_F(HandlersTest, HistoryFiltersAndValidates) {
+  const auto first = create_compile_job();
+  const auto second = create_compile_job();
+  call(http::verb::delete_, "/v1/jobs/" + std::to_string(first));
+
+  const auto all = call(http::verb::get, "/v1/history").json();
+  ASSERT_EQ(all["jobs"].size(), 2u);
+  EXPECT_EQ(all["jobs"][0]["id"], second);  // newest first
+  EXPECT_TRUE(all["jobs"][0].contains("progress"));
+
+  const auto cancelled = call(http::verb::get, "/v1/history?status=cancelled").json();
+  ASSERT_EQ(cancelled["jobs"].size(), 1u);
+  EXPECT_EQ(cancelled["jobs"][0]["id"], first);
+  EXPECT_EQ(call(http::verb::get, "/v1/history?limit=1&offset=1").json()["jobs"][0]["id"], first);
+  EXPECT_EQ(call(http::verb::get, "/v1/history?family=other").json()["jobs"].size(), 0u);
+
+  for (const std::string bad :
+       {"status=finished", "limit=0", "limit=abc", "limit=5000", "offset=-1", "sort=id"})
+    EXPECT_EQ(call(http::verb::get, "/v1/history?" + bad).status, HttpStatus::bad_request) << bad;
+}
+
+TEST_F(HandlersTest, FamiliesDevicesAndHealth) {
+  const auto families = call(http::verb::get, "/v1/families").json();
+  const auto& list = families["families"];
+  const auto gemm = std::find_if(list.begin(), list.end(),
+                                 [](const nlohmann::json& f) { return f["name"] == "gemm"; });
+  ASSERT_NE(gemm, list.end());
+  EXPECT_EQ((*gemm)["dims"].size(), 3u);
+  EXPECT_NE(std::find((*gemm)["dtypes"].begin(), (*gemm)["dtypes"].end(), "bf16"),
+            (*gemm)["dtypes"].end());
+  ASSERT_FALSE((*gemm)["templates"].empty());
+  EXPECT_FALSE((*gemm)["templates"][0]["axes"].empty());
+  EXPECT_GT((*gemm)["templates"][0]["space_size"].get<std::int64_t>(), 1);
+  EXPECT_TRUE(families["errors"].is_array());
+
+  const auto devices = call(http::verb::get, "/v1/devices").json();
+  EXPECT_EQ(devices["devices"].size(), 0u);
+  EXPECT_EQ(devices["error"], "libcuda.so.1 not found");
+
+  const auto health = call(http::verb::get, "/healthz").json();
+  EXPECT_EQ(health["status"], "ok");
+  EXPECT_EQ(health["devices"], 0);
+}
+
+TEST_F(HandlersTest, UnknownRoutesAndMethods) {
+  expect_refused(call(http::verb::get, "/v1/nothing"), HttpStatus::not_found, "not_found", 0);
+  expect_refused(call(http::verb::get, "/v1/jobs/"), HttpStatus::not_found, "not_found", 0);
+  const auto put = call(http::verb::put, "/v1/jobs");
+  expect_refused(put, HttpStatus::method_not_allowed, "method_not_allowed", 0);
+  ASSERT_EQ(put.headers.size(), 1u);
+  EXPECT_EQ(put.headers[0].first, "Allow");
+  EXPECT_EQ(put.headers[0].second, "POST");
+}
+
+// Results written the way the runner writes them come back through best, pareto, the job and
+// the kernel download.
+TEST_F(HandlersTest, StoredResultsAreServed) {
+  DeviceInfo device = fake_h100(0, "GPU-1111");
+  store_.upsert_device(device);
+  NewJob job;
+  job.family = "gemm";
+  job.shape = {{"M", 256}, {"N", 256}, {"K", 128}};
+  job.dtype = "bf16";
+  job.mode = "tune";
+  job.arch = "sm_90a";
+  job.device_uuid = device.uuid;
+  job.device_name = device.name;
+  const auto job_id = store_.create_job(job);
+  store_.set_job_reference(job_id, 150.0);
+
+  std::vector<VariantRecord> planned(2);
+  planned[0].template_name = planned[1].template_name = "mma_multistage";
+  planned[0].config = {{"BM", 128}, {"BN", 128}};
+  planned[1].config = {{"BM", 64}, {"BN", 128}};
+  for (auto& v : planned) v.config_key = canonical_key(v.config);
+  const auto rows = store_.plan_variants(job_id, planned);
+  ASSERT_EQ(rows.size(), 2u);
+
+  KernelBlob blob;
+  blob.key = "k-test";
+  blob.arch = "sm_90a";
+  blob.kernel = "gemm_kernel";
+  blob.cubin = {'\x7f', 'E', 'L', 'F', '\0', '\x01'};
+  store_.put_kernel(blob);
+  CompileResult compiled;
+  compiled.ok = true;
+  compiled.key = blob.key;
+  compiled.resources.registers = 168;
+  store_.record_compile(rows[0].id, compiled, 256, 49152);
+
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    VariantOutcome outcome;
+    outcome.status = VariantStatus::measured;
+    outcome.timing = TimingSummary{};
+    outcome.timing->median_us = i == 0 ? 100.0 : 120.0;
+    outcome.error = ErrorSummary{};
+    outcome.tflops = 42.0;
+    outcome.speedup = 150.0 / outcome.timing->median_us;
+    store_.record_outcome(rows[i].id, outcome);
+  }
+
+  const auto best = call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&m=256&n=256&k=128");
+  ASSERT_EQ(best.status, HttpStatus::ok) << best.body;
+  const auto b = best.json();
+  EXPECT_EQ(b["variant_id"], rows[0].id);
+  EXPECT_EQ(b["job_id"], job_id);
+  EXPECT_DOUBLE_EQ(b["median_us"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(b["speedup_vs_reference"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(b["reference_us"].get<double>(), 150.0);
+  EXPECT_EQ(b["device"], device.name);
+  EXPECT_EQ(b["config"], (nlohmann::json{{"BM", 128}, {"BN", 128}}));
+  EXPECT_EQ(b["reference"], "cublas_gemm");
+
+  // "h100" resolves to the stored device model; another model has nothing.
+  EXPECT_EQ(
+      call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=256&N=256&K=128&device=h100").status,
+      HttpStatus::ok);
+  EXPECT_EQ(call(http::verb::get,
+                 "/v1/best?family=gemm&dtype=bf16&M=256&N=256&K=128&device=NVIDIA%20B200")
+                .status,
+            HttpStatus::not_found);
+  EXPECT_EQ(call(http::verb::get, "/v1/best?family=gemm&dtype=fp16&M=256&N=256&K=128").status,
+            HttpStatus::not_found);
+
+  const auto pareto =
+      call(http::verb::get, "/v1/pareto?family=gemm&dtype=bf16&M=256&N=256&K=128").json();
+  ASSERT_FALSE(pareto["front"].empty());
+  EXPECT_EQ(pareto["front"][0]["id"], rows[0].id);
+
+  const auto job_view = call(http::verb::get, "/v1/jobs/" + std::to_string(job_id)).json();
+  EXPECT_EQ(job_view["best"]["id"], rows[0].id);
+  EXPECT_EQ(job_view["progress"]["by_status"]["measured"], 2);
+
+  const auto variants =
+      call(http::verb::get, "/v1/jobs/" + std::to_string(job_id) + "/variants").json();
+  ASSERT_EQ(variants["variants"].size(), 2u);
+  EXPECT_EQ(variants["variants"][0]["registers"], 168);
+  EXPECT_FALSE(variants["variants"][0].contains("compile_log"));
+  const auto with_log =
+      call(http::verb::get, "/v1/jobs/" + std::to_string(job_id) + "/variants?log=1").json();
+  EXPECT_TRUE(with_log["variants"][0].contains("compile_log"));
+
+  const auto kernel =
+      call(http::verb::get, "/v1/variants/" + std::to_string(rows[0].id) + "/kernel");
+  ASSERT_EQ(kernel.status, HttpStatus::ok) << kernel.body;
+  EXPECT_EQ(kernel.content_type, "application/octet-stream");
+  EXPECT_EQ(kernel.body, std::string(blob.cubin.begin(), blob.cubin.end()));
+  expect_refused(call(http::verb::get, "/v1/variants/" + std::to_string(rows[1].id) + "/kernel"),
+                 HttpStatus::not_found, "no_kernel", 1);
+
+  // A finished job cannot be cancelled.
+  store_.set_job_status(job_id, JobStatus::done);
+  expect_refused(call(http::verb::delete_, "/v1/jobs/" + std::to_string(job_id)),
+                 HttpStatus::conflict, "job_finished", 1);
+}
+
+// With GPUs present, "device" picks one by ordinal, UUID or name, and tune jobs record it.
+class HandlersWithGpusTest : public HandlersTest {
+ protected:
+  HandlersWithGpusTest()
+      : HandlersTest({fake_h100(0, "GPU-aaaa-0000"), fake_h100(1, "GPU-bbbb-1111")}, "") {}
+
+  nlohmann::json submit_tune(const std::string& device_field) {
+    const auto response = post_job(job_body(R"("family":"gemm",)" + std::string(kGoodShape) +
+                                            R"(,"dtype":"bf16")" + device_field));
+    EXPECT_EQ(response.status, HttpStatus::accepted) << response.body;
+    return response.json();
+  }
+};
+
+TEST_F(HandlersWithGpusTest, DeviceSelection) {
+  EXPECT_EQ(submit_tune("")["device_uuid"], "GPU-aaaa-0000");
+  EXPECT_EQ(submit_tune(R"(,"device":1)")["device_uuid"], "GPU-bbbb-1111");
+  EXPECT_EQ(submit_tune(R"(,"device":"1")")["device_uuid"], "GPU-bbbb-1111");
+  EXPECT_EQ(submit_tune(R"(,"device":"bbbb-1111")")["device_uuid"], "GPU-bbbb-1111");
+  EXPECT_EQ(submit_tune(R"(,"device":"GPU-BBBB-1111")")["device_uuid"], "GPU-bbbb-1111");
+  const auto by_name = submit_tune(R"(,"device":"h100")");
+  EXPECT_EQ(by_name["device_uuid"], "GPU-aaaa-0000");
+  EXPECT_EQ(by_name["device_name"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(by_name["arch"], "sm_90a");
+  EXPECT_EQ(submit_tune(R"(,"arch":"sm_90a")")["arch"], "sm_90a");
+
+  const std::size_t before = job_count();
+  const std::string base = std::string(R"("family":"gemm",)") + kGoodShape + R"(,"dtype":"bf16")";
+  expect_refused(post_job(job_body(base + R"(,"device":"A100")")), HttpStatus::unprocessable_entity,
+                 "unknown_device", before);
+  expect_refused(post_job(job_body(base + R"(,"device":7)")), HttpStatus::unprocessable_entity,
+                 "unknown_device", before);
+  expect_refused(post_job(job_body(base + R"(,"arch":"sm_100a")")),
+                 HttpStatus::unprocessable_entity, "arch_mismatch", before);
+}
+
+}  // namespace
+}  // namespace kt
