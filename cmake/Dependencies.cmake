@@ -1,5 +1,6 @@
 # Third-party packages, all from the distribution's archive (scripts/install-deps.sh).
 find_package(Threads REQUIRED)
+set(Boost_USE_STATIC_LIBS ON)  # Boost.URL statically: the GPU machine has no Boost
 find_package(Boost 1.81 REQUIRED COMPONENTS url)  # Asio + Beast are header-only
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(SQLiteCpp REQUIRED)

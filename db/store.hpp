@@ -160,6 +160,9 @@ class Store {
   // threads); a failed compile keeps them unknown (-1). The status is record_outcome's to set.
   void record_compile(std::int64_t variant_id, const CompileResult& result, int threads,
                       int dynamic_smem_bytes);
+  // Registers and shared memory as the driver reports them for the loaded kernel (the
+  // authority when NVRTC's ptxas report was empty); negative values leave the stored ones.
+  void record_loaded_resources(std::int64_t variant_id, int registers, int smem_bytes);
   // Stores the outcome; for a measured variant of a tune job, updates the Pareto front of the
   // job's (device model, family, shape, dtype) in the same transaction. Without timing and error
   // any earlier measurement row is removed; a missing speedup is filled in from the job's

@@ -147,6 +147,10 @@ class JobExecution {
     request.seed = mix_seed(ctx_.seed, cv.variant_id);
     request.timing = ctx_.options.timing;
     const MeasureResult result = ctx_.worker->measure(request, watchdog(ctx_.options));
+    const int smem = result.static_smem_bytes >= 0
+                         ? result.static_smem_bytes + static_cast<int>(cv.full.launch.dynamic_smem)
+                         : -1;
+    ctx_.store.record_loaded_resources(cv.variant_id, result.registers, smem);
     const VariantOutcome outcome = outcome_of(result, cv.full, job_.reference_us);
     ctx_.store.record_outcome(cv.variant_id, outcome);
     if (outcome.status == VariantStatus::measured)

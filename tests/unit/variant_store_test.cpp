@@ -156,3 +156,26 @@ TEST_F(VariantStoreTest, GatedOnlyListingAndFastestVariantSkipWhatNeverRan) {
 
 }  // namespace
 }  // namespace kt
+
+namespace kt {
+namespace {
+
+using namespace kt::test;
+
+TEST_F(VariantStoreTest, LoadedResourcesOverrideTheCompileReportOnlyWhereKnown) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  const auto rows = plan(store, id, 1);
+  store.record_compile(rows[0].id, compiled(96, 0), 128, 8192);
+  store.record_loaded_resources(rows[0].id, 104, -1);
+  auto v = store.variant(rows[0].id);
+  EXPECT_EQ(v->registers, 104);
+  EXPECT_EQ(v->smem_bytes, 8192);
+  store.record_loaded_resources(rows[0].id, -1, 9000);
+  v = store.variant(rows[0].id);
+  EXPECT_EQ(v->registers, 104);
+  EXPECT_EQ(v->smem_bytes, 9000);
+}
+
+}  // namespace
+}  // namespace kt

@@ -1,5 +1,7 @@
 #include "tuner/compile/nvrtc_compiler.hpp"
 
+#include <algorithm>
+
 #include <chrono>
 
 #include <nvrtc.h>
@@ -17,8 +19,14 @@ std::vector<std::string> fixed_options(const std::string& arch) {
   return {"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v", "-default-device"};
 }
 
-bool log_names_entry(const std::string& log, const std::string& kernel) {
-  return log.find("Compiling entry function '" + kernel + "'") != std::string::npos;
+// The ELF string table holds every symbol name NUL-delimited; an extern "C" kernel appears
+// under its own name. (The ptxas report is not a reliable witness: some NVRTC builds leave the
+// program log empty even with --ptxas-options=-v.)
+bool cubin_names_entry(const std::vector<char>& cubin, const std::string& kernel) {
+  std::string needle(1, '\0');
+  needle += kernel;
+  needle += '\0';
+  return std::search(cubin.begin(), cubin.end(), needle.begin(), needle.end()) != cubin.end();
 }
 
 }  // namespace
@@ -64,15 +72,19 @@ CompileResult compile_kernel(const CompileRequest& request) {
     if (!failure.empty()) {
       result.log = "nvrtcCompileProgram failed (" + failure + ") for " + request.source_name +
                    " on " + request.arch + ":\n" + log;
-    } else if (!log_names_entry(log, request.kernel)) {
-      result.log = "entry point '" + request.kernel + "' is not in the compiled program " +
-                   "(missing, or not extern \"C\"):\n" + log;
     } else {
       result.cubin = program.cubin();
       result.log = log;
       result.resources = parse_ptxas_report(log, request.kernel);
-      result.ok = !result.cubin.empty();
-      if (!result.ok) result.log = "NVRTC returned an empty cubin:\n" + log;
+      if (result.cubin.empty()) {
+        result.log = "NVRTC returned an empty cubin:\n" + log;
+      } else if (!cubin_names_entry(result.cubin, request.kernel)) {
+        result.log = "entry point '" + request.kernel + "' is not in the compiled program " +
+                     "(missing, or not extern \"C\"):\n" + log;
+        result.cubin.clear();
+      } else {
+        result.ok = true;
+      }
     }
   } catch (const NvrtcError& e) {
     result.ok = false;
