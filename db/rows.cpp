@@ -137,9 +137,10 @@ std::vector<VariantRecord> load_variants(SQLite::Database& db, std::int64_t job_
 }
 
 std::optional<VariantRecord> load_fastest_variant(SQLite::Database& db, std::int64_t job_id) {
-  SQLite::Statement query(db, std::string(kVariantSelect) +
-                                  " WHERE v.job_id = ? AND v.status = 'measured'"
-                                  " AND m.median_us IS NOT NULL ORDER BY m.median_us, v.id LIMIT 1");
+  SQLite::Statement query(db,
+                          std::string(kVariantSelect) +
+                              " WHERE v.job_id = ? AND v.status = 'measured'"
+                              " AND m.median_us IS NOT NULL ORDER BY m.median_us, v.id LIMIT 1");
   query.bind(1, job_id);
   if (!query.executeStep()) return std::nullopt;
   return read_variant(query);

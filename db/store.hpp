@@ -30,18 +30,18 @@ struct NewJob {
   std::string family;
   Shape shape;
   std::string dtype;
-  std::string mode = "tune";       // "tune" | "compile"
-  std::string arch;                // target arch (compile mode) or the device's
-  std::string device_uuid;         // "" for compile mode
-  std::string device_name;         // the device model, "" for compile mode
-  std::int64_t budget = 0;         // max variants to run through the gates; 0 = all
+  std::string mode = "tune";  // "tune" | "compile"
+  std::string arch;           // target arch (compile mode) or the device's
+  std::string device_uuid;    // "" for compile mode
+  std::string device_name;    // the device model, "" for compile mode
+  std::int64_t budget = 0;    // max variants to run through the gates; 0 = all
 };
 
 struct JobRecord {
   std::int64_t id = 0;
   std::string family;
   Shape shape;
-  std::string shape_key;           // canonical_key(shape)
+  std::string shape_key;  // canonical_key(shape)
   std::string dtype;
   std::string mode;
   std::string arch;
@@ -49,7 +49,7 @@ struct JobRecord {
   std::string device_name;
   std::int64_t budget = 0;
   JobStatus status = JobStatus::queued;
-  std::string reason;              // why failed / cancelled
+  std::string reason;  // why failed / cancelled
   bool cancel_requested = false;
   std::optional<double> reference_us;  // cuBLAS (the family's reference) median, same job
   std::string created_at, started_at, finished_at;  // ISO 8601 UTC, "" if not yet
@@ -65,22 +65,22 @@ struct VariantRecord {
   std::string failed_gate;
   std::string reason;
   std::string compile_log;
-  std::string kernel_key;          // compile cache key, "" if not compiled
+  std::string kernel_key;  // compile cache key, "" if not compiled
   int registers = -1;
-  int spill_bytes = -1;            // spill stores + loads
-  int smem_bytes = -1;             // static + dynamic shared memory per block
-  int threads = 0;                 // threads per block
+  int spill_bytes = -1;  // spill stores + loads
+  int smem_bytes = -1;   // static + dynamic shared memory per block
+  int threads = 0;       // threads per block
   double compile_ms = 0;
   std::optional<TimingSummary> timing;
   std::optional<ErrorSummary> error;
   double tflops = 0;
   double gbps = 0;
-  std::optional<double> speedup;   // reference_us / median_us
+  std::optional<double> speedup;  // reference_us / median_us
 };
 
 struct JobProgress {
-  std::int64_t total = 0;          // variants planned
-  std::int64_t finished = 0;       // variants in a final state
+  std::int64_t total = 0;     // variants planned
+  std::int64_t finished = 0;  // variants in a final state
   std::map<std::string, std::int64_t> by_status;
 };
 
@@ -98,7 +98,7 @@ struct VariantOutcome {
 struct KernelBlob {
   std::string key;
   std::string arch;
-  std::string kernel;              // entry point
+  std::string kernel;  // entry point
   std::string nvrtc_version;
   std::vector<char> cubin;
   std::string log;
@@ -111,9 +111,9 @@ struct BestEntry {
 };
 
 struct JobFilter {
-  std::string family;              // "" = any
+  std::string family;  // "" = any
   std::optional<JobStatus> status;
-  int limit = 50;                  // negative = no limit
+  int limit = 50;  // negative = no limit
   int offset = 0;
 };
 
@@ -135,8 +135,8 @@ class Store {
   // Jobs.
   std::int64_t create_job(const NewJob& job);
   std::optional<JobRecord> job(std::int64_t id);
-  std::vector<JobRecord> jobs(const JobFilter& filter);   // newest first
-  std::vector<std::int64_t> unfinished_jobs();            // queued or running, oldest first
+  std::vector<JobRecord> jobs(const JobFilter& filter);  // newest first
+  std::vector<std::int64_t> unfinished_jobs();           // queued or running, oldest first
   // Sets status and reason (replacing the old reason). started_at is stamped the first time a
   // job runs, finished_at when it becomes done/failed/cancelled. A job already in a final state
   // keeps it (the call is a no-op), so a cancel is never overwritten by a late "running".

@@ -98,10 +98,11 @@ std::vector<VariantRecord> Store::variants(std::int64_t job_id, bool gated_only)
 void Store::record_loaded_resources(std::int64_t variant_id, int registers, int smem_bytes) {
   std::lock_guard lock(mutex_);
   db::with_context("record_loaded_resources for variant " + std::to_string(variant_id), [&] {
-    SQLite::Statement update(*db_,
-                             "UPDATE variants SET registers = CASE WHEN ? >= 0 THEN ? ELSE registers"
-                             " END, smem_bytes = CASE WHEN ? >= 0 THEN ? ELSE smem_bytes END"
-                             " WHERE id = ?");
+    SQLite::Statement update(
+        *db_,
+        "UPDATE variants SET registers = CASE WHEN ? >= 0 THEN ? ELSE registers"
+        " END, smem_bytes = CASE WHEN ? >= 0 THEN ? ELSE smem_bytes END"
+        " WHERE id = ?");
     update.bind(1, registers);
     update.bind(2, registers);
     update.bind(3, smem_bytes);

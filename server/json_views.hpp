@@ -22,5 +22,4 @@ nlohmann::json best_to_json(const BestEntry& best);
 // GET /v1/families: dims, dtypes, templates with axes and the size of each template's space.
 nlohmann::json family_to_json(const Family& family);
 
-
 }  // namespace kt

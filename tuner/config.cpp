@@ -24,7 +24,8 @@ std::map<std::string, std::int64_t> parse_canonical_key(const std::string& key) 
     if (end == std::string::npos) end = key.size();
     const std::string item = key.substr(pos, end - pos);
     const std::size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("malformed key item '" + item + "'");
+    if (eq == std::string::npos || eq == 0)
+      throw std::invalid_argument("malformed key item '" + item + "'");
     std::int64_t value = 0;
     const char* first = item.data() + eq + 1;
     const char* last = item.data() + item.size();

@@ -12,10 +12,10 @@ namespace kt {
 
 struct DeviceInfo {
   int ordinal = 0;
-  std::string name;            // "NVIDIA H100 80GB HBM3"
-  std::string uuid;            // "GPU-xxxxxxxx-..."
+  std::string name;  // "NVIDIA H100 80GB HBM3"
+  std::string uuid;  // "GPU-xxxxxxxx-..."
   int sm_major = 0, sm_minor = 0;
-  std::string arch;            // NVRTC target: "sm_90a" for 9.0, "sm_100a" for 10.0, else "sm_XY"
+  std::string arch;  // NVRTC target: "sm_90a" for 9.0, "sm_100a" for 10.0, else "sm_XY"
   int sm_count = 0;
   std::int64_t memory_bytes = 0;
   std::int64_t l2_bytes = 0;
@@ -24,22 +24,22 @@ struct DeviceInfo {
   int max_threads_per_block = 0;
   int regs_per_block = 0;
   int clock_khz = 0;
-  int driver_version = 0;      // cuDriverGetVersion, e.g. 13000
-  std::string nvrtc_version;   // "13.0"
+  int driver_version = 0;     // cuDriverGetVersion, e.g. 13000
+  std::string nvrtc_version;  // "13.0"
 };
 
 struct DeviceLimits {
-  std::string arch;                    // "sm_90a"
-  int sm = 0;                          // 90, 100, ...
-  std::int64_t smem_optin = 0;         // max dynamic+static shared memory per block (opt-in)
+  std::string arch;             // "sm_90a"
+  int sm = 0;                   // 90, 100, ...
+  std::int64_t smem_optin = 0;  // max dynamic+static shared memory per block (opt-in)
   std::int64_t smem_per_sm = 0;
   int max_threads = 1024;
   int regs_per_block = 65536;
   int max_regs_per_thread = 255;
-  int sm_count = 0;                    // 0 when unknown (compile-only)
-  int max_cluster = 8;                 // portable cluster size limit
+  int sm_count = 0;     // 0 when unknown (compile-only)
+  int max_cluster = 8;  // portable cluster size limit
   std::int64_t l2_bytes = 0;
-  int tmem_columns = 0;                // 512 on sm_100, 0 where there is no tensor memory
+  int tmem_columns = 0;  // 512 on sm_100, 0 where there is no tensor memory
 };
 
 // Table of known targets: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_120 (and *a).

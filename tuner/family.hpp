@@ -22,30 +22,30 @@ class FamilyError : public std::runtime_error {
 };
 
 struct DimSpec {
-  std::string name;          // "M"
+  std::string name;  // "M"
   std::int64_t min = 1;
   std::int64_t max = 1 << 20;
   std::string description;
 };
 
 struct AxisSpec {
-  std::string name;                  // "BM"; reaches the source as -DKT_BM=<value>
+  std::string name;  // "BM"; reaches the source as -DKT_BM=<value>
   std::vector<std::int64_t> values;
-  std::vector<std::string> archs;    // empty: every arch of the template
+  std::vector<std::string> archs;  // empty: every arch of the template
   std::string description;
 };
 
 struct BufferSpec {
-  std::string name;       // "A"
-  std::string role;       // "input" (random), "output" (poisoned, checked), "scratch" (zeroed once)
-  std::string dtype;      // "in" (the job's dtype), "f32", "i32", "u32"
-  std::string elements;   // expression over dims, axes, elem_bytes
+  std::string name;      // "A"
+  std::string role;      // "input" (random), "output" (poisoned, checked), "scratch" (zeroed once)
+  std::string dtype;     // "in" (the job's dtype), "f32", "i32", "u32"
+  std::string elements;  // expression over dims, axes, elem_bytes
 };
 
 struct ArgSpec {
   enum class Kind { buffer, i32, i64, f32 };
   Kind kind = Kind::buffer;
-  std::string value;      // buffer name, or an expression for scalars
+  std::string value;  // buffer name, or an expression for scalars
 };
 
 struct LaunchSpec {
@@ -56,19 +56,19 @@ struct LaunchSpec {
 };
 
 struct TemplateSpec {
-  std::string name;                    // "mma_multistage"
-  std::string source;                  // file name inside the family folder
-  std::string kernel;                  // extern "C" entry point
-  std::vector<std::string> archs;      // NVRTC targets it is written for: "sm_90a", "sm_100a", ...
+  std::string name;                // "mma_multistage"
+  std::string source;              // file name inside the family folder
+  std::string kernel;              // extern "C" entry point
+  std::vector<std::string> archs;  // NVRTC targets it is written for: "sm_90a", "sm_100a", ...
   std::vector<AxisSpec> axes;
   std::vector<std::string> constraints;  // each must evaluate non-zero, else the variant is pruned
   LaunchSpec launch;
-  std::vector<std::string> options;    // extra NVRTC options
+  std::vector<std::string> options;  // extra NVRTC options
 };
 
 struct ReferenceSpec {
-  std::string kind;                    // "cublas_gemm" (built into the worker)
-  nlohmann::json params;               // kind-specific; strings name buffers or dim expressions
+  std::string kind;       // "cublas_gemm" (built into the worker)
+  nlohmann::json params;  // kind-specific; strings name buffers or dim expressions
 };
 
 struct Family {
@@ -76,20 +76,20 @@ struct Family {
   std::string description;
   std::filesystem::path dir;
   std::vector<DimSpec> dims;
-  std::vector<std::string> dtypes;     // "bf16", "fp16"
+  std::vector<std::string> dtypes;             // "bf16", "fp16"
   std::vector<std::string> shape_constraints;  // checked when a job is submitted
   std::vector<BufferSpec> buffers;
   std::vector<ArgSpec> args;
   ReferenceSpec reference;
-  std::map<std::string, double> tolerance;     // dtype -> max relative L2 error
+  std::map<std::string, double> tolerance;          // dtype -> max relative L2 error
   std::map<std::string, std::int64_t> smoke_shape;  // small ragged shape run before the full one
-  std::string flops = "0";             // expression over dims
-  std::string bytes = "0";             // expression over dims and elem_bytes
+  std::string flops = "0";                          // expression over dims
+  std::string bytes = "0";                          // expression over dims and elem_bytes
   std::vector<TemplateSpec> templates;
   // Every *.cuh / *.h file of the folder, by file name: passed to NVRTC as headers and hashed
   // into the compile cache key.
   std::vector<std::pair<std::string, std::string>> sources;
-  nlohmann::json manifest;             // as written, for GET /v1/families
+  nlohmann::json manifest;  // as written, for GET /v1/families
 };
 
 // Reads dir/manifest.json and the sources next to it. Throws FamilyError with the file and the

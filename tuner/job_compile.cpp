@@ -73,7 +73,8 @@ CompiledVariant compile_variant(Store& store, const Family& family, const JobRec
     if (!family.smoke_shape.empty() && family.smoke_shape != job.shape)
       out.smoke = instantiate(family, *tmpl, variant.config, family.smoke_shape, job.dtype, limits);
   } catch (const std::exception& e) {
-    out.failure = failed(VariantStatus::launch_failed, "launch", std::string("manifest: ") + e.what());
+    out.failure =
+        failed(VariantStatus::launch_failed, "launch", std::string("manifest: ") + e.what());
     store.record_outcome(variant.id, *out.failure);
     return out;
   }
@@ -100,7 +101,7 @@ CompiledVariant compile_variant(Store& store, const Family& family, const JobRec
     result = compile_kernel(request);
     result.key = key;
     if (result.ok) {
-      KernelBlob blob{key,          limits.arch, tmpl->kernel, nvrtc_version(),
+      KernelBlob blob{key,          limits.arch, tmpl->kernel,    nvrtc_version(),
                       result.cubin, result.log,  result.resources};
       store.put_kernel(blob);
     }

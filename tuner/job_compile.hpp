@@ -14,12 +14,12 @@ namespace kt {
 
 struct CompiledVariant {
   std::int64_t variant_id = 0;
-  std::string kernel;                    // entry point
-  std::string kernel_key;                // compile cache key
-  std::vector<char> cubin;               // empty if a gate failed
+  std::string kernel;       // entry point
+  std::string kernel_key;   // compile cache key
+  std::vector<char> cubin;  // empty if a gate failed
   ProblemInstance full;
   std::optional<ProblemInstance> smoke;
-  std::optional<VariantOutcome> failure; // set when the variant stops here
+  std::optional<VariantOutcome> failure;  // set when the variant stops here
   bool cache_hit = false;
 };
 

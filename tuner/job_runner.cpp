@@ -13,7 +13,8 @@ namespace kt {
 namespace {
 
 // Writes the cubin where the worker can read it; content-addressed, so an existing file is it.
-std::filesystem::path materialize_cubin(const std::filesystem::path& dir, const CompiledVariant& cv) {
+std::filesystem::path materialize_cubin(const std::filesystem::path& dir,
+                                        const CompiledVariant& cv) {
   std::filesystem::create_directories(dir);
   const auto path = dir / (cv.kernel_key + ".cubin");
   if (std::filesystem::exists(path)) return path;
@@ -211,7 +212,8 @@ void run_job(std::int64_t job_id, JobRunContext& ctx) {
       return;
     }
     const Family* family = ctx.families.find(job->family);
-    if (family == nullptr) return fail(ctx.store, job_id, "family '" + job->family + "' is not loaded");
+    if (family == nullptr)
+      return fail(ctx.store, job_id, "family '" + job->family + "' is not loaded");
 
     std::optional<DeviceLimits> limits;
     if (job->mode == "compile") {

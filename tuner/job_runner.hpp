@@ -16,12 +16,12 @@
 namespace kt {
 
 struct SchedulerOptions {
-  std::filesystem::path worker_exe;       // kerntune-worker
-  std::filesystem::path work_dir;         // cubins handed to workers live here
-  int compile_threads = 0;                // 0: hardware concurrency
+  std::filesystem::path worker_exe;  // kerntune-worker
+  std::filesystem::path work_dir;    // cubins handed to workers live here
+  int compile_threads = 0;           // 0: hardware concurrency
   TimingOptions timing;
   std::chrono::milliseconds min_watchdog{20000};  // per-variant worker timeout floor
-  std::uint64_t seed = 0;                 // 0: a random seed per daemon run
+  std::uint64_t seed = 0;                         // 0: a random seed per daemon run
 };
 
 struct JobRunContext {
@@ -29,10 +29,10 @@ struct JobRunContext {
   const FamilyRegistry& families;
   const SchedulerOptions& options;
   ThreadPool& compile_pool;
-  const DeviceInfo* device = nullptr;     // the lane's GPU; null for the compile-only lane
-  WorkerClient* worker = nullptr;         // null for the compile-only lane
+  const DeviceInfo* device = nullptr;  // the lane's GPU; null for the compile-only lane
+  WorkerClient* worker = nullptr;      // null for the compile-only lane
   std::uint64_t seed = 1;
-  std::function<bool()> stopping;         // daemon shutdown: leave the job resumable
+  std::function<bool()> stopping;  // daemon shutdown: leave the job resumable
 };
 
 // Runs the job to done / failed / cancelled, or returns early (job left "running") when

@@ -7,7 +7,7 @@
 namespace kt {
 
 struct JobScheduler::Lane {
-  const DeviceInfo* device = nullptr;       // null: compile-only lane
+  const DeviceInfo* device = nullptr;  // null: compile-only lane
   std::unique_ptr<WorkerClient> worker;
   std::deque<std::int64_t> queue;
   std::condition_variable wake;
@@ -16,7 +16,9 @@ struct JobScheduler::Lane {
 
 JobScheduler::JobScheduler(Store& store, const FamilyRegistry& families, SchedulerOptions options,
                            std::vector<DeviceInfo> devices)
-    : store_(store), families_(families), options_(std::move(options)),
+    : store_(store),
+      families_(families),
+      options_(std::move(options)),
       devices_(std::move(devices)) {
   unsigned threads = options_.compile_threads > 0
                          ? static_cast<unsigned>(options_.compile_threads)
@@ -32,7 +34,9 @@ JobScheduler::JobScheduler(Store& store, const FamilyRegistry& families, Schedul
   }
 }
 
-JobScheduler::~JobScheduler() { stop(); }
+JobScheduler::~JobScheduler() {
+  stop();
+}
 
 void JobScheduler::start() {
   {
@@ -81,9 +85,9 @@ void JobScheduler::enqueue(std::int64_t job_id) {
   if (!job) return;
   Lane* lane = lane_for(*job);
   if (lane == nullptr) {
-    store_.set_job_status(job_id, JobStatus::failed,
-                          "device " + job->device_name + " (" + job->device_uuid +
-                              ") is not present on this host");
+    store_.set_job_status(
+        job_id, JobStatus::failed,
+        "device " + job->device_name + " (" + job->device_uuid + ") is not present on this host");
     return;
   }
   {
@@ -93,7 +97,9 @@ void JobScheduler::enqueue(std::int64_t job_id) {
   lane->wake.notify_one();
 }
 
-bool JobScheduler::cancel(std::int64_t job_id) { return store_.request_cancel(job_id); }
+bool JobScheduler::cancel(std::int64_t job_id) {
+  return store_.request_cancel(job_id);
+}
 
 void JobScheduler::run_lane(Lane& lane) {
   for (;;) {
@@ -105,8 +111,8 @@ void JobScheduler::run_lane(Lane& lane) {
       job_id = lane.queue.front();
       lane.queue.pop_front();
     }
-    JobRunContext ctx{store_, families_, options_, *compile_pool_, lane.device, lane.worker.get(),
-                      seed_, [this] { return is_stopping(); }};
+    JobRunContext ctx{store_,      families_,         options_, *compile_pool_,
+                      lane.device, lane.worker.get(), seed_,    [this] { return is_stopping(); }};
     run_job(job_id, ctx);
   }
 }

@@ -9,8 +9,8 @@ namespace kt {
 struct ParetoPoint {
   std::int64_t variant_id = 0;
   double median_us = 0;
-  double max_error = 0;         // max |out-ref| / max |ref|
-  double footprint = 0;         // bytes of on-chip state per block: smem + 4 * regs * threads
+  double max_error = 0;  // max |out-ref| / max |ref|
+  double footprint = 0;  // bytes of on-chip state per block: smem + 4 * regs * threads
 };
 
 // True if a is no worse than b in every objective and better in at least one.

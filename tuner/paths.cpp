@@ -18,6 +18,8 @@ std::filesystem::path default_families_dir() {
   return (dir / ".." / ".." / "kernel_templates").lexically_normal();
 }
 
-std::filesystem::path default_worker_path() { return executable_dir() / "kerntune-worker"; }
+std::filesystem::path default_worker_path() {
+  return executable_dir() / "kerntune-worker";
+}
 
 }  // namespace kt

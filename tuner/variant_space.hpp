@@ -16,9 +16,9 @@ namespace kt {
 
 struct VariantPlan {
   const TemplateSpec* tmpl = nullptr;
-  Config config;                       // one value per axis that applies to the arch
+  Config config;                         // one value per axis that applies to the arch
   std::optional<std::string> pruned_by;  // the failing constraint's text, or the arch mismatch
-  bool unsupported_arch = false;       // template not written for this arch
+  bool unsupported_arch = false;         // template not written for this arch
 };
 
 // Names every expression of the family may use: dims, axes, elem_bytes, and the device limits

@@ -44,7 +44,9 @@ std::optional<VariantStatus> variant_status_from_string(std::string_view text) {
   return std::nullopt;
 }
 
-bool is_final(VariantStatus status) { return status != VariantStatus::pending; }
+bool is_final(VariantStatus status) {
+  return status != VariantStatus::pending;
+}
 
 std::string_view to_string(JobStatus status) {
   for (const auto& [value, name] : kJobNames)

@@ -13,7 +13,9 @@ std::filesystem::path source_dir() {
   return KT_TEST_SOURCE_DIR;
 }
 
-std::filesystem::path binary_dir() { return kt::executable_dir(); }
+std::filesystem::path binary_dir() {
+  return kt::executable_dir();
+}
 
 TempDir::TempDir() {
   std::random_device rd;

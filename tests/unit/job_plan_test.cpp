@@ -53,7 +53,9 @@ TEST(JobPlan, RecordsPrunedAndUnsupportedVariantsWithReasons) {
     if (row.status == VariantStatus::pruned) {
       EXPECT_NE(row.reason.find("A*B <= 16"), std::string::npos);
     }
-    if (row.status == VariantStatus::unsupported_arch) EXPECT_EQ(row.template_name, "bw");
+    if (row.status == VariantStatus::unsupported_arch) {
+      EXPECT_EQ(row.template_name, "bw");
+    }
   }
 }
 
@@ -63,7 +65,8 @@ TEST(JobPlan, BudgetKeepsADeterministicSpreadOfSurvivors) {
   const auto again = plan_job(tiny_family(), tiny_job(7, 5), limits);
   EXPECT_EQ(count(first, VariantStatus::pending), 5u);
   ASSERT_EQ(first.size(), again.size());
-  for (std::size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i].config_key, again[i].config_key);
+  for (std::size_t i = 0; i < first.size(); ++i)
+    EXPECT_EQ(first[i].config_key, again[i].config_key);
   // Pruned rows stay in the plan whatever the budget.
   EXPECT_EQ(count(first, VariantStatus::pruned), 4u);
   // Another job samples another subset (with 28 survivors, 5 of them, collisions are unlikely).

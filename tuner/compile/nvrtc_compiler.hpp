@@ -9,11 +9,11 @@
 namespace kt {
 
 struct CompileRequest {
-  std::string source_name;   // "gemm_mma.cuh" (shows in the log)
-  std::string source;        // the text of source_name
+  std::string source_name;                                   // "gemm_mma.cuh" (shows in the log)
+  std::string source;                                        // the text of source_name
   std::vector<std::pair<std::string, std::string>> headers;  // name -> text, for #include "name"
-  std::string kernel;        // extern "C" entry point expected in the cubin
-  std::string arch;          // "sm_90a", "sm_100a", ...
+  std::string kernel;                // extern "C" entry point expected in the cubin
+  std::string arch;                  // "sm_90a", "sm_100a", ...
   std::vector<std::string> options;  // -D..., etc. (arch, -std, ptxas -v are added)
 };
 
@@ -28,11 +28,11 @@ struct ResourceUsage {
 
 struct CompileResult {
   bool ok = false;
-  std::string log;                // NVRTC program log (includes ptxas info lines)
-  std::vector<char> cubin;        // empty unless ok
+  std::string log;          // NVRTC program log (includes ptxas info lines)
+  std::vector<char> cubin;  // empty unless ok
   ResourceUsage resources;
   double compile_ms = 0;
-  std::string key;                // compile_cache_key(request)
+  std::string key;  // compile_cache_key(request)
 };
 
 // "13.0", from nvrtcVersion.

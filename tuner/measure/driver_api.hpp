@@ -16,21 +16,45 @@ namespace kt::cuda {
 // Entry points as (name, ABI version of cudaTypedefs.h's PFN_<name>_v<version>). Several names
 // are macros in cuda.h (cuMemAlloc -> cuMemAlloc_v2): the struct fields and the calls expand the
 // same way, and the name handed to cuGetProcAddress is the unexpanded base name it expects.
-#define KT_DRIVER_ENTRY_POINTS(X)                                                                  \
-  X(cuGetErrorName, 6000)                                                                          \
-  X(cuGetErrorString, 6000) X(cuInit, 2000) X(cuDriverGetVersion, 2020) X(cuDeviceGet, 2000)       \
-      X(cuDeviceGetCount, 2000) X(cuDeviceGetName, 2000) X(cuDeviceGetUuid, 11040) X(              \
-          cuDeviceTotalMem, 3020) X(cuDeviceGetAttribute, 2000) X(cuDevicePrimaryCtxRetain, 7000)  \
-          X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxSetCurrent, 4000) X(cuCtxSynchronize, 2000)   \
-              X(cuModuleLoadData, 2000) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000)       \
-                  X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) X(cuMemAlloc, 3020)      \
-                      X(cuMemFree, 3020) X(cuMemGetInfo, 3020) X(cuMemcpyHtoD, 3020)               \
-                          X(cuMemcpyDtoH, 3020) X(cuMemsetD8Async, 3020) X(cuMemsetD32Async, 3020) \
-                              X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000)                     \
-                                  X(cuStreamSynchronize, 2000) X(cuEventCreate, 2000)              \
-                                      X(cuEventDestroy, 4000) X(cuEventRecord, 2000)               \
-                                          X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000)  \
-                                              X(cuLaunchKernel, 4000) X(cuLaunchKernelEx, 11060)
+// clang-format off
+#define KT_DRIVER_ENTRY_POINTS(X) \
+  X(cuGetErrorName, 6000) \
+  X(cuGetErrorString, 6000) \
+  X(cuInit, 2000) \
+  X(cuDriverGetVersion, 2020) \
+  X(cuDeviceGet, 2000) \
+  X(cuDeviceGetCount, 2000) \
+  X(cuDeviceGetName, 2000) \
+  X(cuDeviceGetUuid, 11040) \
+  X(cuDeviceTotalMem, 3020) \
+  X(cuDeviceGetAttribute, 2000) \
+  X(cuDevicePrimaryCtxRetain, 7000) \
+  X(cuDevicePrimaryCtxRelease, 11000) \
+  X(cuCtxSetCurrent, 4000) \
+  X(cuCtxSynchronize, 2000) \
+  X(cuModuleLoadData, 2000) \
+  X(cuModuleUnload, 2000) \
+  X(cuModuleGetFunction, 2000) \
+  X(cuFuncGetAttribute, 2020) \
+  X(cuFuncSetAttribute, 9000) \
+  X(cuMemAlloc, 3020) \
+  X(cuMemFree, 3020) \
+  X(cuMemGetInfo, 3020) \
+  X(cuMemcpyHtoD, 3020) \
+  X(cuMemcpyDtoH, 3020) \
+  X(cuMemsetD8Async, 3020) \
+  X(cuMemsetD32Async, 3020) \
+  X(cuStreamCreate, 2000) \
+  X(cuStreamDestroy, 4000) \
+  X(cuStreamSynchronize, 2000) \
+  X(cuEventCreate, 2000) \
+  X(cuEventDestroy, 4000) \
+  X(cuEventRecord, 2000) \
+  X(cuEventSynchronize, 2000) \
+  X(cuEventElapsedTime, 2000) \
+  X(cuLaunchKernel, 4000) \
+  X(cuLaunchKernelEx, 11060)
+// clang-format on
 
 struct DriverApi {
 #define KT_DECLARE_ENTRY(name, version) PFN_##name##_v##version name = nullptr;

@@ -17,16 +17,16 @@ namespace kt {
 
 struct BufferInstance {
   std::string name;
-  std::string role;      // "input" | "output" | "scratch"
-  std::string dtype;     // resolved: "bf16", "fp16", "f32", "i32", "u32"
+  std::string role;   // "input" | "output" | "scratch"
+  std::string dtype;  // resolved: "bf16", "fp16", "f32", "i32", "u32"
   std::int64_t elements = 0;
 };
 
 struct ArgInstance {
   enum class Kind { buffer, i32, i64, f32 };
   Kind kind = Kind::buffer;
-  std::string buffer;    // for Kind::buffer
-  double value = 0;      // for scalars
+  std::string buffer;  // for Kind::buffer
+  double value = 0;    // for scalars
 };
 
 struct LaunchDims {
@@ -37,14 +37,14 @@ struct LaunchDims {
 };
 
 struct ReferenceInstance {
-  std::string kind;           // "cublas_gemm"
-  nlohmann::json params;      // buffer names and evaluated integers, e.g. {"a":"A","m":4096,...}
+  std::string kind;       // "cublas_gemm"
+  nlohmann::json params;  // buffer names and evaluated integers, e.g. {"a":"A","m":4096,...}
 };
 
 // One problem size, fully evaluated for one variant: buffers, kernel arguments, launch.
 struct ProblemInstance {
   Shape shape;
-  std::string dtype;          // "bf16" | "fp16"
+  std::string dtype;  // "bf16" | "fp16"
   std::vector<BufferInstance> buffers;
   std::vector<ArgInstance> args;
   LaunchDims launch;
@@ -57,46 +57,47 @@ struct TimingOptions {
   int warmup_runs = 3;
   int min_trials = 10;
   int max_trials = 500;
-  double max_seconds = 2.0;          // per variant, timed trials only
-  double target_rel_noise = 0.005;   // stop once the median's relative noise is below this
+  double max_seconds = 2.0;         // per variant, timed trials only
+  double target_rel_noise = 0.005;  // stop once the median's relative noise is below this
   bool flush_l2 = true;
 };
 
 struct TimingSummary {
   double median_us = 0, min_us = 0, p10_us = 0, p90_us = 0, mean_us = 0;
-  double rel_noise = 0;              // relative spread of the median estimate
+  double rel_noise = 0;  // relative spread of the median estimate
   int trials = 0;
-  bool converged = false;            // rel_noise reached the target before the limits
+  bool converged = false;  // rel_noise reached the target before the limits
 };
 
 struct ErrorSummary {
-  double max_abs = 0;                // max |out - ref|
-  double max_rel = 0;                // max |out - ref| / max |ref|
-  double rel_l2 = 0;                 // ||out - ref|| / ||ref||
-  std::int64_t first_bad_index = -1; // first element that is non-finite or off by > tolerance-scaled
-  std::int64_t non_finite = 0;       // NaN/Inf (poison left unwritten shows up here)
+  double max_abs = 0;  // max |out - ref|
+  double max_rel = 0;  // max |out - ref| / max |ref|
+  double rel_l2 = 0;   // ||out - ref|| / ||ref||
+  std::int64_t first_bad_index =
+      -1;                       // first element that is non-finite or off by > tolerance-scaled
+  std::int64_t non_finite = 0;  // NaN/Inf (poison left unwritten shows up here)
 };
 
 struct MeasureRequest {
   std::int64_t variant_id = 0;
   std::string cubin_path;
   std::string kernel;
-  std::optional<ProblemInstance> smoke;   // run and checked first, if present
+  std::optional<ProblemInstance> smoke;  // run and checked first, if present
   ProblemInstance full;
-  double tolerance = 1e-2;                // max rel_l2
+  double tolerance = 1e-2;  // max rel_l2
   std::uint64_t seed = 1;
   TimingOptions timing;
-  bool time = true;                       // false: correctness only
+  bool time = true;  // false: correctness only
 };
 
 struct MeasureResult {
   std::int64_t variant_id = 0;
   VariantStatus status = VariantStatus::pending;
-  std::string failed_gate;                // "smoke", "full", "launch", "load", "timing", ...
+  std::string failed_gate;  // "smoke", "full", "launch", "load", "timing", ...
   std::string reason;
   std::optional<ErrorSummary> error;
   std::optional<TimingSummary> timing;
-  int registers = -1;                     // from the loaded function, -1 if unknown
+  int registers = -1;  // from the loaded function, -1 if unknown
   int static_smem_bytes = -1;
 };
 

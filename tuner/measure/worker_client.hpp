@@ -17,7 +17,7 @@ namespace kt {
 
 struct ProbeResult {
   bool driver_found = false;
-  std::string error;                 // why no device is usable ("libcuda.so.1 not found", ...)
+  std::string error;  // why no device is usable ("libcuda.so.1 not found", ...)
   std::vector<DeviceInfo> devices;
 };
 
