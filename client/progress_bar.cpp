@@ -39,6 +39,9 @@ ProgressSnapshot snapshot_from_job(const nlohmann::json& job) {
 }
 
 std::string render_progress(const ProgressSnapshot& s, int bar_width) {
+  // Before the runner has planned the space there is nothing to count yet.
+  if (s.total <= 0 && (s.status == "queued" || s.status == "running"))
+    return "[" + std::string(bar_width, '.') + "] planning the variant space (" + s.status + ")";
   const double fraction =
       s.total > 0 ? std::clamp(static_cast<double>(s.finished) / s.total, 0.0, 1.0) : 0.0;
   const int filled = static_cast<int>(fraction * bar_width + 0.5);

@@ -50,9 +50,14 @@ TEST(ProgressBar, CompileJobsCountCompiledAndHaveNoBest) {
             "[####] 4/4 variants  compiled 3  failed 1  (done)");
 }
 
-TEST(ProgressBar, EmptyJobDoesNotDivideByZero) {
+TEST(ProgressBar, UnplannedJobSaysItIsPlanning) {
   EXPECT_EQ(render_progress(snapshot_from_job({{"status", "queued"}}), 4),
-            "[....] 0/0 variants  measured 0  failed 0  (queued)");
+            "[....] planning the variant space (queued)");
+}
+
+TEST(ProgressBar, EmptyFinishedJobDoesNotDivideByZero) {
+  EXPECT_EQ(render_progress(snapshot_from_job({{"status", "failed"}}), 4),
+            "[....] 0/0 variants  measured 0  failed 0  (failed)");
 }
 
 TEST(ProgressBar, NonInteractiveOutputIsThrottledToStatusChanges) {
