@@ -69,7 +69,7 @@ const LoadedDriver& loaded_driver() {
   return loaded;
 }
 
-// "/work/main/tuner/measure/x.cpp" -> "tuner/measure/x.cpp": readable in stored reasons.
+// "/home/me/kerntune/tuner/measure/x.cpp" -> "tuner/measure/x.cpp": readable in stored reasons.
 std::string_view short_path(std::string_view file) {
   for (std::string_view root : {"/tuner/", "/tests/"}) {
     const auto pos = file.rfind(root);
