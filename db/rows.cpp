@@ -16,19 +16,58 @@ std::map<std::string, std::int64_t> int_map_from_text(const std::string& text, c
   }
 }
 
+std::optional<std::int64_t> optional_int64(const SQLite::Statement& row, const char* name) {
+  const SQLite::Column column = row.getColumn(name);
+  if (column.isNull()) return std::nullopt;
+  return column.getInt64();
+}
+
+std::optional<double> optional_double(const SQLite::Statement& row, const char* name) {
+  const SQLite::Column column = row.getColumn(name);
+  if (column.isNull()) return std::nullopt;
+  return column.getDouble();
+}
+
+void read_winner_comparison(const SQLite::Statement& row, JobRecord& job) {
+  job.winner_variant_id = optional_int64(row, "winner_variant_id");
+  job.runner_up_variant_id = optional_int64(row, "runner_up_variant_id");
+  if (const auto distinguishable = optional_int64(row, "winner_distinguishable"))
+    job.winner_distinguishable = *distinguishable != 0;
+  job.winner_margin = optional_double(row, "winner_margin");
+  job.winner_median_us = optional_double(row, "winner_median_us");
+  job.runner_up_median_us = optional_double(row, "runner_up_median_us");
+}
+
+// How the samples were taken; NULL clock/reasons mean NVML was not there (-1 / 0).
+void read_timing_method(const SQLite::Statement& row, TimingSummary& t) {
+  t.method = row.getColumn("timing_method").getString();
+  t.launches_per_sample = row.getColumn("launches_per_sample").getInt();
+  t.discarded_samples = row.getColumn("discarded_samples").getInt();
+  t.sm_clock_mhz = static_cast<int>(optional_int64(row, "sm_clock_mhz").value_or(-1));
+  t.throttle_reasons =
+      static_cast<std::uint64_t>(optional_int64(row, "throttle_reasons").value_or(0));
+}
+
 }  // namespace
 
 const char* const kJobSelect =
     "SELECT id, family, shape_json, shape_key, dtype, mode, arch, device_uuid, device_name, "
     "budget, status, reason, cancel_requested, reference_us, created_at, started_at, "
-    "finished_at FROM jobs";
+    "finished_at, winner_variant_id, runner_up_variant_id, winner_distinguishable, "
+    "winner_margin, pipeline, pinned_configs_json, gpus, wall_seconds, gpu_busy_seconds, "
+    "(SELECT median_us FROM measurements WHERE variant_id = jobs.winner_variant_id) "
+    "AS winner_median_us, "
+    "(SELECT median_us FROM measurements WHERE variant_id = jobs.runner_up_variant_id) "
+    "AS runner_up_median_us FROM jobs";
 
 const char* const kVariantSelect =
     "SELECT v.id, v.job_id, v.template_name, v.config_json, v.config_key, v.status, "
     "v.failed_gate, v.reason, v.compile_log, v.kernel_key, v.registers, v.spill_bytes, "
-    "v.smem_bytes, v.threads, v.compile_ms, m.median_us, m.min_us, m.p10_us, m.p90_us, "
+    "v.smem_bytes, v.threads, v.compile_ms, v.gpu_ordinal, v.measure_ms, m.median_us, "
+    "m.min_us, m.p10_us, m.p90_us, "
     "m.mean_us, m.rel_noise, m.trials, m.converged, m.max_abs, m.max_rel, m.rel_l2, "
-    "m.first_bad_index, m.non_finite, m.tflops, m.gbps, m.speedup "
+    "m.first_bad_index, m.non_finite, m.tflops, m.gbps, m.speedup, m.timing_method, "
+    "m.launches_per_sample, m.discarded_samples, m.sm_clock_mhz, m.throttle_reasons "
     "FROM variants v LEFT JOIN measurements m ON m.variant_id = v.id";
 
 JobRecord read_job(const SQLite::Statement& row) {
@@ -56,6 +95,12 @@ JobRecord read_job(const SQLite::Statement& row) {
   job.created_at = row.getColumn("created_at").getString();
   job.started_at = row.getColumn("started_at").getString();
   job.finished_at = row.getColumn("finished_at").getString();
+  read_winner_comparison(row, job);
+  job.pipeline = row.getColumn("pipeline").getString();
+  job.pinned_configs_json = row.getColumn("pinned_configs_json").getString();
+  job.gpus = row.getColumn("gpus").getInt();
+  job.wall_seconds = optional_double(row, "wall_seconds");
+  job.gpu_busy_seconds = optional_double(row, "gpu_busy_seconds");
   return job;
 }
 
@@ -81,6 +126,9 @@ VariantRecord read_variant(const SQLite::Statement& row) {
   v.smem_bytes = row.getColumn("smem_bytes").getInt();
   v.threads = row.getColumn("threads").getInt();
   v.compile_ms = row.getColumn("compile_ms").getDouble();
+  if (const auto ordinal = optional_int64(row, "gpu_ordinal"))
+    v.gpu_ordinal = static_cast<int>(*ordinal);
+  v.measure_ms = row.getColumn("measure_ms").getDouble();
   if (!row.getColumn("median_us").isNull()) {
     TimingSummary t;
     t.median_us = row.getColumn("median_us").getDouble();
@@ -91,6 +139,7 @@ VariantRecord read_variant(const SQLite::Statement& row) {
     t.rel_noise = row.getColumn("rel_noise").getDouble();
     t.trials = row.getColumn("trials").getInt();
     t.converged = row.getColumn("converged").getInt() != 0;
+    read_timing_method(row, t);
     v.timing = t;
   }
   if (!row.getColumn("max_rel").isNull()) {

@@ -135,6 +135,26 @@ CREATE TABLE pareto (
 CREATE INDEX pareto_by_problem ON pareto(family, dtype, shape_key, median_us);
 CREATE INDEX pareto_by_variant ON pareto(variant_id);
 )sql"},
+      // Measurement trust (issue 3): how each variant was timed, what was thrown away, which GPU,
+      // how the job's winner compared with its runner-up, and the engine's own figures.
+      {2, R"sql(
+ALTER TABLE measurements ADD COLUMN timing_method TEXT NOT NULL DEFAULT 'events';
+ALTER TABLE measurements ADD COLUMN launches_per_sample INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE measurements ADD COLUMN discarded_samples INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN sm_clock_mhz INTEGER;
+ALTER TABLE measurements ADD COLUMN throttle_reasons INTEGER;
+ALTER TABLE variants ADD COLUMN gpu_ordinal INTEGER;
+ALTER TABLE variants ADD COLUMN measure_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN pipeline TEXT NOT NULL DEFAULT 'pipelined';
+ALTER TABLE jobs ADD COLUMN pinned_configs_json TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN wall_seconds REAL;
+ALTER TABLE jobs ADD COLUMN gpu_busy_seconds REAL;
+ALTER TABLE jobs ADD COLUMN winner_variant_id INTEGER;
+ALTER TABLE jobs ADD COLUMN runner_up_variant_id INTEGER;
+ALTER TABLE jobs ADD COLUMN winner_distinguishable INTEGER;
+ALTER TABLE jobs ADD COLUMN winner_margin REAL;
+)sql"},
   };
   return steps;
 }

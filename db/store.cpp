@@ -148,12 +148,16 @@ std::vector<DeviceInfo> Store::devices() {
 std::int64_t Store::create_job(const NewJob& job) {
   if (job.mode != "tune" && job.mode != "compile")
     throw std::invalid_argument("job mode must be 'tune' or 'compile', not '" + job.mode + "'");
+  if (job.pipeline != "pipelined" && job.pipeline != "serial")
+    throw std::invalid_argument("job pipeline must be 'pipelined' or 'serial', not '" +
+                                job.pipeline + "'");
   std::lock_guard lock(mutex_);
   return db::with_context("create_job", [&] {
     SQLite::Statement insert(
         *db_, std::string("INSERT INTO jobs (family, shape_json, shape_key, dtype, mode, arch,"
-                          " device_uuid, device_name, budget, status, created_at)"
-                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ") +
+                          " device_uuid, device_name, budget, pipeline, pinned_configs_json,"
+                          " status, created_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ") +
                   db::kNowSql + ")");
     insert.bind(1, job.family);
     insert.bind(2, to_json(job.shape).dump());
@@ -164,6 +168,8 @@ std::int64_t Store::create_job(const NewJob& job) {
     insert.bind(7, job.device_uuid);
     insert.bind(8, job.device_name);
     insert.bind(9, job.budget);
+    insert.bind(10, job.pipeline);
+    insert.bind(11, job.pinned_configs_json);
     insert.exec();
     return db_->getLastInsertRowid();
   });

@@ -16,6 +16,7 @@
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/config.hpp"
 #include "tuner/device_limits.hpp"
+#include "tuner/measure/interleaved_protocol.hpp"
 #include "tuner/measure/protocol.hpp"
 #include "tuner/pareto.hpp"
 #include "tuner/variant_status.hpp"
@@ -30,11 +31,13 @@ struct NewJob {
   std::string family;
   Shape shape;
   std::string dtype;
-  std::string mode = "tune";  // "tune" | "compile"
-  std::string arch;           // target arch (compile mode) or the device's
-  std::string device_uuid;    // "" for compile mode
-  std::string device_name;    // the device model, "" for compile mode
-  std::int64_t budget = 0;    // max variants to run through the gates; 0 = all
+  std::string mode = "tune";           // "tune" | "compile"
+  std::string arch;                    // target arch (compile mode) or the device's
+  std::string device_uuid;             // "" for compile mode
+  std::string device_name;             // the device model, "" for compile mode
+  std::int64_t budget = 0;             // max variants to run through the gates; 0 = all
+  std::string pipeline = "pipelined";  // "pipelined" (compile ahead, every GPU) | "serial"
+  std::string pinned_configs_json;     // pinned_configs_to_text(...); "" = the whole space
 };
 
 struct JobRecord {
@@ -53,6 +56,19 @@ struct JobRecord {
   bool cancel_requested = false;
   std::optional<double> reference_us;  // cuBLAS (the family's reference) median, same job
   std::string created_at, started_at, finished_at;  // ISO 8601 UTC, "" if not yet
+  std::string pipeline = "pipelined";
+  std::string pinned_configs_json;         // "" = the whole space
+  int gpus = 0;                            // GPUs the job's variants were spread over (0: none yet)
+  std::optional<double> wall_seconds;      // first variant handed out -> last result, all runs
+  std::optional<double> gpu_busy_seconds;  // workers inside measure calls for its variants
+  // The interleaved re-measure of the top candidates (record_winner_comparison); unset before.
+  std::optional<std::int64_t> winner_variant_id;
+  std::optional<std::int64_t> runner_up_variant_id;
+  std::optional<bool> winner_distinguishable;
+  std::optional<double> winner_margin;  // runner_up_median / winner_median - 1, interleaved
+  // The two variants' own stored medians (their measurement rows), for display.
+  std::optional<double> winner_median_us;
+  std::optional<double> runner_up_median_us;
 };
 
 struct VariantRecord {
@@ -75,7 +91,9 @@ struct VariantRecord {
   std::optional<ErrorSummary> error;
   double tflops = 0;
   double gbps = 0;
-  std::optional<double> speedup;  // reference_us / median_us
+  std::optional<double> speedup;   // reference_us / median_us
+  std::optional<int> gpu_ordinal;  // the GPU that measured it, unset before a worker saw it
+  double measure_ms = 0;           // wall time of the worker's measure call (load, check, time)
 };
 
 struct JobProgress {
@@ -170,6 +188,20 @@ class Store {
   // footprint smem_bytes + 4 * registers * threads (on-chip bytes per block).
   void record_outcome(std::int64_t variant_id, const VariantOutcome& outcome);
   JobProgress progress(std::int64_t job_id);
+  // Stores who won the interleaved re-measure of the job's top candidates and whether the winner
+  // is distinguishable from the runner-up (jobs.winner_*). Recording again replaces it.
+  // std::invalid_argument for an unknown job or a winner that is not one of its variants.
+  void record_winner_comparison(std::int64_t job_id, const InterleavedResult& comparison);
+
+  // The engine's bookkeeping (engine_store.cpp). GPUs the job's variants are spread over:
+  void set_job_gpus(std::int64_t job_id, int gpus);
+  // The job's wall and GPU-busy seconds so far (replacing the stored values; unset stays NULL).
+  void set_job_timing(std::int64_t job_id, std::optional<double> wall_seconds,
+                      std::optional<double> gpu_busy_seconds);
+  // Which GPU measured the variant and how long its worker took.
+  void record_worker_time(std::int64_t variant_id, int gpu_ordinal, double measure_ms);
+  // NVRTC milliseconds of each of the job's variants that was compiled (cache hits excluded).
+  std::vector<double> compile_times_ms(std::int64_t job_id);
 
   // Compile cache.
   std::optional<KernelBlob> find_kernel(const std::string& key);

@@ -23,8 +23,9 @@ void write_measurement(SQLite::Database& db, std::int64_t variant_id, const Vari
       db,
       "INSERT OR REPLACE INTO measurements (variant_id, median_us, min_us, p10_us, p90_us,"
       " mean_us, rel_noise, trials, converged, max_abs, max_rel, rel_l2, first_bad_index,"
-      " non_finite, tflops, gbps, speedup)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      " non_finite, tflops, gbps, speedup, timing_method, launches_per_sample,"
+      " discarded_samples, sm_clock_mhz, throttle_reasons)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   insert.bind(1, variant_id);
   if (const auto& t = outcome.timing) {
     insert.bind(2, t->median_us);
@@ -46,6 +47,14 @@ void write_measurement(SQLite::Database& db, std::int64_t variant_id, const Vari
   insert.bind(15, outcome.tflops);
   insert.bind(16, outcome.gbps);
   bind_optional(insert, 17, speedup);
+  const TimingSummary how = outcome.timing.value_or(TimingSummary{});
+  insert.bind(18, how.method);
+  insert.bind(19, how.launches_per_sample);
+  insert.bind(20, how.discarded_samples);
+  if (how.sm_clock_mhz >= 0) {  // without NVML both stay NULL: unknown, not "no throttling"
+    insert.bind(21, how.sm_clock_mhz);
+    insert.bind(22, static_cast<std::int64_t>(how.throttle_reasons));
+  }
   insert.exec();
 }
 

@@ -5,6 +5,7 @@
 #include "server/job_request.hpp"
 #include "server/json_views.hpp"
 #include "server/request_parsing.hpp"
+#include "tuner/job_stats.hpp"
 
 namespace kt {
 namespace {
@@ -42,7 +43,15 @@ void reject_unknown_params(const ApiRequest& request, const std::set<std::string
 
 nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   const JobProgress progress = context.store.progress(job.id);
-  return job_to_json(job, progress, context.store.fastest_variant(job.id), true);
+  nlohmann::json view = job_to_json(job, progress, context.store.fastest_variant(job.id), true);
+  JobStatsInput stats;
+  stats.wall_seconds = job.wall_seconds;
+  stats.gpu_busy_seconds = job.gpu_busy_seconds;
+  stats.gpus = job.gpus;
+  stats.progress = progress;
+  stats.compile_ms = context.store.compile_times_ms(job.id);
+  view["stats"] = to_json(compute_job_stats(stats));
+  return view;
 }
 
 bool is_finished(JobStatus status) {

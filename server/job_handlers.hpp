@@ -10,7 +10,8 @@ namespace kt {
 
 // POST /v1/jobs: validates the body, creates the job (queued) and enqueues it; 202 with the job.
 ApiResponse create_job(const ApiRequest& request, AppContext& context);
-// GET /v1/jobs/{id}: the job with progress counts and the best measured variant so far.
+// GET /v1/jobs/{id}: the job with progress counts, the best measured variant so far and the
+// engine's figures ("stats": wall time, variants per minute, compile and GPU-busy time).
 ApiResponse get_job(const ApiRequest& request, AppContext& context);
 // GET /v1/jobs/{id}/variants[?status=S1,S2][&exclude_pruned=1][&log=1]
 ApiResponse list_variants(const ApiRequest& request, AppContext& context);

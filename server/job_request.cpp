@@ -4,11 +4,13 @@
 #include <set>
 
 #include "server/request_parsing.hpp"
+#include "tuner/pinned_configs.hpp"
 
 namespace kt {
 namespace {
 
-const std::set<std::string> kFields{"family", "shape", "dtype", "device", "mode", "arch", "budget"};
+const std::set<std::string> kFields{"family", "shape",  "dtype",    "device", "mode",
+                                    "arch",   "budget", "pipeline", "configs"};
 
 nlohmann::json parse_body(const std::string& body, const AppContext& context) {
   if (body.size() > context.max_body_bytes)
@@ -28,7 +30,8 @@ nlohmann::json parse_body(const std::string& body, const AppContext& context) {
     if (!kFields.count(name))
       throw ApiError(HttpStatus::bad_request, "unknown_field",
                      "unknown field '" + name +
-                         "'; expected family, shape, dtype, mode, device, arch, budget");
+                         "'; expected family, shape, dtype, mode, device, arch, budget, " +
+                         "pipeline, configs");
   return json;
 }
 
@@ -80,7 +83,28 @@ std::string device_list(const std::vector<DeviceInfo>& devices) {
   return text;
 }
 
-void choose_device(NewJob& job, const nlohmann::json& body, const AppContext& context) {
+std::string pipeline_of(const nlohmann::json& body) {
+  const std::string pipeline = optional_string(body, "pipeline", "pipelined");
+  if (pipeline != "pipelined" && pipeline != "serial")
+    throw ApiError(HttpStatus::unprocessable_entity, "invalid_pipeline",
+                   "unknown pipeline '" + pipeline + "'; expected \"pipelined\" or \"serial\"");
+  return pipeline;
+}
+
+// "configs": measure only these points of the space (checked against the job's target).
+std::string pinned_configs_of(const nlohmann::json& body, const Family& family, const NewJob& job,
+                              const DeviceLimits& limits) {
+  if (!body.contains("configs") || body.at("configs").is_null()) return "";
+  try {
+    return pinned_configs_to_text(
+        validate_pinned_configs(body.at("configs"), family, job.shape, job.dtype, limits));
+  } catch (const PinnedConfigError& error) {
+    throw ApiError(HttpStatus::bad_request, "invalid_configs", error.what());
+  }
+}
+
+const DeviceInfo& choose_device(NewJob& job, const nlohmann::json& body,
+                                const AppContext& context) {
   const std::string selector = device_selector(body);
   if (context.devices.empty()) {
     const std::string why = context.device_error.empty() ? "no device found" : context.device_error;
@@ -100,6 +124,7 @@ void choose_device(NewJob& job, const nlohmann::json& body, const AppContext& co
   job.arch = device->arch;
   job.device_uuid = device->uuid;
   job.device_name = device->name;
+  return *device;
 }
 
 }  // namespace
@@ -115,26 +140,30 @@ NewJob parse_job_request(const std::string& body_text, const AppContext& context
   job.mode = optional_string(body, "mode", "tune");
   job.arch = optional_string(body, "arch", "");
   job.budget = budget_of(body);
+  job.pipeline = pipeline_of(body);
   device_selector(body);  // type check before any lookup
 
   const Family& family = require_family(context.families, job.family);
   require_dtype(family, job.dtype);
   job.shape = shape_from_json(family, body.at("shape"), job.dtype);
 
+  std::optional<DeviceLimits> limits;
   if (job.mode == "compile") {
     if (job.arch.empty())
       throw ApiError(HttpStatus::unprocessable_entity, "unknown_arch",
                      "\"mode\":\"compile\" needs \"arch\", e.g. \"sm_90a\" or \"sm_100a\"");
-    if (!limits_for_arch(job.arch))
+    limits = limits_for_arch(job.arch);
+    if (!limits)
       throw ApiError(HttpStatus::unprocessable_entity, "unknown_arch",
                      "unknown arch '" + job.arch + "' (known: sm_80, sm_86, sm_89, sm_90a, " +
                          "sm_100a, sm_103a, sm_120a, ...)");
   } else if (job.mode == "tune") {
-    choose_device(job, body, context);
+    limits = limits_for_device(choose_device(job, body, context));
   } else {
     throw ApiError(HttpStatus::unprocessable_entity, "invalid_mode",
                    "unknown mode '" + job.mode + "'; expected \"tune\" or \"compile\"");
   }
+  job.pinned_configs_json = pinned_configs_of(body, family, job, *limits);
   return job;
 }
 

@@ -11,8 +11,9 @@ namespace kt {
 
 // Errors: 413 body_too_large, 400 invalid_json / invalid_field / unknown_field,
 // 404 unknown_family, 422 unknown_dtype / invalid_shape / invalid_mode / unknown_arch /
-// arch_mismatch / unknown_device / invalid_budget, 503 no_device (tune mode on a host without a
-// usable GPU).
+// arch_mismatch / unknown_device / invalid_budget / invalid_pipeline, 400 invalid_configs (a
+// pinned config that is not a point of the space for the job, with the reason), 503 no_device
+// (tune mode on a host without a usable GPU).
 NewJob parse_job_request(const std::string& body, const AppContext& context);
 
 }  // namespace kt

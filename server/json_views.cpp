@@ -1,5 +1,7 @@
 #include "server/json_views.hpp"
 
+#include "tuner/measure/throttle_filter.hpp"
+
 namespace kt {
 namespace {
 
@@ -19,6 +21,43 @@ nlohmann::json optional_json(const std::optional<T>& value) {
 
 nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// The stored timing plus readable throttle reasons; clock and reasons are null without NVML.
+nlohmann::json timing_view(const std::optional<TimingSummary>& timing) {
+  if (!timing) return nullptr;
+  nlohmann::json j = to_json(*timing);
+  if (timing->sm_clock_mhz < 0) {
+    j["sm_clock_mhz"] = nullptr;
+    j["throttle_reasons"] = nullptr;
+    j["throttle_reason_names"] = nullptr;
+  } else {
+    j["throttle_reason_names"] = clock_event_names(timing->throttle_reasons);
+  }
+  return j;
+}
+
+// The configs a pinned job measures ([{"template", "config"}, ...]); null for the whole space.
+nlohmann::json pinned_configs_view(const std::string& text) {
+  if (text.empty()) return nullptr;
+  nlohmann::json configs = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return configs.is_discarded() ? nlohmann::json(text) : configs;
+}
+
+// The interleaved re-measure of the job's top candidates; null until the job stored one.
+nlohmann::json comparison_view(const JobRecord& job) {
+  if (!job.winner_variant_id) return nullptr;
+  auto id_or_null = [](const std::optional<std::int64_t>& id) {
+    return id ? nlohmann::json(*id) : nlohmann::json(nullptr);
+  };
+  return {
+      {"winner_variant_id", *job.winner_variant_id},
+      {"runner_up_variant_id", id_or_null(job.runner_up_variant_id)},
+      {"distinguishable", job.winner_distinguishable ? nlohmann::json(*job.winner_distinguishable)
+                                                     : nlohmann::json(nullptr)},
+      {"margin", optional_number(job.winner_margin)},
+      {"winner_median_us", optional_number(job.winner_median_us)},
+      {"runner_up_median_us", optional_number(job.runner_up_median_us)}};
 }
 
 }  // namespace
@@ -46,8 +85,10 @@ nlohmann::json variant_to_json(const VariantRecord& v, bool with_log) {
       {"smem_bytes", count_or_null(v.smem_bytes)},
       {"threads", v.threads > 0 ? nlohmann::json(v.threads) : nlohmann::json(nullptr)},
       {"compile_ms", v.compile_ms},
+      {"gpu_ordinal", v.gpu_ordinal ? nlohmann::json(*v.gpu_ordinal) : nlohmann::json(nullptr)},
+      {"measure_ms", v.gpu_ordinal ? nlohmann::json(v.measure_ms) : nlohmann::json(nullptr)},
       {"median_us", v.timing ? nlohmann::json(v.timing->median_us) : nlohmann::json(nullptr)},
-      {"timing", optional_json(v.timing)},
+      {"timing", timing_view(v.timing)},
       {"error", optional_json(v.error)},
       {"tflops", v.timing ? nlohmann::json(v.tflops) : nlohmann::json(nullptr)},
       {"gbps", v.timing ? nlohmann::json(v.gbps) : nlohmann::json(nullptr)},
@@ -78,6 +119,10 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
       {"started_at", text_or_null(job.started_at)},
       {"finished_at", text_or_null(job.finished_at)},
   };
+  j["comparison"] = comparison_view(job);
+  j["pipeline"] = job.pipeline;
+  j["gpus"] = job.gpus;
+  j["configs"] = pinned_configs_view(job.pinned_configs_json);
   if (progress) j["progress"] = progress_to_json(*progress);
   if (with_best) j["best"] = best ? variant_to_json(*best) : nlohmann::json(nullptr);
   return j;
@@ -104,7 +149,7 @@ nlohmann::json best_to_json(const BestEntry& best) {
       {"gbps", v.gbps},
       {"speedup_vs_reference", optional_number(v.speedup)},
       {"reference_us", optional_number(job.reference_us)},
-      {"timing", optional_json(v.timing)},
+      {"timing", timing_view(v.timing)},
       {"error", optional_json(v.error)},
       {"registers", count_or_null(v.registers)},
       {"spill_bytes", count_or_null(v.spill_bytes)},

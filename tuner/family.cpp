@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "tuner/arg_parser.hpp"
 #include "tuner/family_checks.hpp"
 #include "tuner/manifest_reader.hpp"
 #include "tuner/template_parser.hpp"
@@ -86,45 +87,8 @@ bool is_buffer(const Family& family, const std::string& name) {
 }
 
 void parse_args(ManifestReader& r, const ManifestJson& root, Family& family) {
-  const ManifestJson* args = r.member(root, "args", "", true);
-  if (args == nullptr) return;
-  if (!args->is_array()) {
-    r.error("args", "must be a list");
-    return;
-  }
-  for (std::size_t i = 0; i < args->size(); ++i) {
-    const std::string where = field_path("args", i);
-    const ManifestJson& spec = (*args)[i];
-    if (!spec.is_object() || spec.size() != 1) {
-      r.error(where, "must be an object with one of: buffer, i32, i64, f32");
-      continue;
-    }
-    const auto& [kind, value] = *spec.items().begin();
-    ArgSpec arg;
-    if (kind == "buffer") {
-      arg.kind = ArgSpec::Kind::buffer;
-      if (!value.is_string() || !is_buffer(family, value.get<std::string>())) {
-        r.error(field_path(where, "buffer"), "must name a declared buffer, got " + value.dump());
-        continue;
-      }
-      arg.value = value.get<std::string>();
-    } else if (kind == "i32" || kind == "i64" || kind == "f32") {
-      arg.kind = kind == "i32"   ? ArgSpec::Kind::i32
-                 : kind == "i64" ? ArgSpec::Kind::i64
-                                 : ArgSpec::Kind::f32;
-      // f32 scalars may be written as plain JSON numbers ("alpha": 1.0).
-      if (kind == "f32" && value.is_number())
-        arg.value = value.dump();
-      else if (auto text = r.expression(value, field_path(where, kind)))
-        arg.value = *text;
-      else
-        continue;
-    } else {
-      r.error(where, "unknown argument kind '" + kind + "' (expected buffer, i32, i64, f32)");
-      continue;
-    }
-    family.args.push_back(std::move(arg));
-  }
+  if (const ManifestJson* args = r.member(root, "args", "", true))
+    family.args = parse_arg_list(r, *args, "args", family);
 }
 
 void parse_reference(ManifestReader& r, const ManifestJson& root, Family& family) {
@@ -250,6 +214,10 @@ Family load_family(const std::filesystem::path& dir) {
   r.throw_if_errors();
   read_sources(family);
   return family;
+}
+
+const std::vector<ArgSpec>& kernel_args(const Family& family, const TemplateSpec& tmpl) {
+  return tmpl.args.empty() ? family.args : tmpl.args;
 }
 
 int dtype_bytes(const std::string& dtype) {

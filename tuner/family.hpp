@@ -43,9 +43,14 @@ struct BufferSpec {
 };
 
 struct ArgSpec {
-  enum class Kind { buffer, i32, i64, f32 };
+  enum class Kind { buffer, i32, i64, f32, tensor_map };
   Kind kind = Kind::buffer;
-  std::string value;  // buffer name, or an expression for scalars
+  std::string value;  // buffer name (buffer, tensor_map), or an expression for scalars
+  // tensor_map only: a dense row-major view of the buffer for the TMA copy engine, innermost
+  // dimension first; extents, box and swizzle bytes (0, 32, 64, 128) are expressions.
+  std::vector<std::string> dims;
+  std::vector<std::string> box;
+  std::string swizzle = "0";
 };
 
 struct LaunchSpec {
@@ -64,6 +69,9 @@ struct TemplateSpec {
   std::vector<std::string> constraints;  // each must evaluate non-zero, else the variant is pruned
   LaunchSpec launch;
   std::vector<std::string> options;  // extra NVRTC options
+  // The template's own kernel arguments, replacing the family's (a TMA kernel takes tensor maps
+  // where the others take pointers); empty: the family's.
+  std::vector<ArgSpec> args;
 };
 
 struct ReferenceSpec {
@@ -91,6 +99,9 @@ struct Family {
   std::vector<std::pair<std::string, std::string>> sources;
   nlohmann::json manifest;  // as written, for GET /v1/families
 };
+
+// The arguments a template's kernel takes: its own list if it has one, else the family's.
+const std::vector<ArgSpec>& kernel_args(const Family& family, const TemplateSpec& tmpl);
 
 // Reads dir/manifest.json and the sources next to it. Throws FamilyError with the file and the
 // reason (missing field, bad expression, unknown buffer in args, ...).

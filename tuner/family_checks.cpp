@@ -52,13 +52,28 @@ std::vector<Located> template_expressions(const Family& family, const TemplateSp
   std::vector<Located> out;
   for (std::size_t i = 0; i < family.buffers.size(); ++i)
     out.push_back({field_path(field_path("buffers", i), "elements"), family.buffers[i].elements});
-  for (std::size_t i = 0; i < family.args.size(); ++i) {
-    const ArgSpec& arg = family.args[i];
-    if (arg.kind == ArgSpec::Kind::buffer) continue;
-    const char* kind = arg.kind == ArgSpec::Kind::i32   ? "i32"
-                       : arg.kind == ArgSpec::Kind::i64 ? "i64"
-                                                        : "f32";
-    out.push_back({field_path(field_path("args", i), kind), arg.value});
+  const std::vector<ArgSpec>& args = kernel_args(family, tmpl);
+  const std::string args_where = tmpl.args.empty() ? "args" : field_path(tmpl_where, "args");
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec& arg = args[i];
+    const std::string where = field_path(args_where, i);
+    switch (arg.kind) {
+      case ArgSpec::Kind::buffer:
+        break;
+      case ArgSpec::Kind::tensor_map:
+        for (std::size_t d = 0; d < arg.dims.size(); ++d) {
+          out.push_back({field_path(field_path(where, "dims"), d), arg.dims[d]});
+          out.push_back({field_path(field_path(where, "box"), d), arg.box[d]});
+        }
+        out.push_back({field_path(where, "swizzle"), arg.swizzle});
+        break;
+      default: {
+        const char* kind = arg.kind == ArgSpec::Kind::i32   ? "i32"
+                           : arg.kind == ArgSpec::Kind::i64 ? "i64"
+                                                            : "f32";
+        out.push_back({field_path(where, kind), arg.value});
+      }
+    }
   }
   for (const auto& [key, value] : family.reference.params.items()) {
     if (!value.is_string()) continue;

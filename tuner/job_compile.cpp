@@ -124,4 +124,23 @@ CompiledVariant compile_variant(Store& store, const Family& family, const JobRec
   return out;
 }
 
+std::optional<CompiledVariant> reload_compiled(Store& store, const Family& family,
+                                               const JobRecord& job, const VariantRecord& variant,
+                                               const DeviceLimits& limits) {
+  const TemplateSpec* tmpl = find_template(family, variant.template_name);
+  if (tmpl == nullptr || variant.kernel_key.empty()) return std::nullopt;
+  auto blob = store.find_kernel(variant.kernel_key);
+  if (!blob || blob->cubin.empty()) return std::nullopt;
+  CompiledVariant out;
+  out.variant_id = variant.id;
+  out.kernel = tmpl->kernel;
+  out.kernel_key = variant.kernel_key;
+  out.cubin = std::move(blob->cubin);
+  out.cache_hit = true;
+  out.full = instantiate(family, *tmpl, variant.config, job.shape, job.dtype, limits);
+  if (!family.smoke_shape.empty() && family.smoke_shape != job.shape)
+    out.smoke = instantiate(family, *tmpl, variant.config, family.smoke_shape, job.dtype, limits);
+  return out;
+}
+
 }  // namespace kt

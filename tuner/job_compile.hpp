@@ -29,4 +29,10 @@ struct CompiledVariant {
 CompiledVariant compile_variant(Store& store, const Family& family, const JobRecord& job,
                                 const VariantRecord& variant, const DeviceLimits& limits);
 
+// A variant that already passed the compile gate, rebuilt from the compile cache for measuring it
+// again (the near-tie re-measure); records nothing. nullopt when its kernel is not in the cache.
+std::optional<CompiledVariant> reload_compiled(Store& store, const Family& family,
+                                               const JobRecord& job, const VariantRecord& variant,
+                                               const DeviceLimits& limits);
+
 }  // namespace kt

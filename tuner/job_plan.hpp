@@ -1,7 +1,7 @@
 // Turns a job into the rows of its variant table: every variant of the family's space for the
 // job's arch, with pruned and unsupported ones recorded as such, and — under a budget — a
-// deterministic sample of the survivors (the same job id always picks the same sample, so a
-// resumed job plans exactly what it planned before).
+// deterministic sample of the survivors, shared equally among the templates (the same job id
+// always picks the same sample, so a resumed job plans exactly what it planned before).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,7 @@ namespace kt {
 
 // Rows for Store::plan_variants: status pending, pruned (reason = failed constraint) or
 // unsupported_arch. With budget > 0 at most `budget` rows are pending; survivors beyond the
-// budget are left out of the plan entirely.
+// budget are left out of the plan entirely. A job with pinned configs plans only those.
 std::vector<VariantRecord> plan_job(const Family& family, const JobRecord& job,
                                     const DeviceLimits& limits);
 

@@ -1,13 +1,14 @@
-// Runs jobs off the I/O threads: a queue of job ids served by one runner thread per GPU (tune
-// jobs) and one for compile-only jobs. Jobs left queued or running by a previous daemon are
-// resumed at start(); finished variants are not repeated.
+// Runs jobs off the I/O threads. Tune jobs queue per GPU model (same name and arch): a model with
+// G GPUs runs up to G of its jobs at once, and each running job spreads its variants over all G
+// GPUs, sharing them with the others in turn (GpuTaskQueue has the policy). Compile-only jobs run
+// one at a time on their own runner. Jobs left queued or running by a previous daemon are resumed
+// at start(); finished variants are not repeated.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -16,8 +17,9 @@
 #include "db/store.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
+#include "tuner/gpu_pool.hpp"
 #include "tuner/job_runner.hpp"
-#include "tuner/measure/protocol.hpp"
+#include "tuner/thread_pool.hpp"
 
 namespace kt {
 
@@ -30,7 +32,7 @@ class JobScheduler {
   JobScheduler(const JobScheduler&) = delete;
   JobScheduler& operator=(const JobScheduler&) = delete;
 
-  // Starts the runner threads and re-queues unfinished jobs from the store.
+  // Starts the runner threads and the GPU lanes and re-queues unfinished jobs from the store.
   void start();
   // Asks running jobs to stop after their current variant and joins the threads. Jobs stay
   // "running" in the store, so the next daemon resumes them.
@@ -43,9 +45,9 @@ class JobScheduler {
   const std::vector<DeviceInfo>& devices() const { return devices_; }
 
  private:
-  struct Lane;  // one queue + thread: a GPU, or compile-only
-  void run_lane(Lane& lane);
-  Lane* lane_for(const JobRecord& job);
+  struct Queue;  // jobs waiting for one of its runners: compile-only, or one GPU model
+  void run_queue(Queue& queue);
+  Queue* queue_for(const JobRecord& job, std::vector<int>* ordinals);
   bool is_stopping();
 
   Store& store_;
@@ -53,7 +55,8 @@ class JobScheduler {
   SchedulerOptions options_;
   std::vector<DeviceInfo> devices_;
   std::unique_ptr<ThreadPool> compile_pool_;
-  std::vector<std::unique_ptr<Lane>> lanes_;  // [0]: compile-only; then one per device
+  std::unique_ptr<GpuPool> gpu_pool_;
+  std::vector<std::unique_ptr<Queue>> queues_;  // [0]: compile-only; then one per GPU model
   std::uint64_t seed_ = 1;
   bool started_ = false;
   bool stopping_ = false;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <set>
 
+#include "tuner/arg_parser.hpp"
+
 namespace kt {
 namespace {
 
@@ -81,7 +83,7 @@ void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family
     if (!r.expect_object(spec, where)) continue;
     r.reject_unknown_keys(spec,
                           {"name", "description", "source", "kernel", "archs", "axes",
-                           "constraints", "launch", "options"},
+                           "constraints", "launch", "options", "args"},
                           where);
     TemplateSpec tmpl;
     tmpl.name = r.string_field(spec, "name", where, true).value_or("");
@@ -117,6 +119,10 @@ void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family
     if (const ManifestJson* launch = r.member(spec, "launch", where, true))
       parse_launch(r, *launch, field_path(where, "launch"), tmpl.launch);
     tmpl.options = r.string_list(spec, "options", where, false);
+    if (const ManifestJson* args = r.member(spec, "args", where, false)) {
+      tmpl.args = parse_arg_list(r, *args, field_path(where, "args"), family);
+      if (tmpl.args.empty() && r.ok()) r.error(field_path(where, "args"), "must not be empty");
+    }
     family.templates.push_back(std::move(tmpl));
   }
 }

@@ -175,6 +175,44 @@ std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config&
   return options;
 }
 
+namespace {
+
+// The TMA view must stay inside its buffer and within the copy engine's limits; a variant that
+// breaks them is a manifest error, caught here rather than as a launch failure on the GPU.
+ArgInstance tensor_map_instance(const Evaluator& eval, const ArgSpec& spec,
+                                const std::string& field,
+                                const std::vector<BufferInstance>& buffers) {
+  ArgInstance arg;
+  arg.kind = ArgInstance::Kind::tensor_map;
+  arg.buffer = spec.value;
+  long long elements = 1;
+  for (std::size_t d = 0; d < spec.dims.size(); ++d) {
+    const std::string at = field + ".dims[" + std::to_string(d) + "]";
+    arg.dims.push_back(eval.integer(at, spec.dims[d], 1, 1ll << 40));
+    elements = arg.dims.back() > (1ll << 62) / elements ? (1ll << 62) : elements * arg.dims.back();
+    arg.box.push_back(static_cast<std::uint32_t>(
+        eval.integer(field + ".box[" + std::to_string(d) + "]", spec.box[d], 1, 256)));
+  }
+  const long long swizzle = eval.integer(field + ".swizzle", spec.swizzle, 0, 128);
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    throw FamilyError(field + ".swizzle: " + std::to_string(swizzle) +
+                      " is not 0, 32, 64 or 128 bytes");
+  arg.swizzle = static_cast<std::uint32_t>(swizzle);
+  const auto buffer = std::find_if(buffers.begin(), buffers.end(),
+                                   [&](const BufferInstance& b) { return b.name == spec.value; });
+  const int elem_bytes = buffer == buffers.end() ? 0 : dtype_bytes(buffer->dtype);
+  if (swizzle != 0 && arg.box[0] * elem_bytes > swizzle)
+    throw FamilyError(field + ": an inner box of " + std::to_string(arg.box[0] * elem_bytes) +
+                      " bytes is wider than its " + std::to_string(swizzle) + "-byte swizzle");
+  if (buffer != buffers.end() && elements > buffer->elements)
+    throw FamilyError(field + ": the tensor map covers " + std::to_string(elements) +
+                      " elements, more than buffer " + spec.value + " holds (" +
+                      std::to_string(buffer->elements) + ")");
+  return arg;
+}
+
+}  // namespace
+
 ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, const Config& config,
                             const Shape& shape, const std::string& dtype,
                             const DeviceLimits& limits) {
@@ -194,11 +232,15 @@ ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, cons
     problem.buffers.push_back(std::move(buffer));
   }
 
-  for (std::size_t i = 0; i < family.args.size(); ++i) {
-    const ArgSpec& spec = family.args[i];
+  const std::vector<ArgSpec>& args = kernel_args(family, tmpl);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec& spec = args[i];
     const std::string field = "args[" + std::to_string(i) + "]";
     ArgInstance arg;
     switch (spec.kind) {
+      case ArgSpec::Kind::tensor_map:
+        arg = tensor_map_instance(eval, spec, field, problem.buffers);
+        break;
       case ArgSpec::Kind::buffer:
         arg.kind = ArgInstance::Kind::buffer;
         arg.buffer = spec.value;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -118,6 +119,39 @@ TEST_F(OnDevice, TimingPipelineTakesTrialsUntilItStops) {
   EXPECT_GT(summary.min_us, 1.0);  // 64 MiB written takes well over a microsecond
   EXPECT_LE(summary.min_us, summary.median_us);
   EXPECT_EQ(summary.converged, pipeline.stop_reason() == StopReason::converged);
+}
+
+// A read flush must evict (a warm 32 MiB read is faster than one after it) and leave L2 clean
+// (a read after it is faster than after a memset flush, which leaves dirty lines to write back).
+TEST_F(OnDevice, ReadFlushEvictsAndLeavesL2Clean) {
+  const std::size_t bytes = std::size_t{32} << 20;
+  ASSERT_GT(static_cast<std::size_t>(info_.l2_bytes), bytes) << "needs an L2 larger than 32 MiB";
+  cuda::DeviceBuffer data(bytes);
+  cuda::DeviceBuffer sink(16);
+  support_->fill_uniform(data.get(), bytes / 4, "f32", 5, stream_->get());
+  TimingOptions options;
+  options.min_trials = 30;
+  options.max_trials = 200;
+  options.max_seconds = 1.0;
+  options.graph_below_us = 0;  // events for all three, so they compare like with like
+  const auto median_read_us = [&](cuda::L2Flusher* flusher) {
+    TimingPipeline pipeline(stream_->get(), flusher);
+    return pipeline
+        .run([&](CUstream s) { support_->read_through(data.get(), bytes, sink.get(), s); }, options)
+        .median_us;
+  };
+  cuda::L2Flusher read_flush(info_.l2_bytes, support_.get());
+  cuda::L2Flusher memset_flush(info_.l2_bytes);
+  const double warm = median_read_us(nullptr);
+  const double after_read_flush = median_read_us(&read_flush);
+  const double after_memset_flush = median_read_us(&memset_flush);
+  RecordProperty("warm_us", std::to_string(warm));
+  RecordProperty("read_flush_us", std::to_string(after_read_flush));
+  RecordProperty("memset_flush_us", std::to_string(after_memset_flush));
+  std::printf("32 MiB read: warm %.2f us, after read flush %.2f us, after memset flush %.2f us\n",
+              warm, after_read_flush, after_memset_flush);
+  EXPECT_LT(warm * 1.1, after_read_flush);
+  EXPECT_LT(after_read_flush, after_memset_flush);
 }
 
 TEST_F(OnDevice, DriverErrorsCarryTheCallAndTheCode) {

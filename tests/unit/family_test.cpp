@@ -196,6 +196,42 @@ TEST(LoadFamily, BuffersArgsAndReferenceAreCrossChecked) {
   EXPECT_HAS(load_error([](Json& m) { m["reference"]["kind"] = "numpy"; }), "reference.kind");
 }
 
+TEST(LoadFamily, TemplateArgsWithTensorMapsReplaceTheFamilyArgs) {
+  test::TempDir dir;
+  Json manifest = test::tiny_family_manifest();
+  manifest["templates"][0]["args"] = Json::parse(
+      R"([{"buffer": "Y"}, {"tensor_map": "X", "dims": ["N", "M"], "box": [64, "TILE"],
+          "swizzle": 128}, {"i32": "M"}])");
+  test::write_tiny_family(dir.path() / "tiny", manifest);
+  const Family family = load_family(dir.path() / "tiny");
+  const std::vector<ArgSpec>& args = kernel_args(family, family.templates[0]);
+  ASSERT_EQ(args.size(), 3u);
+  EXPECT_EQ(args[1].kind, ArgSpec::Kind::tensor_map);
+  EXPECT_EQ(args[1].value, "X");
+  EXPECT_EQ(args[1].dims, (std::vector<std::string>{"N", "M"}));
+  EXPECT_EQ(args[1].box, (std::vector<std::string>{"64", "TILE"}));
+  EXPECT_EQ(args[1].swizzle, "128");
+  EXPECT_EQ(kernel_args(family, family.templates[1]).size(), 5u);  // the family's
+}
+
+TEST(LoadFamily, BadTensorMapArgsAreNamed) {
+  auto with_arg = [](const char* arg) {
+    return [arg](Json& m) { m["templates"][0]["args"] = Json::array({Json::parse(arg)}); };
+  };
+  EXPECT_HAS(load_error(with_arg(R"({"tensor_map": "Q", "dims": ["M"], "box": [8]})")),
+             "templates[0].args[0].tensor_map: must name a declared buffer");
+  EXPECT_HAS(load_error(with_arg(R"({"tensor_map": "X", "dims": ["M", "N"], "box": [8]})")),
+             "templates[0].args[0].box: needs one entry per entry of dims");
+  EXPECT_HAS(load_error(with_arg(R"({"tensor_map": "X", "dims": [], "box": []})")),
+             "templates[0].args[0].dims: must be a list of 1 to 5 expressions");
+  EXPECT_HAS(load_error(with_arg(R"({"tensor_map": "X", "dims": ["M"], "box": ["NOPE"]})")),
+             "NOPE");
+  EXPECT_HAS(load_error(with_arg(R"({"tensor_map": "X", "dims": ["M"], "box": [8], "x": 1})")),
+             "templates[0].args[0]");
+  EXPECT_HAS(load_error([](Json& m) { m["templates"][0]["args"] = Json::array(); }),
+             "templates[0].args: must not be empty");
+}
+
 TEST(LoadFamily, AxesDimsDtypesAndTemplatesAreValidated) {
   EXPECT_HAS(
       load_error([](Json& m) { m["templates"][0]["axes"]["TILE"]["values"] = Json::array(); }),

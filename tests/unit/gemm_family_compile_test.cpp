@@ -1,7 +1,9 @@
 // The shipped GEMM family (kernel_templates/gemm): its manifest loads, its constraints leave a
 // sensible space for the issue's two shapes, and a small fixed sample of surviving variants
-// compiles with NVRTC for sm_90a and sm_100a without spills.
+// compiles with NVRTC for sm_90a and sm_100a without spills. These checks cover the mma.sync
+// templates; the wgmma and skinny templates have their own compile tests.
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,10 +32,12 @@ DeviceLimits limits_of(const std::string& arch) {
 const Shape kSquare{{"M", 4096}, {"N", 4096}, {"K", 4096}};
 const Shape kSkinny{{"M", 64}, {"N", 4096}, {"K", 7168}};
 
+// Survivors of the mma.sync templates; the wgmma and skinny templates have their own tests.
 std::vector<VariantPlan> survivors(const std::vector<VariantPlan>& plans) {
   std::vector<VariantPlan> out;
-  std::copy_if(plans.begin(), plans.end(), std::back_inserter(out),
-               [](const VariantPlan& p) { return !p.unsupported_arch && !p.pruned_by; });
+  std::copy_if(plans.begin(), plans.end(), std::back_inserter(out), [](const VariantPlan& p) {
+    return !p.unsupported_arch && !p.pruned_by && p.tmpl->kernel == "kt_gemm_mma";
+  });
   return out;
 }
 
@@ -67,13 +71,16 @@ TEST(GemmFamily, LoadsWithOneEntryPointAndTheIssueDims) {
   EXPECT_EQ(family.reference.kind, "cublas_gemm");
   EXPECT_DOUBLE_EQ(family.tolerance.at("bf16"), 1e-2);
   ASSERT_GE(family.templates.size(), 2u);
-  for (const TemplateSpec& tmpl : family.templates) EXPECT_EQ(tmpl.kernel, "kt_gemm_mma");
+  std::set<std::string> names;
+  for (const TemplateSpec& tmpl : family.templates) names.insert(tmpl.name);
+  for (const char* name : {"mma_multistage_cluster", "mma_multistage", "wgmma_tma_ws"})
+    EXPECT_TRUE(names.count(name)) << name;
   EXPECT_FALSE(validate_shape(family, family.smoke_shape, "bf16").has_value());
   EXPECT_TRUE(validate_shape(family, {{"M", 1 << 20}, {"N", 1 << 20}, {"K", 1}}, "bf16"))
       << "M*N beyond 2^31 elements must be refused at submission";
 }
 
-TEST(GemmFamily, SquareShapeOnHopperKeepsAModerateSpace) {
+TEST(GemmFamily, MmaSquareShapeOnHopperKeepsAModerateSpace) {
   const DeviceLimits limits = limits_of("sm_90a");
   const auto plans = enumerate_variants(gemm_family(), kSquare, "bf16", limits);
   const auto kept = survivors(plans);
@@ -94,7 +101,7 @@ TEST(GemmFamily, SquareShapeOnHopperKeepsAModerateSpace) {
   }
 }
 
-TEST(GemmFamily, SkinnyShapeUsesSmallTilesAndSplitK) {
+TEST(GemmFamily, MmaSkinnyShapeUsesSmallTilesAndSplitK) {
   const DeviceLimits limits = limits_of("sm_90a");
   const auto kept = survivors(enumerate_variants(gemm_family(), kSkinny, "bf16", limits));
   ASSERT_FALSE(kept.empty());

@@ -1,9 +1,12 @@
 #include "tuner/job_plan.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
+
+#include "tuner/pinned_configs.hpp"
 
 namespace kt {
 namespace {
@@ -77,6 +80,43 @@ TEST(JobPlan, BudgetKeepsADeterministicSpreadOfSurvivors) {
   for (auto& r : other)
     if (r.status == VariantStatus::pending) b.insert(r.template_name + r.config_key);
   EXPECT_NE(a, b);
+}
+
+TEST(JobPlan, BudgetIsSharedEquallyAmongTemplates) {
+  Family family = tiny_family();
+  TemplateSpec small = family.templates[0];
+  small.name = "small";
+  small.axes = {{"A", {1, 2}, {}, ""}, {"B", {1}, {}, ""}};  // 2 survivors against t's 14
+  family.templates.push_back(small);
+  for (std::int64_t id = 1; id <= 5; ++id) {
+    const auto rows = plan_job(family, tiny_job(id, 4), *limits_for_arch("sm_90a"));
+    std::map<std::string, int> pending;
+    for (const auto& r : rows)
+      if (r.status == VariantStatus::pending) ++pending[r.template_name];
+    EXPECT_EQ(pending["small"], 2) << "job " << id;
+    EXPECT_EQ(pending["t"], 2) << "job " << id;
+  }
+  // A budget larger than the small template's share goes to the rest.
+  const auto rows = plan_job(family, tiny_job(9, 10), *limits_for_arch("sm_90a"));
+  EXPECT_EQ(count(rows, VariantStatus::pending), 10u);
+}
+
+TEST(JobPlan, PinnedConfigsPlanOnlyThemselves) {
+  JobRecord job = tiny_job(3, 0);
+  job.pinned_configs_json = pinned_configs_to_text(
+      {{"t", {{"A", 2}, {"B", 4}}}, {"t", {{"A", 1}, {"B", 1}}}, {"t", {{"A", 4}, {"B", 8}}}});
+  const auto rows = plan_job(tiny_family(), job, *limits_for_arch("sm_90a"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].config_key, "A=2,B=4");
+  EXPECT_EQ(rows[0].status, VariantStatus::pending);
+  EXPECT_EQ(rows[1].status, VariantStatus::pending);
+  // No longer a point of the space (say the manifest changed before a resume): pruned, with why.
+  EXPECT_EQ(rows[2].status, VariantStatus::pruned);
+  EXPECT_NE(rows[2].reason.find("A*B <= 16"), std::string::npos);
+  // A budget samples the pinned configs like any survivors.
+  job.budget = 1;
+  EXPECT_EQ(count(plan_job(tiny_family(), job, *limits_for_arch("sm_90a")), VariantStatus::pending),
+            1u);
 }
 
 TEST(SeededPermutation, IsAPermutationAndDependsOnTheSeed) {

@@ -31,7 +31,13 @@ ProblemInstance sample_problem() {
   ArgInstance alpha;
   alpha.kind = ArgInstance::Kind::f32;
   alpha.value = 0.5;
-  p.args = {c, m, mk, alpha};
+  ArgInstance map;
+  map.kind = ArgInstance::Kind::tensor_map;
+  map.buffer = "A";
+  map.dims = {40, 67};
+  map.box = {32, 64};
+  map.swizzle = 64;
+  p.args = {c, m, mk, alpha, map};
   p.launch.grid = {3, 2, 1};
   p.launch.block = {128, 1, 1};
   p.launch.cluster = {2, 1, 1};
@@ -63,6 +69,9 @@ void expect_same(const ProblemInstance& a, const ProblemInstance& b) {
     EXPECT_EQ(a.args[i].kind, b.args[i].kind);
     EXPECT_EQ(a.args[i].buffer, b.args[i].buffer);
     EXPECT_EQ(a.args[i].value, b.args[i].value);
+    EXPECT_EQ(a.args[i].dims, b.args[i].dims);
+    EXPECT_EQ(a.args[i].box, b.args[i].box);
+    EXPECT_EQ(a.args[i].swizzle, b.args[i].swizzle);
   }
   EXPECT_EQ(a.launch.grid, b.launch.grid);
   EXPECT_EQ(a.launch.block, b.launch.block);
@@ -239,6 +248,51 @@ TEST(Protocol, WrongTypesAndValuesAreRejected) {
   result["status"] = "exploded";
   EXPECT_NE(invalid_argument_of([&] { measure_result_from_json(result); }).find("exploded"),
             std::string::npos);
+}
+
+TEST(Protocol, TimingMethodClocksAndReferenceTimeRoundTrip) {
+  TimingSummary t{2.5, 2.4, 2.45, 2.6, 2.5, 0.003, 120, true};
+  t.method = "graph";
+  t.launches_per_sample = 20;
+  t.discarded_samples = 4;
+  t.sm_clock_mhz = 1980;
+  t.throttle_reasons = 0x24;
+  const TimingSummary back = timing_summary_from_json(wire(to_json(t)));
+  EXPECT_EQ(back.method, "graph");
+  EXPECT_EQ(back.launches_per_sample, 20);
+  EXPECT_EQ(back.discarded_samples, 4);
+  EXPECT_EQ(back.sm_clock_mhz, 1980);
+  EXPECT_EQ(back.throttle_reasons, 0x24u);
+
+  MeasureRequest r;
+  r.full = sample_problem();
+  r.reference_us = 176.7;
+  r.timing.graph_below_us = 8;
+  r.timing.graph_batch_us = 80;
+  const MeasureRequest request = measure_request_from_json(wire(to_json(r)));
+  EXPECT_EQ(request.reference_us, 176.7);
+  EXPECT_EQ(request.timing.graph_below_us, 8);
+  EXPECT_EQ(request.timing.graph_batch_us, 80);
+}
+
+TEST(Protocol, MessagesWithoutTheNewerFieldsReadWithDefaults) {
+  json timing = to_json(TimingSummary{});
+  for (const char* field :
+       {"method", "launches_per_sample", "discarded_samples", "sm_clock_mhz", "throttle_reasons"})
+    timing.erase(field);
+  const TimingSummary t = timing_summary_from_json(timing);
+  EXPECT_EQ(t.method, "events");
+  EXPECT_EQ(t.launches_per_sample, 1);
+  EXPECT_EQ(t.sm_clock_mhz, -1);
+
+  MeasureRequest r;
+  r.full = sample_problem();
+  json request = to_json(r);
+  request.erase("reference_us");
+  request["timing"].erase("graph_below_us");
+  const MeasureRequest back = measure_request_from_json(request);
+  EXPECT_EQ(back.reference_us, 0);
+  EXPECT_EQ(back.timing.graph_below_us, TimingOptions{}.graph_below_us);
 }
 
 }  // namespace

@@ -167,6 +167,33 @@ TEST(StopCriterion, WantsAtLeastOneSample) {
   EXPECT_NE(stop.evaluate(std::vector<double>{1.0}, duration<double>(5)), StopReason::keep_going);
 }
 
+TEST(StopCriterionWithDiscards, NothingKeptStopsOnAttemptsOrTime) {
+  const StopCriterion stop(
+      {.min_trials = 10, .max_trials = 50, .max_seconds = 2, .target_rel_noise = 0.005});
+  const std::vector<double> none;
+  EXPECT_EQ(stop.evaluate(none, 49, duration<double>(1)), StopReason::keep_going);
+  EXPECT_EQ(stop.evaluate(none, 50, duration<double>(1)), StopReason::max_trials);
+  EXPECT_EQ(stop.evaluate(none, 3, duration<double>(2)), StopReason::max_time);
+}
+
+TEST(StopCriterionWithDiscards, KeptSamplesDecideAsWithoutDiscards) {
+  const StopCriterion stop(
+      {.min_trials = 10, .max_trials = 50, .max_seconds = 100, .target_rel_noise = 0.005});
+  const std::vector<double> steady(10, 25.0);
+  // Ten identical kept samples converge, however many trials were thrown away on the way.
+  EXPECT_EQ(stop.evaluate(steady, 30, duration<double>(0.1)), StopReason::converged);
+  const auto noisy = normal_samples(20, 100, 20, 4);
+  EXPECT_EQ(stop.evaluate(noisy, 40, duration<double>(0.1)), StopReason::keep_going);
+}
+
+TEST(StopCriterionWithDiscards, ThrottlingCannotDoubleTheTrialBudget) {
+  const StopCriterion stop(
+      {.min_trials = 10, .max_trials = 50, .max_seconds = 100, .target_rel_noise = 1e-9});
+  const auto noisy = normal_samples(20, 100, 20, 6);  // 20 kept, far from converged
+  EXPECT_EQ(stop.evaluate(noisy, 99, duration<double>(0.1)), StopReason::keep_going);
+  EXPECT_EQ(stop.evaluate(noisy, 100, duration<double>(0.1)), StopReason::max_trials);
+}
+
 TEST(StopCriterion, TakesItsRuleFromTimingOptions) {
   TimingOptions options;
   options.min_trials = 7;

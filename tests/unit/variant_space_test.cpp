@@ -217,6 +217,46 @@ TEST_F(VariantSpaceTest, InstantiateRejectsLaunchValuesOutOfRange) {
   expect_error("buffer X elements");
 }
 
+TEST_F(VariantSpaceTest, InstantiateEvaluatesTensorMapArgs) {
+  const Config config{{"TILE", 64}, {"SPLIT", 1}, {"CLUSTER", 1}};
+  ArgSpec map;
+  map.kind = ArgSpec::Kind::tensor_map;
+  map.value = "X";
+  map.dims = {"N", "M"};
+  map.box = {"N", "TILE/2"};
+  map.swizzle = "TILE";
+  family_.templates[0].args = {family_.args[0], map};
+  const ProblemInstance p =
+      instantiate(family_, family_.templates[0], config, shape_, "bf16", limits("sm_90a"));
+  ASSERT_EQ(p.args.size(), 2u);
+  EXPECT_EQ(p.args[1].kind, ArgInstance::Kind::tensor_map);
+  EXPECT_EQ(p.args[1].buffer, "X");
+  EXPECT_EQ(p.args[1].dims, (std::vector<std::int64_t>{3, 1000}));
+  EXPECT_EQ(p.args[1].box, (std::vector<std::uint32_t>{3, 32}));
+  EXPECT_EQ(p.args[1].swizzle, 64u);
+
+  const auto expect_error = [&](const std::string& part) {
+    try {
+      instantiate(family_, family_.templates[0], config, shape_, "bf16", limits("sm_90a"));
+      ADD_FAILURE() << "expected an error mentioning " << part;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  family_.templates[0].args[1].swizzle = "48";
+  expect_error("args[1].swizzle: 48 is not 0, 32, 64 or 128");
+  family_.templates[0].args[1].swizzle = "32";
+  family_.templates[0].args[1].box[0] = "32";  // 64 bytes of bf16 in a 32-byte swizzle span
+  expect_error("wider than its 32-byte swizzle");
+  family_.templates[0].args[1].box[0] = "N";
+  family_.templates[0].args[1].swizzle = "0";
+  family_.templates[0].args[1].box[1] = "512";  // the copy engine's box limit is 256
+  expect_error("args[1].box[1]");
+  family_.templates[0].args[1].box[1] = "TILE";
+  family_.templates[0].args[1].dims[1] = "M+1";  // one row past the buffer
+  expect_error("more than buffer X holds");
+}
+
 TEST_F(VariantSpaceTest, ValidateShapeAcceptsGoodShapes) {
   EXPECT_EQ(validate_shape(family_, shape_, "bf16"), std::nullopt);
   EXPECT_EQ(validate_shape(family_, {{"M", 1}, {"N", 4096}}, "fp16"), std::nullopt);

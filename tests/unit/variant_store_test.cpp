@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
 #include "support/store_fixtures.hpp"
@@ -175,6 +176,43 @@ TEST_F(VariantStoreTest, LoadedResourcesOverrideTheCompileReportOnlyWhereKnown) 
   v = store.variant(rows[0].id);
   EXPECT_EQ(v->registers, 104);
   EXPECT_EQ(v->smem_bytes, 9000);
+}
+
+TEST_F(VariantStoreTest, TimingMethodDiscardsAndClocksAreStoredWithTheMeasurement) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  const auto variants = plan(store, id, 2);
+  VariantOutcome graph = measured(3.2, 0.001);
+  graph.timing->method = "graph";
+  graph.timing->launches_per_sample = 16;
+  graph.timing->discarded_samples = 7;
+  graph.timing->sm_clock_mhz = 1755;
+  graph.timing->throttle_reasons = 0x4 | 0x1;
+  store.record_outcome(variants[0].id, graph);
+  auto v = store.variant(variants[0].id);
+  ASSERT_TRUE(v && v->timing);
+  EXPECT_EQ(v->timing->method, "graph");
+  EXPECT_EQ(v->timing->launches_per_sample, 16);
+  EXPECT_EQ(v->timing->discarded_samples, 7);
+  EXPECT_EQ(v->timing->sm_clock_mhz, 1755);
+  EXPECT_EQ(v->timing->throttle_reasons, 0x5u);
+
+  // Without NVML the clock and reasons are unknown: stored as NULL, read back as -1 / 0.
+  store.record_outcome(variants[1].id, measured(40, 0.001));
+  v = store.variant(variants[1].id);
+  ASSERT_TRUE(v && v->timing);
+  EXPECT_EQ(v->timing->method, "events");
+  EXPECT_EQ(v->timing->launches_per_sample, 1);
+  EXPECT_EQ(v->timing->sm_clock_mhz, -1);
+  EXPECT_EQ(v->timing->throttle_reasons, 0u);
+  SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
+  SQLite::Statement row(raw,
+                        "SELECT sm_clock_mhz IS NULL, throttle_reasons IS NULL FROM measurements "
+                        "WHERE variant_id = ?");
+  row.bind(1, variants[1].id);
+  ASSERT_TRUE(row.executeStep());
+  EXPECT_EQ(row.getColumn(0).getInt(), 1);
+  EXPECT_EQ(row.getColumn(1).getInt(), 1);
 }
 
 }  // namespace

@@ -165,6 +165,31 @@ TEST_F(WorkerClientTest, WithoutADeviceMeasureIsCrashedWithTheReason) {
   EXPECT_NE(reason.find("libcuda.so.1"), std::string::npos) << reason;
 }
 
+TEST_F(WorkerClientTest, WithoutADeviceInterleavedReMeasureThrowsWithTheReason) {
+  if (driver_present()) GTEST_SKIP() << "a driver is present; the GPU tests cover this host";
+  WorkerClient client(worker_exe(), 0);
+  InterleavedRequest request;
+  request.candidates.resize(2);
+  try {
+    client.measure_interleaved(request);
+    FAIL() << "no device, yet an answer";
+  } catch (const WorkerError& e) {
+    EXPECT_EQ(e.outcome(), WorkerReply::Outcome::crashed);
+    EXPECT_NE(std::string(e.what()).find("libcuda.so.1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(client.measure_interleaved(InterleavedRequest{}), std::invalid_argument);
+}
+
+TEST_F(WorkerClientTest, MalformedInterleavedRequestIsRefusedByALiveWorker) {
+  WorkerClient client(worker_exe(), 0);
+  const WorkerReply reply = client.call({{"op", "measure_interleaved"}, {"candidates", 3}}, 20s);
+  ASSERT_EQ(reply.outcome, WorkerReply::Outcome::answered) << reply.reason;
+  EXPECT_FALSE(reply.body.value("ok", true));
+  EXPECT_NE(reply.body.value("error", "").find("candidates"), std::string::npos) << reply.body;
+  EXPECT_EQ(client.call({{"op", "probe"}}, 20s).outcome, WorkerReply::Outcome::answered);
+  EXPECT_EQ(client.starts(), 1);
+}
+
 TEST_F(WorkerClientTest, StoppingLeavesNoZombies) {
   {
     WorkerClient client(worker_exe(), 0);

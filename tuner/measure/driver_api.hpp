@@ -44,16 +44,25 @@ namespace kt::cuda {
   X(cuMemcpyDtoH, 3020) \
   X(cuMemsetD8Async, 3020) \
   X(cuMemsetD32Async, 3020) \
+  X(cuMemcpyDtoDAsync, 3020) \
   X(cuStreamCreate, 2000) \
   X(cuStreamDestroy, 4000) \
   X(cuStreamSynchronize, 2000) \
+  X(cuStreamBeginCapture, 10010) \
+  X(cuStreamEndCapture, 10000) \
+  X(cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphUpload, 11010) \
+  X(cuGraphLaunch, 10000) \
+  X(cuGraphExecDestroy, 10000) \
+  X(cuGraphDestroy, 10000) \
   X(cuEventCreate, 2000) \
   X(cuEventDestroy, 4000) \
   X(cuEventRecord, 2000) \
   X(cuEventSynchronize, 2000) \
   X(cuEventElapsedTime, 2000) \
   X(cuLaunchKernel, 4000) \
-  X(cuLaunchKernelEx, 11060)
+  X(cuLaunchKernelEx, 11060) \
+  X(cuTensorMapEncodeTiled, 12000)
 // clang-format on
 
 struct DriverApi {

@@ -22,37 +22,91 @@ Int integral_scalar(double value, std::size_t index) {
   return static_cast<Int>(value);
 }
 
-template <typename T>
-std::array<std::byte, 8> packed(T value) {
-  static_assert(sizeof(T) <= 8);
-  std::array<std::byte, 8> slot{};
-  std::memcpy(slot.data(), &value, sizeof(T));
-  return slot;
+CUtensorMapDataType tensor_map_type(const std::string& dtype) {
+  if (dtype == "bf16") return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  if (dtype == "fp16") return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  if (dtype == "f32") return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  if (dtype == "i32") return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  if (dtype == "u32") return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  throw std::invalid_argument("no tensor map element type for dtype '" + dtype + "'");
+}
+
+CUtensorMapSwizzle tensor_map_swizzle(std::uint32_t bytes) {
+  switch (bytes) {
+    case 0:
+      return CU_TENSOR_MAP_SWIZZLE_NONE;
+    case 32:
+      return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64:
+      return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128:
+      return CU_TENSOR_MAP_SWIZZLE_128B;
+  }
+  throw std::invalid_argument("tensor map swizzle " + std::to_string(bytes) +
+                              " is not 0, 32, 64 or 128 bytes");
+}
+
+// A dense row-major view of the buffer, innermost dimension first; out-of-bounds boxes read as
+// zero, which is what lets a TMA kernel run ragged K without a tail loop.
+CUtensorMap encode_tensor_map(const ArgInstance& arg, const ProblemBuffers& buffers) {
+  const BufferInstance& spec = buffers.spec(arg.buffer);
+  const int elem_bytes = spec.dtype == "bf16" || spec.dtype == "fp16" ? 2 : 4;
+  const auto rank = static_cast<cuuint32_t>(arg.dims.size());
+  if (rank == 0 || rank > 5 || arg.box.size() != arg.dims.size())
+    throw std::invalid_argument("tensor map over " + arg.buffer +
+                                " needs 1 to 5 dims and one box entry per dim");
+  std::array<cuuint64_t, 5> extents{};
+  std::array<cuuint64_t, 4> strides{};  // bytes, for dims 1..rank-1
+  std::array<cuuint32_t, 5> box{};
+  std::array<cuuint32_t, 5> element_strides{1, 1, 1, 1, 1};
+  cuuint64_t stride = static_cast<cuuint64_t>(elem_bytes);
+  for (cuuint32_t d = 0; d < rank; ++d) {
+    if (arg.dims[d] <= 0)
+      throw std::invalid_argument("tensor map over " + arg.buffer + " has a non-positive extent");
+    extents[d] = static_cast<cuuint64_t>(arg.dims[d]);
+    box[d] = arg.box[d];
+    if (d > 0) strides[d - 1] = stride;
+    stride *= extents[d];
+  }
+  CUtensorMap map{};
+  KT_CU(cuTensorMapEncodeTiled, &map, tensor_map_type(spec.dtype), rank,
+        reinterpret_cast<void*>(buffers.buffer(arg.buffer).get()), extents.data(), strides.data(),
+        box.data(), element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+        tensor_map_swizzle(arg.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return map;
 }
 
 }  // namespace
 
 KernelArguments::KernelArguments(const std::vector<ArgInstance>& args,
                                  const ProblemBuffers& buffers) {
-  storage_.reserve(args.size());
+  storage_.resize(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgInstance& arg = args[i];
+    auto store = [&](const auto& value) {
+      static_assert(sizeof(value) <= sizeof(Slot::bytes));
+      std::memcpy(storage_[i].bytes.data(), &value, sizeof(value));
+    };
     switch (arg.kind) {
       case ArgInstance::Kind::buffer:
-        storage_.push_back(packed<CUdeviceptr>(buffers.buffer(arg.buffer).get()));
+        store(static_cast<CUdeviceptr>(buffers.buffer(arg.buffer).get()));
         break;
       case ArgInstance::Kind::i32:
-        storage_.push_back(packed(integral_scalar<std::int32_t>(arg.value, i)));
+        store(integral_scalar<std::int32_t>(arg.value, i));
         break;
       case ArgInstance::Kind::i64:
-        storage_.push_back(packed(integral_scalar<std::int64_t>(arg.value, i)));
+        store(integral_scalar<std::int64_t>(arg.value, i));
         break;
       case ArgInstance::Kind::f32:
-        storage_.push_back(packed(static_cast<float>(arg.value)));
+        store(static_cast<float>(arg.value));
+        break;
+      case ArgInstance::Kind::tensor_map:
+        store(encode_tensor_map(arg, buffers));
         break;
     }
   }
-  for (auto& slot : storage_) pointers_.push_back(slot.data());
+  for (auto& slot : storage_) pointers_.push_back(slot.bytes.data());
 }
 
 bool uses_clusters(const LaunchDims& launch) {

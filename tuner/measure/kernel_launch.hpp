@@ -1,6 +1,6 @@
 // A variant's kernel launch: its arguments packed from the problem instance (buffer addresses and
-// scalars in manifest order) and cuLaunchKernelEx with the cluster dimension attribute when the
-// variant uses thread-block clusters.
+// scalars in manifest order, TMA tensor maps encoded over buffers) and cuLaunchKernelEx with the
+// cluster dimension attribute when the variant uses thread-block clusters.
 #pragma once
 
 #include <cuda.h>
@@ -16,7 +16,8 @@ namespace kt {
 
 class KernelArguments {
  public:
-  // Throws std::invalid_argument for an unknown buffer or a scalar out of its type's range.
+  // Throws std::invalid_argument for an unknown buffer or a scalar out of its type's range, and
+  // CudaError when the driver refuses a tensor map (alignment, stride or box limits).
   KernelArguments(const std::vector<ArgInstance>& args, const ProblemBuffers& buffers);
   KernelArguments(const KernelArguments&) = delete;
   KernelArguments& operator=(const KernelArguments&) = delete;
@@ -24,7 +25,12 @@ class KernelArguments {
   void** pointers() { return pointers_.data(); }
 
  private:
-  std::vector<std::array<std::byte, 8>> storage_;  // every kernel argument fits in 8 bytes
+  // One slot per argument: 8 bytes for pointers and scalars, 128 for a CUtensorMap, which the
+  // kernel takes by value (__grid_constant__) and which must be 64-byte aligned.
+  struct alignas(64) Slot {
+    std::array<std::byte, sizeof(CUtensorMap)> bytes{};
+  };
+  std::vector<Slot> storage_;
   std::vector<void*> pointers_;
 };
 

@@ -93,6 +93,8 @@ const char* arg_kind_name(ArgInstance::Kind kind) {
       return "i64";
     case ArgInstance::Kind::f32:
       return "f32";
+    case ArgInstance::Kind::tensor_map:
+      return "tensor_map";
   }
   return "buffer";
 }
@@ -102,6 +104,7 @@ ArgInstance::Kind arg_kind_from_name(const std::string& name, const std::string&
   if (name == "i32") return ArgInstance::Kind::i32;
   if (name == "i64") return ArgInstance::Kind::i64;
   if (name == "f32") return ArgInstance::Kind::f32;
+  if (name == "tensor_map") return ArgInstance::Kind::tensor_map;
   throw std::invalid_argument("field '" + where + "' has unknown kind '" + name + "'");
 }
 
@@ -135,10 +138,26 @@ ProblemInstance problem_from_reader(const FieldReader& r) {
     const FieldReader a(args[i], r.where("args") + "[" + std::to_string(i) + "]");
     ArgInstance arg;
     arg.kind = arg_kind_from_name(a.get<std::string>("kind"), a.where("kind"));
-    if (arg.kind == ArgInstance::Kind::buffer)
+    if (arg.kind == ArgInstance::Kind::buffer) {
       arg.buffer = a.get<std::string>("buffer");
-    else
+    } else if (arg.kind == ArgInstance::Kind::tensor_map) {
+      arg.buffer = a.get<std::string>("buffer");
+      arg.swizzle = a.get<std::uint32_t>("swizzle");
+      const json& dims = a.at("dims");
+      const json& box = a.at("box");
+      if (!dims.is_array() || !box.is_array() || dims.size() != box.size() || dims.empty() ||
+          dims.size() > 5)
+        throw std::invalid_argument("field '" + a.where("dims") +
+                                    "' and 'box' must be lists of 1 to 5 equal-length integers");
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        if (!dims[d].is_number_integer() || !box[d].is_number_unsigned())
+          throw std::invalid_argument("field '" + a.where("dims") + "' must hold integers");
+        arg.dims.push_back(dims[d].get<std::int64_t>());
+        arg.box.push_back(box[d].get<std::uint32_t>());
+      }
+    } else {
       arg.value = a.get<double>("value");
+    }
     p.args.push_back(std::move(arg));
   }
   const FieldReader launch = r.object("launch");
@@ -162,6 +181,9 @@ TimingOptions timing_options_from_reader(const FieldReader& r) {
   t.max_seconds = r.get<double>("max_seconds");
   t.target_rel_noise = r.get<double>("target_rel_noise");
   t.flush_l2 = r.get<bool>("flush_l2");
+  // Added with graph batching: optional, so a request written before it still reads.
+  if (r.has("graph_below_us")) t.graph_below_us = r.get<double>("graph_below_us");
+  if (r.has("graph_batch_us")) t.graph_batch_us = r.get<double>("graph_batch_us");
   return t;
 }
 
@@ -175,6 +197,12 @@ TimingSummary timing_summary_from_reader(const FieldReader& r) {
   t.rel_noise = r.get<double>("rel_noise");
   t.trials = r.get<int>("trials");
   t.converged = r.get<bool>("converged");
+  // Added with graph batching and NVML: optional, defaults mean "one launch, no NVML".
+  if (r.has("method")) t.method = r.get<std::string>("method");
+  if (r.has("launches_per_sample")) t.launches_per_sample = r.get<int>("launches_per_sample");
+  if (r.has("discarded_samples")) t.discarded_samples = r.get<int>("discarded_samples");
+  if (r.has("sm_clock_mhz")) t.sm_clock_mhz = r.get<int>("sm_clock_mhz");
+  if (r.has("throttle_reasons")) t.throttle_reasons = r.get<std::uint64_t>("throttle_reasons");
   return t;
 }
 
@@ -206,10 +234,16 @@ json to_json(const ProblemInstance& p) {
   json args = json::array();
   for (const auto& a : p.args) {
     json arg = {{"kind", arg_kind_name(a.kind)}};
-    if (a.kind == ArgInstance::Kind::buffer)
+    if (a.kind == ArgInstance::Kind::buffer) {
       arg["buffer"] = a.buffer;
-    else
+    } else if (a.kind == ArgInstance::Kind::tensor_map) {
+      arg["buffer"] = a.buffer;
+      arg["dims"] = a.dims;
+      arg["box"] = a.box;
+      arg["swizzle"] = a.swizzle;
+    } else {
       arg["value"] = a.value;
+    }
     args.push_back(std::move(arg));
   }
   return {{"shape", to_json(p.shape)},
@@ -233,7 +267,9 @@ json to_json(const TimingOptions& t) {
           {"max_trials", t.max_trials},
           {"max_seconds", t.max_seconds},
           {"target_rel_noise", t.target_rel_noise},
-          {"flush_l2", t.flush_l2}};
+          {"flush_l2", t.flush_l2},
+          {"graph_below_us", t.graph_below_us},
+          {"graph_batch_us", t.graph_batch_us}};
 }
 
 TimingOptions timing_options_from_json(const json& j) {
@@ -242,9 +278,19 @@ TimingOptions timing_options_from_json(const json& j) {
 }
 
 json to_json(const TimingSummary& t) {
-  return {{"median_us", t.median_us}, {"min_us", t.min_us},      {"p10_us", t.p10_us},
-          {"p90_us", t.p90_us},       {"mean_us", t.mean_us},    {"rel_noise", t.rel_noise},
-          {"trials", t.trials},       {"converged", t.converged}};
+  return {{"median_us", t.median_us},
+          {"min_us", t.min_us},
+          {"p10_us", t.p10_us},
+          {"p90_us", t.p90_us},
+          {"mean_us", t.mean_us},
+          {"rel_noise", t.rel_noise},
+          {"trials", t.trials},
+          {"converged", t.converged},
+          {"method", t.method},
+          {"launches_per_sample", t.launches_per_sample},
+          {"discarded_samples", t.discarded_samples},
+          {"sm_clock_mhz", t.sm_clock_mhz},
+          {"throttle_reasons", t.throttle_reasons}};
 }
 
 TimingSummary timing_summary_from_json(const json& j) {
@@ -280,10 +326,15 @@ ErrorSummary error_summary_from_json(const json& j) {
 }
 
 json to_json(const MeasureRequest& r) {
-  json j = {{"variant_id", r.variant_id},  {"cubin_path", r.cubin_path},
-            {"kernel", r.kernel},          {"full", to_json(r.full)},
-            {"tolerance", r.tolerance},    {"seed", r.seed},
-            {"timing", to_json(r.timing)}, {"time", r.time}};
+  json j = {{"variant_id", r.variant_id},
+            {"cubin_path", r.cubin_path},
+            {"kernel", r.kernel},
+            {"full", to_json(r.full)},
+            {"tolerance", r.tolerance},
+            {"seed", r.seed},
+            {"timing", to_json(r.timing)},
+            {"time", r.time},
+            {"reference_us", r.reference_us}};
   if (r.smoke) j["smoke"] = to_json(*r.smoke);
   return j;
 }
@@ -301,6 +352,7 @@ MeasureRequest measure_request_from_json(const json& j) {
     m.seed = r.get<std::uint64_t>("seed");
     m.timing = timing_options_from_reader(r.object("timing"));
     m.time = r.get<bool>("time");
+    if (r.has("reference_us")) m.reference_us = r.get<double>("reference_us");
     return m;
   });
 }

@@ -23,10 +23,14 @@ struct BufferInstance {
 };
 
 struct ArgInstance {
-  enum class Kind { buffer, i32, i64, f32 };
+  enum class Kind { buffer, i32, i64, f32, tensor_map };
   Kind kind = Kind::buffer;
-  std::string buffer;  // for Kind::buffer
+  std::string buffer;  // for Kind::buffer and Kind::tensor_map
   double value = 0;    // for scalars
+  // Kind::tensor_map: extents and box of a dense row-major view, innermost first; swizzle bytes.
+  std::vector<std::int64_t> dims;
+  std::vector<std::uint32_t> box;
+  std::uint32_t swizzle = 0;
 };
 
 struct LaunchDims {
@@ -60,13 +64,22 @@ struct TimingOptions {
   double max_seconds = 2.0;         // per variant, timed trials only
   double target_rel_noise = 0.005;  // stop once the median's relative noise is below this
   bool flush_l2 = true;
+  // A kernel whose first estimate is below graph_below_us is timed as a CUDA graph of N launches
+  // (N so that one graph runs >= graph_batch_us): launch overhead no longer dominates. 0: never.
+  double graph_below_us = 10.0;
+  double graph_batch_us = 50.0;
 };
 
 struct TimingSummary {
   double median_us = 0, min_us = 0, p10_us = 0, p90_us = 0, mean_us = 0;
   double rel_noise = 0;  // relative spread of the median estimate
   int trials = 0;
-  bool converged = false;  // rel_noise reached the target before the limits
+  bool converged = false;              // rel_noise reached the target before the limits
+  std::string method = "events";       // "events": one launch per sample; "graph": a CUDA graph
+  int launches_per_sample = 1;         // graph: launches per graph; every *_us is per launch
+  int discarded_samples = 0;           // dropped because NVML said the GPU was throttling
+  int sm_clock_mhz = -1;               // median SM clock over the kept samples; -1 without NVML
+  std::uint64_t throttle_reasons = 0;  // NVML clock-event bits OR-ed over all samples
 };
 
 struct ErrorSummary {
@@ -87,7 +100,8 @@ struct MeasureRequest {
   double tolerance = 1e-2;  // max rel_l2
   std::uint64_t seed = 1;
   TimingOptions timing;
-  bool time = true;  // false: correctness only
+  bool time = true;         // false: correctness only
+  double reference_us = 0;  // the job's reference time; 0 = unknown. Sets the hang watchdog.
 };
 
 struct MeasureResult {

@@ -122,4 +122,17 @@ StopReason StopCriterion::evaluate(std::span<const double> samples,
   return StopReason::keep_going;
 }
 
+StopReason StopCriterion::evaluate(std::span<const double> kept, int attempts,
+                                   std::chrono::duration<double> elapsed) const {
+  if (!kept.empty()) {
+    const StopReason reason = evaluate(kept, elapsed);
+    if (reason == StopReason::keep_going && attempts >= 2 * rule_.max_trials)
+      return StopReason::max_trials;
+    return reason;
+  }
+  if (attempts >= rule_.max_trials) return StopReason::max_trials;
+  if (elapsed.count() >= rule_.max_seconds) return StopReason::max_time;
+  return StopReason::keep_going;
+}
+
 }  // namespace kt

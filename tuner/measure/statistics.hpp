@@ -62,6 +62,12 @@ class StopCriterion {
   explicit StopCriterion(StopRule rule);
   // samples: every trial so far; elapsed: time spent on trials so far.
   StopReason evaluate(std::span<const double> samples, std::chrono::duration<double> elapsed) const;
+  // The same when some trials were thrown away (throttled): kept holds the trusted samples and
+  // attempts counts every trial. With nothing kept it stops on max_trials attempts or the time
+  // limit; with samples kept it also stops after 2 x max_trials attempts, so a GPU that throttles
+  // all the time cannot make a variant run twice its trial budget.
+  StopReason evaluate(std::span<const double> kept, int attempts,
+                      std::chrono::duration<double> elapsed) const;
   const StopRule& rule() const { return rule_; }
 
  private:

@@ -1,40 +1,42 @@
 #include "tuner/measure/timing.hpp"
 
-#include <algorithm>
 #include <chrono>
 
-#include "tuner/measure/driver_api.hpp"
+#include "tuner/measure/throttle_filter.hpp"
 
 namespace kt {
 
-TimingPipeline::TimingPipeline(CUstream stream, cuda::L2Flusher* flusher)
-    : stream_(stream), flusher_(flusher) {}
+ClockReading read_clock(const NvmlClockReader* clocks) {
+  return clocks != nullptr ? clocks->read() : ClockReading{};
+}
+
+TimingPipeline::TimingPipeline(CUstream stream, cuda::L2Flusher* flusher,
+                               const NvmlClockReader* clocks)
+    : stream_(stream), flusher_(flusher), clocks_(clocks) {}
 
 TimingSummary TimingPipeline::run(const LaunchFn& launch, const TimingOptions& options) {
-  warm_up(launch, options.warmup_runs);
+  TimedWork work(launch, options, stream_, flusher_);
   const StopCriterion criterion(stop_rule_from(options));
-  samples_.clear();
-  samples_.reserve(static_cast<std::size_t>(std::max(criterion.rule().max_trials, 1)));
+  ThrottleFilter filter;
+  // Each sample is judged by the readings on both sides of it; one reading serves two samples.
+  ClockReading before = read_clock(clocks_);
   const auto begin = std::chrono::steady_clock::now();
   do {
-    samples_.push_back(timed_trial(launch, options.flush_l2));
-    stop_reason_ = criterion.evaluate(samples_, std::chrono::steady_clock::now() - begin);
+    const double sample_us = work.sample(options.flush_l2);
+    const ClockReading after = read_clock(clocks_);
+    filter.add(sample_us, before, after);
+    before = after;
+    stop_reason_ = criterion.evaluate(filter.kept(), filter.attempts(),
+                                      std::chrono::steady_clock::now() - begin);
   } while (stop_reason_ == StopReason::keep_going);
-  return summarize(samples_, stop_reason_ == StopReason::converged);
-}
-
-void TimingPipeline::warm_up(const LaunchFn& launch, int runs) {
-  for (int i = 0; i < runs; ++i) launch(stream_);
-  KT_CU(cuStreamSynchronize, stream_);  // a fault in warm-up surfaces here, not in a trial
-}
-
-double TimingPipeline::timed_trial(const LaunchFn& launch, bool flush_l2) {
-  if (flush_l2 && flusher_ != nullptr) flusher_->flush(stream_);
-  start_.record(stream_);
-  launch(stream_);
-  stop_.record(stream_);
-  stop_.synchronize();
-  return static_cast<double>(cuda::elapsed_ms(start_, stop_)) * 1000.0;
+  const auto summarized = filter.samples_to_summarize();
+  samples_.assign(summarized.begin(), summarized.end());
+  TimingSummary summary =
+      summarize(samples_, stop_reason_ == StopReason::converged && !filter.kept().empty());
+  summary.method = work.method();
+  summary.launches_per_sample = work.launches_per_sample();
+  filter.annotate(summary);
+  return summary;
 }
 
 }  // namespace kt

@@ -1,43 +1,42 @@
-// The measurement pipeline, as named steps: warm up (first-launch costs, clocks, caches), then cold
-// trials, each preceded by an L2 flush and timed with CUDA events around just the measured work,
-// until the stop criterion (statistics.hpp) is met -> TimingSummary. Works for any launch: a
-// variant's kernel or the cuBLAS reference.
+// The measurement pipeline, as named steps: warm up (first-launch costs, clocks, caches), estimate
+// and pick events or a CUDA graph (timed_work.hpp), then cold trials, each preceded by an L2
+// flush and timed around just the measured work, with an NVML reading of the SM clock and the
+// clock-event reasons after each one (throttle_filter.hpp drops samples taken while the GPU was
+// held back), until the stop criterion (statistics.hpp) is met on the kept samples ->
+// TimingSummary. Works for any launch: a variant's kernel or the cuBLAS reference.
 #pragma once
 
 #include <cuda.h>
 
-#include <functional>
 #include <vector>
 
-#include "tuner/measure/cuda_event.hpp"
 #include "tuner/measure/l2_flusher.hpp"
+#include "tuner/measure/nvml_clock_reader.hpp"
 #include "tuner/measure/protocol.hpp"
 #include "tuner/measure/statistics.hpp"
+#include "tuner/measure/timed_work.hpp"
 
 namespace kt {
 
-// Enqueues one run of the measured work on the stream. Throws CudaError if it cannot.
-using LaunchFn = std::function<void(CUstream)>;
+// A reading, or an invalid one without NVML.
+ClockReading read_clock(const NvmlClockReader* clocks);
 
 class TimingPipeline {
  public:
-  // flusher may be null: trials are then warm whatever options.flush_l2 says.
-  TimingPipeline(CUstream stream, cuda::L2Flusher* flusher);
+  // flusher may be null: trials are then warm whatever options.flush_l2 says. clocks may be null
+  // (no NVML): nothing is discarded and sm_clock_mhz stays -1.
+  TimingPipeline(CUstream stream, cuda::L2Flusher* flusher,
+                 const NvmlClockReader* clocks = nullptr);
 
   TimingSummary run(const LaunchFn& launch, const TimingOptions& options);
-  // The samples of the last run(), in microseconds, in trial order.
+  // The samples the last run() summarized (the kept ones), microseconds per launch, trial order.
   const std::vector<double>& samples() const { return samples_; }
   StopReason stop_reason() const { return stop_reason_; }
 
  private:
-  void warm_up(const LaunchFn& launch, int runs);
-  // One trial: optional L2 flush, then start event, launch, stop event; microseconds.
-  double timed_trial(const LaunchFn& launch, bool flush_l2);
-
   CUstream stream_;
   cuda::L2Flusher* flusher_;
-  cuda::Event start_;
-  cuda::Event stop_;
+  const NvmlClockReader* clocks_;
   std::vector<double> samples_;
   StopReason stop_reason_ = StopReason::keep_going;
 };

@@ -197,7 +197,7 @@ class VariantGates {
 
   void time(Instance& instance) {
     gate("timing", [&] {
-      TimingPipeline pipeline(device_.stream.get(), &device_.flusher);
+      TimingPipeline pipeline(device_.stream.get(), &device_.flusher, device_.clocks.get());
       result_.timing = pipeline.run(
           [&](CUstream stream) {
             launch_kernel(function_, instance.problem.launch, instance.args, stream);

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tuner/measure/child_process.hpp"
+#include "tuner/measure/watchdog.hpp"
 
 namespace kt {
 namespace {
@@ -171,13 +172,37 @@ MeasureResult WorkerClient::measure(const MeasureRequest& request,
     return failed_measure(request.variant_id, VariantStatus::crashed, *failure);
   nlohmann::json line = to_json(request);
   line["op"] = "measure";
-  const WorkerReply reply = exchange(line.dump(), timeout);
+  const WorkerReply reply = exchange(line.dump(), measure_watchdog(request, timeout));
   if (reply.outcome != WorkerReply::Outcome::answered)
     return failed_measure(request.variant_id, status_of(reply.outcome), reply.reason);
   if (!reply.body.value("ok", false) || !reply.body.contains("result"))
     throw std::runtime_error("worker rejected the measure request for variant " +
                              std::to_string(request.variant_id) + ": " + error_of(reply.body));
   return measure_result_from_json(reply.body["result"]);
+}
+
+InterleavedResult WorkerClient::measure_interleaved(const InterleavedRequest& request) {
+  if (request.candidates.empty()) throw std::invalid_argument("measure_interleaved: no candidates");
+  const auto per_candidate = std::chrono::milliseconds(20000) +
+                             std::chrono::milliseconds(static_cast<long long>(
+                                 request.timing.max_seconds * 3000.0));  // the runner's bound
+  if (auto failure = ensure_initialised())
+    throw WorkerError(WorkerReply::Outcome::crashed, *failure);
+  nlohmann::json line = to_json(request);
+  line["op"] = "measure_interleaved";
+  const WorkerReply reply = exchange(line.dump(), interleaved_watchdog(request, per_candidate));
+  if (reply.outcome != WorkerReply::Outcome::answered)
+    throw WorkerError(reply.outcome, "interleaved re-measure: " +
+                                         std::string(to_string(status_of(reply.outcome))) + ": " +
+                                         reply.reason);
+  if (!reply.body.value("ok", false) || !reply.body.contains("interleaved"))
+    throw WorkerError(WorkerReply::Outcome::answered,
+                      "worker rejected the interleaved re-measure: " + error_of(reply.body));
+  try {
+    return interleaved_result_from_json(reply.body["interleaved"]);
+  } catch (const std::exception& e) {
+    throw WorkerError(WorkerReply::Outcome::answered, e.what());
+  }
 }
 
 std::optional<TimingSummary> WorkerClient::time_reference(const ReferenceTimingRequest& request,

@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "tuner/device_limits.hpp"
+#include "tuner/measure/interleaved_protocol.hpp"
 #include "tuner/measure/protocol.hpp"
 
 namespace kt {
@@ -39,6 +41,17 @@ struct WorkerReply {
   std::string reason;  // why there is no answer
 };
 
+// A request the worker could not answer (it hung, crashed or refused it); what() says why.
+class WorkerError : public std::runtime_error {
+ public:
+  WorkerError(WorkerReply::Outcome outcome, const std::string& what)
+      : std::runtime_error(what), outcome_(outcome) {}
+  WorkerReply::Outcome outcome() const { return outcome_; }
+
+ private:
+  WorkerReply::Outcome outcome_;
+};
+
 class WorkerClient {
  public:
   WorkerClient(std::filesystem::path worker_exe, int device_ordinal);
@@ -52,7 +65,14 @@ class WorkerClient {
   // (driver, context, cuBLAS) gives crashed with the reason. Throws std::runtime_error when the
   // worker rejects the request itself (malformed request, broken reference): not the variant's
   // fault, and every variant of the job would fail the same way.
+  // With request.reference_us known, the wait is measure_watchdog(request) (watchdog.hpp) rather
+  // than `timeout`, which stays the bound when the reference time is unknown.
   MeasureResult measure(const MeasureRequest& request, std::chrono::milliseconds timeout);
+  // Re-measures already validated candidates interleaved (interleaved_protocol.hpp); waits
+  // interleaved_watchdog(request), or 20 s + 3 x max_seconds per candidate when the reference
+  // time is unknown. Throws WorkerError when the worker hangs, dies or refuses the request (it is
+  // restarted by the next call), std::invalid_argument for no candidates.
+  InterleavedResult measure_interleaved(const InterleavedRequest& request);
   // Times the family's reference (cuBLAS for GEMM) on the problem; nullopt + reason on failure.
   std::optional<TimingSummary> time_reference(const ReferenceTimingRequest& request,
                                               std::chrono::milliseconds timeout,

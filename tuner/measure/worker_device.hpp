@@ -1,13 +1,17 @@
 // Everything a worker holds for its GPU, created once when the worker starts serving: the primary
 // context (current on the serving thread), a stream, the support kernels compiled for the
-// device's arch, a cuBLAS handle and the L2 flush buffer.
+// device's arch, a cuBLAS handle, the L2 flush buffer and, when NVML is there, its clock reader.
 #pragma once
+
+#include <memory>
+#include <string>
 
 #include "tuner/device_limits.hpp"
 #include "tuner/measure/cublas_handle.hpp"
 #include "tuner/measure/cuda_context.hpp"
 #include "tuner/measure/cuda_stream.hpp"
 #include "tuner/measure/l2_flusher.hpp"
+#include "tuner/measure/nvml_clock_reader.hpp"
 #include "tuner/measure/support_kernels.hpp"
 
 namespace kt {
@@ -24,6 +28,8 @@ struct WorkerDevice {
   cuda::SupportKernels support;
   cuda::CublasHandle cublas;
   cuda::L2Flusher flusher;
+  std::string clocks_unavailable;           // why clocks is null
+  std::unique_ptr<NvmlClockReader> clocks;  // null without NVML: timing goes on unchecked
 };
 
 }  // namespace kt

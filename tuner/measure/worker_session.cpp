@@ -12,6 +12,7 @@
 
 #include "tuner/measure/device_probe.hpp"
 #include "tuner/measure/driver_api.hpp"
+#include "tuner/measure/interleaved_measurement.hpp"
 #include "tuner/measure/problem_buffers.hpp"
 #include "tuner/measure/reference.hpp"
 #include "tuner/measure/timing.hpp"
@@ -44,6 +45,9 @@ WorkerDevice& WorkerSession::device() {
     spdlog::info("worker: device {} ready ({}, {}) in {:.1f} s", ordinal_, device_->info.name,
                  device_->info.arch,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+    if (!device_->clocks)
+      spdlog::warn("worker: no NVML ({}): timing without clock checks (sm_clock_mhz -1)",
+                   device_->clocks_unavailable);
   } catch (const std::exception& e) {
     device_failure_ = std::string("device ") + std::to_string(ordinal_) + ": " + e.what();
     throw std::runtime_error(*device_failure_);
@@ -81,6 +85,7 @@ nlohmann::json WorkerSession::handle(const nlohmann::json& request, Answer& answ
   if (op == "probe") return {{"ok", true}, {"probe", probe_json()}};
   if (op == "measure") return measure(request, answer);
   if (op == "time_reference") return time_reference(request, answer);
+  if (op == "measure_interleaved") return measure_interleaved(request);
   if (op == "shutdown") {
     answer.exit_after = true;
     return {{"ok", true}};
@@ -108,10 +113,18 @@ nlohmann::json WorkerSession::time_reference(const nlohmann::json& request, Answ
   ProblemBuffers buffers(parsed.problem.buffers);
   const auto reference = make_reference(parsed.problem, buffers, dev.cublas);
   buffers.prepare(dev.support, parsed.seed, dev.stream.get());
-  TimingPipeline pipeline(dev.stream.get(), &dev.flusher);
+  TimingPipeline pipeline(dev.stream.get(), &dev.flusher, dev.clocks.get());
   const TimingSummary timing =
       pipeline.run([&](CUstream stream) { reference->run_native(stream); }, parsed.timing);
   return {{"ok", true}, {"timing", to_json(timing)}};
+}
+
+nlohmann::json WorkerSession::measure_interleaved(const nlohmann::json& request) {
+  const InterleavedRequest parsed = interleaved_request_from_json(request);
+  const InterleavedResult result = kt::measure_interleaved(device(), parsed);
+  spdlog::info("worker: interleaved re-measure of {} candidates: {}", parsed.candidates.size(),
+               result.reason);
+  return {{"ok", true}, {"interleaved", to_json(result)}};
 }
 
 nlohmann::json WorkerSession::debug_op(const std::string& op, const nlohmann::json& request) {

@@ -5,6 +5,8 @@
 //   {"ok":true,"probe":{"driver_found":..,"devices":[..]}}
 //   {"op":"measure", ...MeasureRequest}    -> {"ok":true,"result":{...MeasureResult}}
 //   {"op":"time_reference", ...ReferenceTimingRequest} -> {"ok":true,"timing":{...}}
+//   {"op":"measure_interleaved", ...InterleavedRequest} -> {"ok":true,"interleaved":{...}}
+//                                          (a sticky fault in it: an error answer, "fatal":true)
 //   {"op":"shutdown"}                      -> {"ok":true}, then the worker exits
 //   anything malformed or failing          -> {"ok":false,"error":"..."}; the worker keeps serving
 // An answer with "fatal":true means the context was lost (sticky fault): the worker exits right
@@ -44,6 +46,7 @@ class WorkerSession {
   WorkerDevice& device();
   nlohmann::json measure(const nlohmann::json& request, Answer& answer);
   nlohmann::json time_reference(const nlohmann::json& request, Answer& answer);
+  nlohmann::json measure_interleaved(const nlohmann::json& request);
   nlohmann::json debug_op(const std::string& op, const nlohmann::json& request);
 
   int ordinal_;

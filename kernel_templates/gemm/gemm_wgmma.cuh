@@ -1,0 +1,236 @@
+// C[M,N] = A[M,K] * B[N,K]^T for Hopper (sm_90a): A, B, C row-major (A and B K-contiguous),
+// bf16 or fp16 in and out, fp32 accumulation, with wgmma, TMA and warp specialisation.
+//
+// Block: one producer warpgroup and CONSUMERS consumer warpgroups. One producer thread streams
+// BMxBK tiles of A and BNxBK tiles of B with TMA (128B swizzle, zero fill past M, N and K) into
+// a STAGES-deep shared-memory ring; each slot has a "full" mbarrier (the copies' bytes landed)
+// and an "empty" one (every consumer of the cluster finished reading it). Consumer warpgroup c
+// owns rows [c*BM/CONSUMERS, (c+1)*BM/CONSUMERS) of the tile and issues wgmma m64nBNk16 from
+// the ring, one stage in flight while it waits for the next; then it writes its part of C
+// (bounds-checked) while the producer already fills the ring with the next tile's k-tiles.
+// setmaxnreg moves registers from the producer to the consumers.
+//
+// Persistent: each CTA loops over the tiles TileScheduler gives it (a grid of one CTA per tile
+// runs each once). Clusters of CLUSTER_M x CLUSTER_N CTAs (launched as (CLUSTER_SIZE,1,1))
+// compute neighbouring tiles; CTAs of one tile row share A and of one tile column share B, each
+// loading a slice of the shared tile once and multicasting it to its peers.
+//
+// Launch: grid (CTAs, 1, 1) with CTAs a multiple of CLUSTER_SIZE, (CONSUMERS+1)*128 threads,
+// STAGES*(BM+BN)*BK*2 + 2048 bytes of dynamic shared memory. A and B arrive as tensor maps
+// over [M][K] and [N][K] with boxes {64, BM/CLUSTER_N} and {64, BN/CLUSTER_M}, 128B swizzle.
+
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "gemm_wgmma.cuh needs sm_90a: wgmma and setmaxnreg exist on no other target"
+#endif
+
+#include "gemm_wgmma_config.cuh"
+#include "gemm_wgmma_epilogue.cuh"
+#include "gemm_wgmma_scheduler.cuh"
+#include "hopper_primitives.cuh"
+#include "hopper_wgmma_ops.cuh"
+
+namespace kt_wgmma {
+
+// Shared addresses of the ring: stage s of A at a + s*A_STAGE_BYTES, of B at b + ...; the full
+// and empty barriers of stage s at full + 8s and empty + 8s.
+struct Ring {
+  unsigned a, b, full, empty;
+};
+
+// Slot and phase of a position in the ring, advanced in step by producer and consumers.
+template <int STAGES>
+struct RingCursor {
+  int stage = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++stage == STAGES) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+template <class Cfg>
+struct WgmmaKernel {
+  static __device__ __forceinline__ void run(elem_t* __restrict__ C, const KtTensorMap* tma_a,
+                                             const KtTensorMap* tma_b, int M, int N, int K) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    // 128B-swizzled tiles must start on 1024-byte boundaries (the descriptors' base offset is 0).
+    const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
+    const Ring ring{base + Cfg::A_OFFSET, base + Cfg::B_OFFSET, base + Cfg::BARRIER_OFFSET,
+                    base + Cfg::BARRIER_OFFSET + Cfg::STAGES * 8};
+    const unsigned cta_rank = Cfg::CLUSTER_SIZE > 1 ? kt_hopper::cluster_ctarank() : 0u;
+
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < Cfg::STAGES; ++s) {
+        kt_hopper::mbarrier_init(ring.full + 8 * s, 1);  // the producer's expect_tx arrival
+        kt_hopper::mbarrier_init(ring.empty + 8 * s, Cfg::CONSUMERS * Cfg::CLUSTER_SIZE);
+      }
+      kt_hopper::fence_mbarrier_init();
+    }
+    // Peers multicast into our ring and arrive on our barriers: all must be initialised first.
+    if constexpr (Cfg::CLUSTER_SIZE > 1) {
+      kt_hopper::cluster_sync();
+    } else {
+      __syncthreads();
+    }
+
+    const TileScheduler<Cfg> scheduler(M, N, cta_rank);
+    const int k_tiles = cdiv_int(K, Cfg::BK);
+    const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+    if (warpgroup == 0) {
+      kt_hopper::setmaxnreg_dec<Cfg::PRODUCER_REGISTERS>();
+      if (threadIdx.x == 0) produce(ring, scheduler, tma_a, tma_b, k_tiles);
+    } else {
+      kt_hopper::setmaxnreg_inc<Cfg::CONSUMER_REGISTERS>();
+      consume(ring, scheduler, C, M, N, k_tiles, warpgroup - 1);
+    }
+    // No CTA may leave while a peer can still arrive on its barriers or write its ring.
+    if constexpr (Cfg::CLUSTER_SIZE > 1) kt_hopper::cluster_sync();
+  }
+
+  // Multicast masks: the CTAs of this one's tile row (sharing A) and tile column (sharing B).
+  static __device__ __forceinline__ unsigned short row_peers(int rank_m) {
+    unsigned mask = 0;
+#pragma unroll
+    for (int j = 0; j < Cfg::CLUSTER_N; ++j) mask |= 1u << (rank_m + Cfg::CLUSTER_M * j);
+    return static_cast<unsigned short>(mask);
+  }
+  static __device__ __forceinline__ unsigned short column_peers(int rank_n) {
+    return static_cast<unsigned short>(((1u << Cfg::CLUSTER_M) - 1u) << (Cfg::CLUSTER_M * rank_n));
+  }
+
+  static __device__ __forceinline__ void produce(const Ring& ring,
+                                                 const TileScheduler<Cfg>& scheduler,
+                                                 const KtTensorMap* tma_a, const KtTensorMap* tma_b,
+                                                 int k_tiles) {
+    kt_hopper::prefetch_tensormap(tma_a);
+    kt_hopper::prefetch_tensormap(tma_b);
+    const unsigned short a_peers = row_peers(scheduler.rank_m);
+    const unsigned short b_peers = column_peers(scheduler.rank_n);
+    // This CTA's slice of the shared tiles: rows and shared offset inside the stage.
+    const int a_slice_row = scheduler.rank_n * Cfg::A_BOX_ROWS;
+    const int b_slice_row = scheduler.rank_m * Cfg::B_BOX_ROWS;
+    RingCursor<Cfg::STAGES> cursor;
+    for (int t = scheduler.first; t < scheduler.total; t += scheduler.stride) {
+      const TileIndex tile = scheduler.tile(t);
+      const int a_row = tile.m * Cfg::BM + a_slice_row;
+      const int b_row = tile.n * Cfg::BN + b_slice_row;
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        const unsigned full = ring.full + 8 * cursor.stage;
+        kt_hopper::mbarrier_wait(ring.empty + 8 * cursor.stage, cursor.phase ^ 1u);
+        kt_hopper::mbarrier_arrive_expect_tx(full, Cfg::STAGE_BYTES);
+        const int k0 = (Cfg::K_ORDER == kReverse ? k_tiles - 1 - kt : kt) * Cfg::BK;
+        const unsigned a_dst = ring.a + cursor.stage * Cfg::A_STAGE_BYTES + a_slice_row * 128;
+        const unsigned b_dst = ring.b + cursor.stage * Cfg::B_STAGE_BYTES + b_slice_row * 128;
+#pragma unroll
+        for (int p = 0; p < Cfg::PANELS; ++p) {
+          const int k = k0 + p * Cfg::PANEL_K;
+          if constexpr (Cfg::CLUSTER_N > 1) {
+            kt_hopper::tma_load_2d_multicast(a_dst + p * Cfg::A_PANEL_BYTES, tma_a, full, k, a_row,
+                                             a_peers);
+          } else {
+            kt_hopper::tma_load_2d(a_dst + p * Cfg::A_PANEL_BYTES, tma_a, full, k, a_row);
+          }
+          if constexpr (Cfg::CLUSTER_M > 1) {
+            kt_hopper::tma_load_2d_multicast(b_dst + p * Cfg::B_PANEL_BYTES, tma_b, full, k, b_row,
+                                             b_peers);
+          } else {
+            kt_hopper::tma_load_2d(b_dst + p * Cfg::B_PANEL_BYTES, tma_b, full, k, b_row);
+          }
+        }
+        cursor.advance();
+      }
+    }
+  }
+
+  // Tells every producer that may write this CTA's slot `stage` (all CTAs of the cluster count
+  // every consumer) that this warpgroup has finished reading it.
+  static __device__ __forceinline__ void release(const Ring& ring, int stage) {
+    if (threadIdx.x % 128 != 0) return;
+    const unsigned empty = ring.empty + 8 * stage;
+    if constexpr (Cfg::CLUSTER_SIZE > 1) {
+#pragma unroll
+      for (int r = 0; r < Cfg::CLUSTER_SIZE; ++r) kt_hopper::mbarrier_arrive_cluster(empty, r);
+    } else {
+      kt_hopper::mbarrier_arrive(empty);
+    }
+  }
+
+  static __device__ __forceinline__ void consume(const Ring& ring,
+                                                 const TileScheduler<Cfg>& scheduler,
+                                                 elem_t* __restrict__ C, int M, int N, int k_tiles,
+                                                 int consumer) {
+    float acc[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK];
+    // Descriptors of stage 0, k step 0; a stage, panel or k step only moves the start address,
+    // the descriptor's low field (in 16-byte units), so it is added to the 64-bit value.
+    const unsigned long long a_desc0 =
+        kt_hopper::wgmma_descriptor_sw128(ring.a + consumer * Cfg::CONSUMER_ROWS * 128);
+    const unsigned long long b_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.b);
+    RingCursor<Cfg::STAGES> cursor;
+    for (int t = scheduler.first; t < scheduler.total; t += scheduler.stride) {
+      const TileIndex tile = scheduler.tile(t);
+      int previous_stage = 0;
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        kt_hopper::mbarrier_wait(ring.full + 8 * cursor.stage, cursor.phase);
+        kt_hopper::wgmma_fence();
+        const unsigned long long a_stage = a_desc0 + ((cursor.stage * Cfg::A_STAGE_BYTES) >> 4);
+        const unsigned long long b_stage = b_desc0 + ((cursor.stage * Cfg::B_STAGE_BYTES) >> 4);
+#pragma unroll
+        for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
+          // k step ks: panel ks/4, 32 bytes further per k16 inside the 128-byte swizzled row
+          const int panel = ks / 4;
+          const int k_bytes = (ks % 4) * 32;
+          const unsigned long long b_desc = b_stage + ((panel * Cfg::B_PANEL_BYTES + k_bytes) >> 4);
+#pragma unroll
+          for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
+            const unsigned long long a_desc =
+                a_stage + ((panel * Cfg::A_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
+            kt_hopper::wgmma_m64k16_ss(acc[mb], a_desc, b_desc, (kt > 0 || ks > 0) ? 1 : 0);
+          }
+        }
+        kt_hopper::wgmma_commit();
+        // Keep this stage's wgmmas running; the previous stage's are done after the wait.
+        if (kt > 0) {
+          kt_hopper::wgmma_wait<1>();
+          release(ring, previous_stage);
+        }
+        previous_stage = cursor.stage;
+        cursor.advance();
+      }
+      kt_hopper::wgmma_wait<0>();
+      release(ring, previous_stage);
+
+      const int row_base = tile.m * Cfg::BM + consumer * Cfg::CONSUMER_ROWS;
+#pragma unroll
+      for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
+        store_m64_block<Cfg::BN>(acc[mb], C, M, N, row_base + mb * 64, tile.n * Cfg::BN);
+      }
+    }
+  }
+};
+
+}  // namespace kt_wgmma
+
+#if defined(KT_BM) && defined(KT_BN) && defined(KT_BK) && defined(KT_STAGES) &&              \
+    defined(KT_CONSUMERS) && defined(KT_CLUSTER_M) && defined(KT_CLUSTER_N) &&               \
+    defined(KT_RASTER) && defined(KT_GROUP) && defined(KT_K_ORDER) && defined(KT_SPLIT_K) && \
+    defined(KT_GRID)
+using KtWgmmaChosen =
+    kt_wgmma::WgmmaConfig<KT_BM, KT_BN, KT_BK, KT_STAGES, KT_CONSUMERS, KT_CLUSTER_M, KT_CLUSTER_N,
+                          KT_RASTER, KT_GROUP, KT_K_ORDER>;
+static_assert(KT_SPLIT_K == 1, "SPLIT_K == 1: this template does not split K");
+static_assert(KT_GRID >= 0,
+              "GRID >= 0 (0: one CTA per tile; k: k CTAs per SM, only in the launch)");
+
+// Entry point; parameters in the order of the template's "args" in manifest.json. workspace and
+// semaphores are the family's split-K buffers, unused here.
+extern "C" __global__ void __launch_bounds__(KtWgmmaChosen::THREADS, 1)
+    kt_gemm_wgmma(unsigned short* __restrict__ C, const __grid_constant__ KtTensorMap tma_a,
+                  const __grid_constant__ KtTensorMap tma_b, int M, int N, int K,
+                  float* __restrict__ workspace, unsigned* __restrict__ semaphores) {
+  (void)workspace;
+  (void)semaphores;
+  kt_wgmma::WgmmaKernel<KtWgmmaChosen>::run(C, &tma_a, &tma_b, M, N, K);
+}
+#endif

@@ -1,0 +1,218 @@
+// Trustworthy timing on a real GPU, through the daemon's worker client: short kernels are timed
+// as CUDA graphs, NVML readings come with every measurement, near-ties are re-measured
+// interleaved, and the hang watchdog follows the reference time. Skipped without a device.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "support/test_paths.hpp"
+#include "tuner/compile/nvrtc_compiler.hpp"
+#include "tuner/measure/worker_client.hpp"
+
+namespace kt {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A naive bf16 GEMM, C[m,n] = sum_k A[m,k] * B[n,k] (the GEMM family's argument order C, A, B,
+// M, N, K): correct, so it passes the worker's checks; HANG makes it loop forever.
+constexpr const char* kNaiveGemm = R"cuda(
+__device__ __forceinline__ float bf16_at(const unsigned short* p, long long i) {
+  return __int_as_float(((unsigned)p[i]) << 16);
+}
+extern "C" __global__ void naive_gemm(unsigned short* C, const unsigned short* A,
+                                      const unsigned short* B, int M, int N, int K) {
+#ifdef HANG
+  for (;;) asm volatile("nanosleep.u32 1000;");
+#endif
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += bf16_at(A, (long long)row * K + k) * bf16_at(B, (long long)col * K + k);
+  unsigned short bits;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(acc));
+  C[(long long)row * N + col] = bits;
+}
+)cuda";
+
+ProblemInstance gemm(int m, int n, int k) {
+  ProblemInstance p;
+  p.shape = {{"M", m}, {"N", n}, {"K", k}};
+  p.dtype = "bf16";
+  p.buffers = {{"A", "input", "bf16", std::int64_t{m} * k},
+               {"B", "input", "bf16", std::int64_t{n} * k},
+               {"C", "output", "bf16", std::int64_t{m} * n}};
+  auto buffer = [](const char* name) {
+    ArgInstance a;
+    a.buffer = name;
+    return a;
+  };
+  auto i32 = [](int value) {
+    ArgInstance a;
+    a.kind = ArgInstance::Kind::i32;
+    a.value = value;
+    return a;
+  };
+  p.args = {buffer("C"), buffer("A"), buffer("B"), i32(m), i32(n), i32(k)};
+  p.launch.block = {16, 16, 1};
+  p.launch.grid = {static_cast<std::uint32_t>((n + 15) / 16),
+                   static_cast<std::uint32_t>((m + 15) / 16), 1};
+  p.reference.kind = "cublas_gemm";
+  p.reference.params = {{"a", "A"}, {"b", "B"}, {"c", "C"}, {"m", m}, {"n", n}, {"k", k}};
+  p.flops = 2.0 * m * n * k;
+  return p;
+}
+
+bool nvml_present() {
+  void* handle = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (handle != nullptr) dlclose(handle);
+  return handle != nullptr;
+}
+
+class MeasurementOnGpu : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    probe_ = new ProbeResult(probe_devices(test::binary_dir() / "kerntune-worker"));
+  }
+  static void TearDownTestSuite() {
+    delete probe_;
+    probe_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (probe_->devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe_->error;
+    device_ = probe_->devices.front();
+    client_ =
+        std::make_unique<WorkerClient>(test::binary_dir() / "kerntune-worker", device_.ordinal);
+  }
+
+  std::string cubin(bool hang) {
+    CompileRequest request;
+    request.source_name = "naive_gemm.cu";
+    request.source = kNaiveGemm;
+    request.kernel = "naive_gemm";
+    request.arch = device_.arch;
+    if (hang) request.options = {"-DHANG"};
+    const CompileResult compiled = compile_kernel(request);
+    EXPECT_TRUE(compiled.ok) << compiled.log;
+    const auto path = dir_.path() / (hang ? "hang.cubin" : "gemm.cubin");
+    std::ofstream(path, std::ios::binary)
+        .write(compiled.cubin.data(), static_cast<std::streamsize>(compiled.cubin.size()));
+    return path.string();
+  }
+
+  MeasureRequest request(std::int64_t id, int m, int n, int k, bool hang = false) {
+    MeasureRequest r;
+    r.variant_id = id;
+    r.cubin_path = cubin(hang);
+    r.kernel = "naive_gemm";
+    r.full = gemm(m, n, k);
+    r.tolerance = 1e-2;
+    r.seed = 99;
+    r.timing.warmup_runs = 2;
+    r.timing.min_trials = 10;
+    r.timing.max_trials = 300;
+    r.timing.max_seconds = 1.0;
+    return r;
+  }
+
+  static ProbeResult* probe_;
+  DeviceInfo device_;
+  test::TempDir dir_;
+  std::unique_ptr<WorkerClient> client_;
+};
+
+ProbeResult* MeasurementOnGpu::probe_ = nullptr;
+
+TEST_F(MeasurementOnGpu, ATinyKernelIsTimedAsAGraphWithASanePerLaunchTime) {
+  MeasureRequest r = request(1, 64, 64, 32);  // a microsecond or two: launch-bound
+  const MeasureResult graph = client_->measure(r, 60s);
+  ASSERT_EQ(graph.status, VariantStatus::measured) << graph.failed_gate << ": " << graph.reason;
+  ASSERT_TRUE(graph.timing);
+  EXPECT_EQ(graph.timing->method, "graph");
+  EXPECT_GE(graph.timing->launches_per_sample, 5);  // >= 50 us of < 10 us launches
+  EXPECT_GT(graph.timing->median_us, 0.05);
+  EXPECT_LT(graph.timing->median_us, 10.0);
+  EXPECT_GE(graph.timing->trials, 10);
+
+  r.timing.graph_below_us = 0;  // graphs off: one launch between events
+  const MeasureResult events = client_->measure(r, 60s);
+  ASSERT_EQ(events.status, VariantStatus::measured) << events.reason;
+  EXPECT_EQ(events.timing->method, "events");
+  EXPECT_EQ(events.timing->launches_per_sample, 1);
+  // Per launch, back-to-back graph launches cannot be much slower than isolated launches.
+  EXPECT_LT(graph.timing->median_us, 1.5 * events.timing->median_us)
+      << "graph " << graph.timing->median_us << " us vs events " << events.timing->median_us;
+}
+
+TEST_F(MeasurementOnGpu, ALongKernelStaysOnEvents) {
+  const MeasureResult r = client_->measure(request(2, 1024, 1024, 1024), 120s);
+  ASSERT_EQ(r.status, VariantStatus::measured) << r.reason;
+  EXPECT_EQ(r.timing->method, "events");
+  EXPECT_EQ(r.timing->launches_per_sample, 1);
+  EXPECT_GT(r.timing->median_us, 10.0);
+}
+
+TEST_F(MeasurementOnGpu, NvmlReadingsComeWithEveryMeasurement) {
+  if (!nvml_present()) GTEST_SKIP() << "libnvidia-ml.so.1 is not installed on this host";
+  const MeasureResult r = client_->measure(request(3, 512, 512, 512), 60s);
+  ASSERT_EQ(r.status, VariantStatus::measured) << r.reason;
+  EXPECT_GT(r.timing->sm_clock_mhz, 100) << "no SM clock from NVML";
+  EXPECT_LT(r.timing->sm_clock_mhz, 5000);
+  EXPECT_GE(r.timing->discarded_samples, 0);
+  EXPECT_LE(r.timing->discarded_samples, 2 * 300);
+
+  ReferenceTimingRequest reference;
+  reference.problem = gemm(1024, 1024, 1024);
+  reference.timing.max_seconds = 0.5;
+  std::string reason;
+  const auto timing = client_->time_reference(reference, 60s, &reason);
+  ASSERT_TRUE(timing) << reason;
+  EXPECT_GT(timing->sm_clock_mhz, 100);
+}
+
+TEST_F(MeasurementOnGpu, InterleavedReMeasureOfTwoVariantsReturnsBoth) {
+  InterleavedRequest interleaved;
+  interleaved.candidates = {request(10, 512, 512, 512), request(20, 256, 256, 256)};
+  interleaved.timing = interleaved.candidates[0].timing;
+  const InterleavedResult r = client_->measure_interleaved(interleaved);
+  ASSERT_EQ(r.variant_ids, (std::vector<std::int64_t>{10, 20}));
+  ASSERT_EQ(r.timings.size(), 2u);
+  for (const TimingSummary& t : r.timings) {
+    EXPECT_GE(t.trials, 10);
+    EXPECT_GT(t.median_us, 0);
+    EXPECT_LE(t.p10_us, t.median_us);
+  }
+  // 8x fewer FLOPs: the small problem wins, far beyond the noise.
+  EXPECT_EQ(r.winner_variant_id, 20);
+  EXPECT_EQ(r.runner_up_variant_id, 10);
+  EXPECT_TRUE(r.distinguishable) << r.reason;
+  EXPECT_GT(r.margin, 1.0) << r.reason;
+  EXPECT_NEAR(r.margin, r.timings[0].median_us / r.timings[1].median_us - 1, 1e-9);
+  EXPECT_EQ(client_->starts(), 1);
+
+  // The same variant twice is a tie within the noise.
+  interleaved.candidates = {request(30, 512, 512, 512), request(31, 512, 512, 512)};
+  const InterleavedResult tie = client_->measure_interleaved(interleaved);
+  EXPECT_LT(tie.margin, 0.05) << tie.reason;
+}
+
+TEST_F(MeasurementOnGpu, TheHangWatchdogFollowsTheReferenceTime) {
+  MeasureRequest r = request(40, 256, 256, 256, /*hang=*/true);
+  r.reference_us = 20;  // -> ~12 s: 10 s allowance + 50x the reference per launch + trials
+  const auto begin = std::chrono::steady_clock::now();
+  const MeasureResult hung = client_->measure(r, 600s);  // the fallback is not what applies
+  const auto waited = std::chrono::steady_clock::now() - begin;
+  EXPECT_EQ(hung.status, VariantStatus::hang) << hung.reason;
+  EXPECT_LT(waited, 60s);
+  EXPECT_GT(waited, 9s);
+  const MeasureResult good = client_->measure(request(41, 64, 64, 32), 60s);
+  EXPECT_EQ(good.status, VariantStatus::measured) << good.reason;
+}
+
+}  // namespace
+}  // namespace kt

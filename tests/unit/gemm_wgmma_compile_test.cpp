@@ -1,0 +1,235 @@
+// The Hopper wgmma GEMM template (kernel_templates/gemm/gemm_wgmma.cuh, "wgmma_tma_ws"): its
+// manifest entry prunes the space to a few hundred points at 4096^3 that fit the device, its
+// tensor-map arguments satisfy the copy engine's rules for every survivor (also on the ragged
+// smoke shape every variant runs first), and a covering set of survivors (every value of every
+// axis at least once, both dtypes) compiles with NVRTC for sm_90a without spills.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/test_paths.hpp"
+#include "tuner/compile/nvrtc_compiler.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/family.hpp"
+#include "tuner/variant_space.hpp"
+
+namespace kt {
+namespace {
+
+constexpr const char* kTemplate = "wgmma_tma_ws";
+
+const Family& gemm_family() {
+  static const Family family = load_family(test::source_dir() / "kernel_templates" / "gemm");
+  return family;
+}
+
+const TemplateSpec& wgmma_template() {
+  for (const TemplateSpec& tmpl : gemm_family().templates)
+    if (tmpl.name == kTemplate) return tmpl;
+  throw std::runtime_error(std::string("no template ") + kTemplate);
+}
+
+DeviceLimits hopper_limits() {
+  auto limits = limits_for_arch("sm_90a");
+  if (!limits) throw std::runtime_error("no limits for sm_90a");
+  limits->sm_count = 132;  // an H100 SXM: the persistent grid depends on it
+  return *limits;
+}
+
+const Shape kSquare{{"M", 4096}, {"N", 4096}, {"K", 4096}};
+
+// The template's surviving variants for a shape.
+std::vector<VariantPlan> survivors(const Shape& shape, const DeviceLimits& limits) {
+  std::vector<VariantPlan> out;
+  for (VariantPlan& plan : enumerate_variants(gemm_family(), shape, "bf16", limits))
+    if (plan.tmpl != nullptr && plan.tmpl->name == kTemplate && !plan.unsupported_arch &&
+        !plan.pruned_by)
+      out.push_back(std::move(plan));
+  return out;
+}
+
+std::int64_t axis(const VariantPlan& plan, const std::string& name) {
+  return plan.config.at(name);
+}
+
+std::string describe(const VariantPlan& plan) {
+  return canonical_key(plan.config);
+}
+
+TEST(GemmWgmma, TemplateIsHopperOnlyAndTakesTensorMaps) {
+  const TemplateSpec& tmpl = wgmma_template();
+  EXPECT_EQ(tmpl.kernel, "kt_gemm_wgmma");
+  EXPECT_EQ(tmpl.archs, std::vector<std::string>{"sm_90a"}) << "wgmma exists only on sm_90a";
+  const std::vector<ArgSpec>& args = kernel_args(gemm_family(), tmpl);
+  ASSERT_EQ(args.size(), 8u);
+  EXPECT_EQ(args[1].kind, ArgSpec::Kind::tensor_map);
+  EXPECT_EQ(args[1].value, "A");
+  EXPECT_EQ(args[2].kind, ArgSpec::Kind::tensor_map);
+  EXPECT_EQ(args[2].value, "B");
+  for (const char* name : {"SPLIT_K", "BM", "BN"})
+    EXPECT_TRUE(std::any_of(tmpl.axes.begin(), tmpl.axes.end(),
+                            [&](const AxisSpec& a) { return a.name == name; }))
+        << name << " sizes the family's buffers";
+
+  auto blackwell = limits_for_arch("sm_100a");
+  ASSERT_TRUE(blackwell.has_value());
+  for (const VariantPlan& plan : enumerate_variants(gemm_family(), kSquare, "bf16", *blackwell)) {
+    if (plan.tmpl->name == kTemplate) {
+      EXPECT_TRUE(plan.unsupported_arch);
+    }
+  }
+}
+
+TEST(GemmWgmma, SquareShapeKeepsAFewHundredVariantsThatFit) {
+  const DeviceLimits limits = hopper_limits();
+  const auto kept = survivors(kSquare, limits);
+  EXPECT_GE(kept.size(), 100u);
+  EXPECT_LE(kept.size(), 600u);
+  std::set<std::pair<std::int64_t, std::int64_t>> tiles;
+  for (const VariantPlan& plan : kept) {
+    tiles.insert({axis(plan, "BM"), axis(plan, "BN")});
+    const ProblemInstance problem =
+        instantiate(gemm_family(), wgmma_template(), plan.config, kSquare, "bf16", limits);
+    const LaunchDims& launch = problem.launch;
+    EXPECT_LE(launch.dynamic_smem, limits.smem_optin) << describe(plan);
+    EXPECT_EQ(launch.block[0], (axis(plan, "CONSUMERS") + 1) * 128) << describe(plan);
+    EXPECT_EQ(launch.grid[0] % launch.cluster[0], 0u) << describe(plan);
+    EXPECT_LE(launch.cluster[0], static_cast<std::uint32_t>(limits.max_cluster));
+    const std::uint32_t tiles_count = (4096 / axis(plan, "BM")) * (4096 / axis(plan, "BN"));
+    if (axis(plan, "GRID") == 0)
+      EXPECT_EQ(launch.grid[0], tiles_count) << describe(plan);
+    else
+      EXPECT_LE(launch.grid[0], 132u) << "persistent: at most one CTA per SM " << describe(plan);
+  }
+  EXPECT_TRUE(tiles.count({128, 256}) && tiles.count({256, 128}) && tiles.count({128, 128}));
+  EXPECT_FALSE(tiles.count({256, 256})) << "256 fp32 accumulators per thread cannot fit";
+}
+
+TEST(GemmWgmma, ConstraintsPruneWhatTheCopyEngineAndTheClusterCannotDo) {
+  const DeviceLimits limits = hopper_limits();
+  EXPECT_TRUE(survivors({{"M", 4096}, {"N", 4096}, {"K", 4100}}, limits).empty())
+      << "K % 8 != 0: the row pitch is not a multiple of 16 bytes";
+  const auto ragged = survivors({{"M", 384}, {"N", 4096}, {"K", 4096}}, limits);
+  ASSERT_FALSE(ragged.empty());
+  for (const VariantPlan& plan : ragged) {
+    const std::int64_t tiles_m = (384 + axis(plan, "BM") - 1) / axis(plan, "BM");
+    EXPECT_EQ(tiles_m % axis(plan, "CLUSTER_M"), 0)
+        << "clusters divide the tile grid: " << describe(plan);
+  }
+  for (const VariantPlan& plan : survivors({{"M", 64}, {"N", 4096}, {"K", 4096}}, limits))
+    EXPECT_EQ(axis(plan, "BM"), 128) << "a 256-row tile for 64 rows: " << describe(plan);
+}
+
+// Every variant also runs the family's ragged smoke shape, whatever the constraints say about
+// it: its launch and tensor maps must be valid there too.
+TEST(GemmWgmma, TensorMapsAndLaunchAreValidOnTheSmokeShapeForEverySurvivor) {
+  const DeviceLimits limits = hopper_limits();
+  for (const VariantPlan& plan : survivors(kSquare, limits)) {
+    for (const Shape& shape : {kSquare, Shape(gemm_family().smoke_shape)}) {
+      const ProblemInstance problem =
+          instantiate(gemm_family(), wgmma_template(), plan.config, shape, "bf16", limits);
+      EXPECT_GT(problem.launch.grid[0], 0u) << describe(plan);
+      EXPECT_EQ(problem.launch.grid[0] % problem.launch.cluster[0], 0u) << describe(plan);
+      int maps = 0;
+      for (const ArgInstance& arg : problem.args) {
+        if (arg.kind != ArgInstance::Kind::tensor_map) continue;
+        ++maps;
+        ASSERT_EQ(arg.dims.size(), 2u);
+        ASSERT_EQ(arg.box.size(), 2u);
+        EXPECT_EQ(arg.swizzle, 128u);
+        EXPECT_EQ(arg.box[0] * 2, 128u) << "inner box = the 128-byte swizzle span";
+        EXPECT_GE(arg.box[1], 8u) << describe(plan);
+        EXPECT_LE(arg.box[1], 256u) << describe(plan);
+        EXPECT_EQ(arg.dims[0], shape.at("K"));
+        EXPECT_EQ((arg.dims[0] * 2) % 16, 0) << "row pitch";
+      }
+      EXPECT_EQ(maps, 2);
+    }
+  }
+}
+
+// Greedy cover: keeps picking the survivor that adds the most unseen (axis, value) pairs.
+std::vector<VariantPlan> covering_set(const std::vector<VariantPlan>& plans) {
+  std::set<std::pair<std::string, std::int64_t>> seen;
+  std::vector<VariantPlan> chosen;
+  for (;;) {
+    const VariantPlan* best = nullptr;
+    std::size_t best_gain = 0;
+    for (const VariantPlan& plan : plans) {
+      std::size_t gain = 0;
+      for (const auto& [name, value] : plan.config) gain += seen.count({name, value}) == 0;
+      if (gain > best_gain) {
+        best_gain = gain;
+        best = &plan;
+      }
+    }
+    if (best == nullptr) return chosen;
+    for (const auto& [name, value] : best->config) seen.insert({name, value});
+    chosen.push_back(*best);
+  }
+}
+
+TEST(GemmWgmma, CoveringSetCompilesForSm90aWithoutSpills) {
+  const DeviceLimits limits = hopper_limits();
+  const TemplateSpec& tmpl = wgmma_template();
+  const auto chosen = covering_set(survivors(kSquare, limits));
+  ASSERT_GE(chosen.size(), 2u);
+  std::map<std::string, std::set<std::int64_t>> compiled;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    const VariantPlan& plan = chosen[i];
+    const std::string dtype = i % 2 == 0 ? "bf16" : "fp16";  // both dtypes
+    CompileRequest request;
+    request.source_name = tmpl.source;
+    for (const auto& [name, text] : gemm_family().sources)
+      if (name == tmpl.source) request.source = text;
+    request.headers = gemm_family().sources;
+    request.kernel = tmpl.kernel;
+    request.arch = limits.arch;
+    request.options = variant_defines(tmpl, plan.config, dtype, limits);
+    const CompileResult result = compile_kernel(request);
+    ASSERT_TRUE(result.ok) << describe(plan) << " " << dtype << "\n" << result.log;
+    EXPECT_FALSE(result.cubin.empty());
+    EXPECT_GT(result.resources.registers, 0) << result.log;
+    EXPECT_LE(result.resources.registers * (axis(plan, "CONSUMERS") + 1) * 128,
+              limits.regs_per_block)
+        << describe(plan);
+    EXPECT_EQ(result.resources.spill_store_bytes, 0) << describe(plan) << "\n" << result.log;
+    EXPECT_EQ(result.resources.spill_load_bytes, 0) << describe(plan) << "\n" << result.log;
+    EXPECT_EQ(result.resources.stack_frame_bytes, 0) << describe(plan) << "\n" << result.log;
+    EXPECT_EQ(result.resources.static_smem_bytes, 0) << "all shared memory is dynamic";
+    EXPECT_EQ(result.log.find("C7508"), std::string::npos)
+        << "ptxas ignored setmaxnreg: " << result.log;
+    EXPECT_EQ(result.log.find("serialized"), std::string::npos)
+        << "ptxas serialised the wgmma pipeline: " << result.log;
+    for (const auto& [name, value] : plan.config) compiled[name].insert(value);
+  }
+  for (const AxisSpec& spec : tmpl.axes)
+    EXPECT_EQ(compiled[spec.name].size(), spec.values.size()) << "axis " << spec.name;
+}
+
+TEST(GemmWgmma, ShapeAssumptionsAreStaticAsserts) {
+  const DeviceLimits limits = hopper_limits();
+  const TemplateSpec& tmpl = wgmma_template();
+  VariantPlan plan = survivors(kSquare, limits).front();
+  plan.config["BM"] = 256;
+  plan.config["BN"] = 256;  // 256 accumulators per thread with 2 consumers, 512 with 1
+  CompileRequest request;
+  request.source_name = tmpl.source;
+  for (const auto& [name, text] : gemm_family().sources)
+    if (name == tmpl.source) request.source = text;
+  request.headers = gemm_family().sources;
+  request.kernel = tmpl.kernel;
+  request.arch = limits.arch;
+  request.options = variant_defines(tmpl, plan.config, "bf16", limits);
+  const CompileResult result = compile_kernel(request);
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.log.find("<= 128 fp32 accumulators"), std::string::npos) << result.log;
+}
+
+}  // namespace
+}  // namespace kt

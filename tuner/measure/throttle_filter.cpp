@@ -1,0 +1,71 @@
+#include "tuner/measure/throttle_filter.hpp"
+
+#include <cmath>
+#include <utility>
+
+#include "tuner/measure/statistics.hpp"
+
+namespace kt {
+
+bool distorts_timing(std::uint64_t reasons) {
+  return (reasons & kDistortingClockEvents) != 0;
+}
+
+std::vector<std::string> clock_event_names(std::uint64_t reasons) {
+  static constexpr std::pair<std::uint64_t, const char*> kNames[] = {
+      {clock_event::gpu_idle, "gpu_idle"},
+      {clock_event::applications_clocks, "applications_clocks"},
+      {clock_event::sw_power_cap, "sw_power_cap"},
+      {clock_event::hw_slowdown, "hw_slowdown"},
+      {clock_event::sync_boost, "sync_boost"},
+      {clock_event::sw_thermal, "sw_thermal"},
+      {clock_event::hw_thermal, "hw_thermal"},
+      {clock_event::hw_power_brake, "hw_power_brake"},
+      {clock_event::display_clocks, "display_clocks"},
+  };
+  std::vector<std::string> names;
+  std::uint64_t known = 0;
+  for (const auto& [bit, name] : kNames) {
+    known |= bit;
+    if (reasons & bit) names.emplace_back(name);
+  }
+  for (int bit = 0; bit < 64; ++bit)
+    if ((reasons & ~known) & (std::uint64_t{1} << bit))
+      names.push_back("bit_" + std::to_string(bit));
+  return names;
+}
+
+bool keep_sample(const ClockReading& before, const ClockReading& after) {
+  for (const ClockReading* r : {&before, &after})
+    if (r->valid && distorts_timing(r->reasons)) return false;
+  return true;
+}
+
+bool ThrottleFilter::add(double sample_us, const ClockReading& before, const ClockReading& after) {
+  for (const ClockReading* r : {&before, &after})
+    if (r->valid) reasons_ |= r->reasons;
+  const bool keep = keep_sample(before, after);
+  (keep ? kept_ : dropped_).push_back(sample_us);
+  if (after.valid && after.sm_clock_mhz >= 0) {
+    all_clocks_mhz_.push_back(after.sm_clock_mhz);
+    if (keep) kept_clocks_mhz_.push_back(after.sm_clock_mhz);
+  }
+  return keep;
+}
+
+void ThrottleFilter::clear() {
+  *this = ThrottleFilter();
+}
+
+std::span<const double> ThrottleFilter::samples_to_summarize() const {
+  return kept_.empty() ? std::span<const double>(dropped_) : std::span<const double>(kept_);
+}
+
+void ThrottleFilter::annotate(TimingSummary& summary) const {
+  summary.discarded_samples = discarded();
+  summary.throttle_reasons = reasons_;
+  const std::vector<double>& clocks = kept_clocks_mhz_.empty() ? all_clocks_mhz_ : kept_clocks_mhz_;
+  summary.sm_clock_mhz = clocks.empty() ? -1 : static_cast<int>(std::lround(median(clocks)));
+}
+
+}  // namespace kt
