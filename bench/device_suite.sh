@@ -1,15 +1,82 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: the GPU test suite, then end-to-end tuning through the daemon,
-# from the slim binaries scripts/pack-device.sh puts in .device/bin. Logs go to $OUT:
-#   bash bench/device_suite.sh [BUDGET] [SHAPE ...]
+# One call on the GPU machine, about 8 minutes on an H100: the GPU test suite, the device's copy
+# bandwidth, then kerntuned on a fresh database and both benchmark programs against it:
+# kt-gemm-bench (issue 4's shapes, our best vs cuBLAS in the same job) and kt-engine-bench
+# (issue 3's figures; its two sweeps each run on a fresh daemon of their own). Runs the slim
+# binaries of .device/bin; pack the benchmark programs with the rest:
+#   scripts/pack-device.sh kt-copy-bandwidth kt-gemm-bench kt-engine-bench
+#   OUT=/some/dir bash bench/device_suite.sh [GEMM_BUDGET] [ENGINE_BUDGET] [TOTAL_SECONDS]
+# GEMM_BUDGET: variants per GEMM shape (default 16); ENGINE_BUDGET: variants of the repeat and
+# sweep jobs (default 12); TOTAL_SECONDS: the whole suite's time (default 480), shared out as
+# deadlines so a slow phase is cut short instead of the call being killed.
+# PHASES (env, default "tests,gemm,engine") picks the parts to run, so one suite can be split
+# over two calls; GPU_TESTS_S (env, default 200) caps the GPU test binary.
+# Files in $OUT (8): suite.log (nvidia-smi, progress, tables), gpu-tests.log, copy-bandwidth.json,
+# daemon.log, gemm/table.md, gemm/gemm.json, engine/table.md, engine/engine.json.
+# Back on the build host, file them as bench/results/<date>-<gpu>-{gemm,engine}/ and re-render:
+#   build/bin/kt-gemm-bench --from-json bench/results/<date>-<gpu>-gemm/gemm.json \
+#     --out-dir bench/results/<date>-<gpu>-gemm --readme README.md
+# (also writes bench/results/gemm-latest.json). The issue-2 CLI run stays in bench/tune_e2e.sh.
 set -uo pipefail
 out=${OUT:?set OUT}
 bin=${KERNTUNE_BIN_DIR:-.device/bin}
-budget=${1:-0}
-shift $(( $# < 1 ? $# : 1 ))
-nvidia-smi > "$out/nvidia-smi.txt" 2>&1
-"$bin/gpu_tests" 2>&1 | tee "$out/gpu-tests.log"
+gemm_budget=${1:-16}
+engine_budget=${2:-12}
+total=${3:-480}
+log=$out/suite.log
+phases=${PHASES:-tests,gemm,engine}
+wants() { [[ ",$phases," == *",$1,"* ]]; }
+port=${KERNTUNE_BENCH_PORT:-18080}
+say() { echo "== $* ($SECONDS s)" | tee -a "$log"; }
+
+for exe in kerntuned kerntune gpu_tests kt-copy-bandwidth kt-gemm-bench kt-engine-bench; do
+  [ -x "$bin/$exe" ] || { echo "missing $bin/$exe (scripts/pack-device.sh ...)" | tee -a "$log"; exit 1; }
+done
+say "kerntune device suite, $(date -u +%Y-%m-%dT%H:%M:%SZ), budgets gemm $gemm_budget engine $engine_budget"
+nvidia-smi >>"$log" 2>&1
+
+if wants tests; then
+  say "GPU tests"
+  timeout "${GPU_TESTS_S:-200}" "$bin/gpu_tests" >"$out/gpu-tests.log" 2>&1
+  echo "gpu_tests exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$out/gpu-tests.log" | tr '\n' ' ')" | tee -a "$log"
+fi
+
+say "copy bandwidth"
+"$bin/kt-copy-bandwidth" >"$out/copy-bandwidth.json" 2>>"$log"
+cat "$out/copy-bandwidth.json" >>"$log"
+
 work=$(mktemp -d)
-bench/tune_e2e.sh "$work" "$bin" "$budget" "$@" 2>&1 | tee "$out/e2e-report.txt"
-cp "$work/daemon.log" "$out/e2e-daemon.log"
-cp "$work/kerntune.db" "$out/kerntune.db" 2>/dev/null || true
+"$bin/kerntuned" --listen "127.0.0.1:$port" --db "$work/kerntune.db" >"$out/daemon.log" 2>&1 &
+daemon=$!
+trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$work"' EXIT
+url=http://127.0.0.1:$port
+for _ in $(seq 300); do
+  "$bin/kerntune" --server "$url" devices >/dev/null 2>&1 && break
+  sleep 0.2
+done
+"$bin/kerntune" --server "$url" devices >>"$log" 2>&1
+
+if wants gemm; then
+  left=$(( total - SECONDS ))
+  gemm_deadline=$(( left - 20 ))
+  wants engine && gemm_deadline=$(( left / 2 ))
+  say "kt-gemm-bench, deadline $gemm_deadline s"
+  copy=()
+  [ -s "$out/copy-bandwidth.json" ] && copy=(--copy-json "$out/copy-bandwidth.json")
+  "$bin/kt-gemm-bench" --server "$url" --budget "$gemm_budget" "${copy[@]}" \
+    --deadline-s "$gemm_deadline" --job-timeout-s 60 --out-dir "$out/gemm" --latest "" \
+    >>"$log" 2>&1
+  echo "kt-gemm-bench exit $?" | tee -a "$log"
+fi
+
+if wants engine; then
+  left=$(( total - SECONDS - 10 ))
+  say "kt-engine-bench, deadline $left s"
+  "$bin/kt-engine-bench" --server "$url" --kerntuned "$bin/kerntuned" \
+    --repeat-budget "$engine_budget" --sweep-budget "$engine_budget" \
+    --deadline-s $(( left > 30 ? left : 30 )) --job-timeout-s 120 --out-dir "$out/engine" \
+    >>"$log" 2>&1
+  echo "kt-engine-bench exit $?" | tee -a "$log"
+fi
+say "done"
+cat "$out/gemm/table.md" "$out/engine/table.md" 2>/dev/null
