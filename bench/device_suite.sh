@@ -10,7 +10,9 @@
 # sweep jobs (default 12); TOTAL_SECONDS: the whole suite's time (default 480), shared out as
 # deadlines so a slow phase is cut short instead of the call being killed.
 # PHASES (env, default "tests,gemm,engine") picks the parts to run, so one suite can be split
-# over two calls; GPU_TESTS_S (env, default 200) caps the GPU test binary.
+# over two calls; GPU_TESTS_S (env, default 200) caps the GPU test binary; GEMM_SHAPES (env,
+# e.g. "8192x8192x8192:96 1x4096x7168") replaces the GEMM bench's shapes, each with its own
+# budget; GEMM_JOB_TIMEOUT_S (env, default 60) cancels a shape's job then, keeping its best.
 # Files in $OUT (8): suite.log (nvidia-smi, progress, tables), gpu-tests.log, copy-bandwidth.json,
 # daemon.log, gemm/table.md, gemm/gemm.json, engine/table.md, engine/engine.json.
 # Back on the build host, file them as bench/results/<date>-<gpu>-{gemm,engine}/ and re-render:
@@ -63,8 +65,10 @@ if wants gemm; then
   say "kt-gemm-bench, deadline $gemm_deadline s"
   copy=()
   [ -s "$out/copy-bandwidth.json" ] && copy=(--copy-json "$out/copy-bandwidth.json")
-  "$bin/kt-gemm-bench" --server "$url" --budget "$gemm_budget" "${copy[@]}" \
-    --deadline-s "$gemm_deadline" --job-timeout-s 60 --out-dir "$out/gemm" --latest "" \
+  shapes=()
+  for shape in ${GEMM_SHAPES:-}; do shapes+=(--shape "$shape"); done
+  "$bin/kt-gemm-bench" --server "$url" --budget "$gemm_budget" "${copy[@]}" "${shapes[@]}" \
+    --deadline-s "$gemm_deadline" --job-timeout-s "${GEMM_JOB_TIMEOUT_S:-60}" --out-dir "$out/gemm" --latest "" \
     >>"$log" 2>&1
   echo "kt-gemm-bench exit $?" | tee -a "$log"
 fi
