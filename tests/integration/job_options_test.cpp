@@ -12,6 +12,7 @@
 #include "db/store.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
+#include "support/in_process_daemon.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/job_scheduler.hpp"
 #include "tuner/variant_space.hpp"
@@ -26,40 +27,6 @@ const Shape kShape{{"M", 200}, {"N", 136}, {"K", 72}};
 
 class JobOptionsTest : public ::testing::Test {
  protected:
-  JobOptionsTest()
-      : store_(dir_.path() / "kerntune.db"),
-        families_(load_families()),
-        scheduler_(store_, families_, scheduler_options(dir_.path()), {}),
-        context_{store_, families_, scheduler_, {}, "libcuda.so.1: cannot open shared object"},
-        server_(context_, server_options()) {
-    scheduler_.start();
-    server_.start();
-    url_ = "http://127.0.0.1:" + std::to_string(server_.port());
-  }
-  ~JobOptionsTest() override {
-    server_.stop();
-    scheduler_.stop();
-  }
-
-  static FamilyRegistry load_families() {
-    FamilyRegistry registry;
-    registry.load_root(test::source_dir() / "kernel_templates");
-    return registry;
-  }
-  static SchedulerOptions scheduler_options(const std::filesystem::path& dir) {
-    SchedulerOptions options;
-    options.worker_exe = test::binary_dir() / "kerntune-worker";
-    options.work_dir = dir / "work";
-    options.compile_threads = 2;
-    return options;
-  }
-  static ServerOptions server_options() {
-    ServerOptions options;
-    options.listen = {"127.0.0.1", 0};
-    options.io_threads = 2;
-    return options;
-  }
-
   // Points of the GEMM space for sm_90a at kShape: the first `count` survivors, and (if asked)
   // one config that a constraint prunes, each as {"template": ..., axis: value, ...}.
   std::vector<nlohmann::json> space_points(std::size_t count, bool pruned) {
@@ -105,13 +72,11 @@ class JobOptionsTest : public ::testing::Test {
     }
   }
 
-  test::TempDir dir_;
-  Store store_;
-  FamilyRegistry families_;
-  JobScheduler scheduler_;
-  AppContext context_;
-  HttpServer server_;
-  std::string url_;
+  test::InProcessDaemon daemon_;
+  Store& store_ = daemon_.store;
+  FamilyRegistry& families_ = daemon_.families;
+  HttpServer& server_ = daemon_.server;
+  const std::string& url_ = daemon_.url;
 };
 
 TEST_F(JobOptionsTest, BadPipelineOrConfigsAreRefusedWithTheReasonAndStoreNothing) {

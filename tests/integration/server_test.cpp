@@ -14,6 +14,7 @@
 #include "db/store.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
+#include "support/in_process_daemon.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/job_scheduler.hpp"
 
@@ -25,40 +26,6 @@ using namespace std::chrono_literals;
 
 class ServerTest : public ::testing::Test {
  protected:
-  ServerTest()
-      : store_(dir_.path() / "kerntune.db"),
-        families_(load_families()),
-        scheduler_(store_, families_, scheduler_options(dir_.path()), {}),
-        context_{store_, families_, scheduler_, {}, "libcuda.so.1: cannot open shared object"},
-        server_(context_, server_options()) {
-    scheduler_.start();
-    server_.start();
-    url_ = "http://127.0.0.1:" + std::to_string(server_.port());
-  }
-  ~ServerTest() override {
-    server_.stop();
-    scheduler_.stop();
-  }
-
-  static FamilyRegistry load_families() {
-    FamilyRegistry registry;
-    registry.load_root(test::source_dir() / "kernel_templates");
-    return registry;
-  }
-  static SchedulerOptions scheduler_options(const std::filesystem::path& dir) {
-    SchedulerOptions options;
-    options.worker_exe = test::binary_dir() / "kerntune-worker";
-    options.work_dir = dir / "work";
-    options.compile_threads = 2;
-    return options;
-  }
-  static ServerOptions server_options() {
-    ServerOptions options;
-    options.listen = {"127.0.0.1", 0};
-    options.io_threads = 2;
-    return options;
-  }
-
   static JobSpec compile_spec(std::int64_t budget) {
     JobSpec spec;
     spec.family = "gemm";
@@ -104,13 +71,11 @@ class ServerTest : public ::testing::Test {
     return store_.jobs(filter).size();
   }
 
-  test::TempDir dir_;
-  Store store_;
-  FamilyRegistry families_;
-  JobScheduler scheduler_;
-  AppContext context_;
-  HttpServer server_;
-  std::string url_;
+  test::InProcessDaemon daemon_;
+  Store& store_ = daemon_.store;
+  FamilyRegistry& families_ = daemon_.families;
+  HttpServer& server_ = daemon_.server;
+  const std::string& url_ = daemon_.url;
 };
 
 TEST_F(ServerTest, HealthAndFamilies) {

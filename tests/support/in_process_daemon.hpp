@@ -1,0 +1,67 @@
+// A real kerntuned in-process on 127.0.0.1 (port 0): a Store on a temp file, the shipped
+// families, a JobScheduler without GPUs (its worker finds no driver) and the HTTP server, started
+// on construction and stopped on destruction. The integration tests' common fixture; header-only
+// because only the integration binary links the server.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "db/store.hpp"
+#include "server/app_context.hpp"
+#include "server/http_server.hpp"
+#include "support/test_paths.hpp"
+#include "tuner/family.hpp"
+#include "tuner/job_scheduler.hpp"
+
+namespace kt::test {
+
+class InProcessDaemon {
+ public:
+  InProcessDaemon()
+      : store(dir.path() / "kerntune.db"),
+        families(shipped_families()),
+        scheduler(store, families, scheduler_options(dir.path()), {}),
+        context{store, families, scheduler, {}, "libcuda.so.1: cannot open shared object"},
+        server(context, loopback_server()) {
+    scheduler.start();
+    server.start();
+    url = "http://127.0.0.1:" + std::to_string(server.port());
+  }
+  ~InProcessDaemon() {
+    server.stop();
+    scheduler.stop();
+  }
+  InProcessDaemon(const InProcessDaemon&) = delete;
+  InProcessDaemon& operator=(const InProcessDaemon&) = delete;
+
+  TempDir dir;
+  Store store;
+  FamilyRegistry families;
+  JobScheduler scheduler;
+  AppContext context;
+  HttpServer server;
+  std::string url;  // http://127.0.0.1:<port>
+
+ private:
+  static FamilyRegistry shipped_families() {
+    FamilyRegistry registry;
+    registry.load_root(source_dir() / "kernel_templates");
+    return registry;
+  }
+  static SchedulerOptions scheduler_options(const std::filesystem::path& dir) {
+    SchedulerOptions options;
+    options.worker_exe = binary_dir() / "kerntune-worker";
+    options.work_dir = dir / "work";
+    options.compile_threads = 2;
+    return options;
+  }
+  static ServerOptions loopback_server() {
+    ServerOptions options;
+    options.listen = {"127.0.0.1", 0};
+    options.io_threads = 2;
+    return options;
+  }
+};
+
+}  // namespace kt::test
