@@ -12,7 +12,9 @@
 # PHASES (env, default "tests,gemm,engine") picks the parts to run, so one suite can be split
 # over two calls; GPU_TESTS_S (env, default 200) caps the GPU test binary; GEMM_SHAPES (env,
 # e.g. "8192x8192x8192:96 1x4096x7168") replaces the GEMM bench's shapes, each with its own
-# budget; GEMM_JOB_TIMEOUT_S (env, default 60) cancels a shape's job then, keeping its best.
+# budget; GEMM_JOB_TIMEOUT_S (env, default 60) cancels a shape's job then, keeping its best;
+# ENGINE_PHASES (env, e.g. "sweep") and ENGINE_JOB_TIMEOUT_S (default 120) do the same for
+# kt-engine-bench.
 # Files in $OUT (8): suite.log (nvidia-smi, progress, tables), gpu-tests.log, copy-bandwidth.json,
 # daemon.log, gemm/table.md, gemm/gemm.json, engine/table.md, engine/engine.json.
 # Back on the build host, file them as bench/results/<date>-<gpu>-{gemm,engine}/ and re-render:
@@ -76,9 +78,12 @@ fi
 if wants engine; then
   left=$(( total - SECONDS - 10 ))
   say "kt-engine-bench, deadline $left s"
-  "$bin/kt-engine-bench" --server "$url" --kerntuned "$bin/kerntuned" \
+  engine_phases=()
+  [ -n "${ENGINE_PHASES:-}" ] && engine_phases=(--phases ${ENGINE_PHASES//,/ })
+  "$bin/kt-engine-bench" --server "$url" --kerntuned "$bin/kerntuned" "${engine_phases[@]}" \
     --repeat-budget "$engine_budget" --sweep-budget "$engine_budget" \
-    --deadline-s $(( left > 30 ? left : 30 )) --job-timeout-s 120 --out-dir "$out/engine" \
+    --deadline-s $(( left > 30 ? left : 30 )) --job-timeout-s "${ENGINE_JOB_TIMEOUT_S:-120}" \
+    --out-dir "$out/engine" \
     >>"$log" 2>&1
   echo "kt-engine-bench exit $?" | tee -a "$log"
 fi
