@@ -17,6 +17,8 @@ const std::set<std::string> kJobDtypes{"bf16", "fp16", "f32"};
 const std::set<std::string> kBufferDtypes{"in", "bf16", "fp16", "f32", "i32", "u32"};
 const std::set<std::string> kBufferRoles{"input", "output", "scratch"};
 const std::set<std::string> kReferenceKinds{"cublas_gemm"};
+// Device sources shared by every family: a folder of that name beside the families.
+const char* const kCommonSourcesFolder = "common";
 
 std::string read_text(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -139,21 +141,35 @@ void parse_tolerance(ManifestReader& r, const ManifestJson& root, Family& family
       r.error("tolerance", "no tolerance for dtype '" + dtype + "'");
 }
 
-// Every *.cuh / *.h of the folder (sorted, so the compile cache key is stable), plus template
-// sources with another extension.
+bool is_header(const std::filesystem::directory_entry& entry) {
+  const auto ext = entry.path().extension();
+  return entry.is_regular_file() && (ext == ".cuh" || ext == ".h");
+}
+
+// Every *.cuh / *.h of the folder and of the shared folder common/ beside it (device building
+// blocks several families use; a family's own file of the same name wins), plus template sources
+// with another extension; sorted by name, so the compile cache key is stable.
 void read_sources(Family& family) {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(family.dir)) {
-    const auto ext = entry.path().extension();
-    if (entry.is_regular_file() && (ext == ".cuh" || ext == ".h")) files.push_back(entry.path());
-  }
+  for (const auto& entry : std::filesystem::directory_iterator(family.dir))
+    if (is_header(entry)) files.push_back(entry.path());
+  const auto common = family.dir.parent_path() / kCommonSourcesFolder;
+  std::error_code ec;
+  if (family.dir.filename() != kCommonSourcesFolder && std::filesystem::is_directory(common, ec))
+    for (const auto& entry : std::filesystem::directory_iterator(common)) {
+      const bool shadowed = std::any_of(files.begin(), files.end(), [&](const auto& own) {
+        return own.filename() == entry.path().filename();
+      });
+      if (is_header(entry) && !shadowed) files.push_back(entry.path());
+    }
   for (const TemplateSpec& tmpl : family.templates) {
     const auto file = family.dir / tmpl.source;
     if (std::find(files.begin(), files.end(), file) == files.end() &&
         std::filesystem::is_regular_file(file))
       files.push_back(file);
   }
-  std::sort(files.begin(), files.end());
+  std::sort(files.begin(), files.end(),
+            [](const auto& a, const auto& b) { return a.filename() < b.filename(); });
   for (const auto& file : files)
     family.sources.emplace_back(file.filename().string(), read_text(file));
 }

@@ -94,8 +94,8 @@ struct Family {
   std::string flops = "0";                          // expression over dims
   std::string bytes = "0";                          // expression over dims and elem_bytes
   std::vector<TemplateSpec> templates;
-  // Every *.cuh / *.h file of the folder, by file name: passed to NVRTC as headers and hashed
-  // into the compile cache key.
+  // Every *.cuh / *.h file of the folder and of the shared common/ folder beside it, by file name:
+  // passed to NVRTC as headers and hashed into the compile cache key.
   std::vector<std::pair<std::string, std::string>> sources;
   nlohmann::json manifest;  // as written, for GET /v1/families
 };

@@ -332,6 +332,26 @@ TEST(FamilyRegistry, LoadsGoodFamiliesAndReportsBrokenOnes) {
   EXPECT_EQ(registry.all().size(), 2u);
 }
 
+TEST(FamilyRegistry, CommonFolderIsSharedAndNotAFamily) {
+  test::TempDir root;
+  test::write_tiny_family(root.path() / "tiny", test::tiny_family_manifest());
+  std::filesystem::create_directories(root.path() / "common");
+  std::ofstream(root.path() / "common" / "shared_block.cuh") << "// shared by every family\n";
+  std::ofstream(root.path() / "common" / "tiny.cuh") << "// shadowed by the family's own\n";
+  std::ofstream(root.path() / "common" / "notes.txt") << "not a source\n";
+
+  FamilyRegistry registry;
+  registry.load_root(root.path());
+  EXPECT_TRUE(registry.errors().empty());
+  ASSERT_EQ(registry.all().size(), 1u) << "common/ has no manifest: it is not a family";
+  const auto& sources = registry.all()[0]->sources;
+  ASSERT_EQ(sources.size(), 3u);  // sorted by file name, wherever the file lives
+  EXPECT_EQ(sources[0].first, "shared_block.cuh");
+  EXPECT_EQ(sources[1].first, "tiny.cuh");
+  EXPECT_HAS(sources[1].second, "kt_tiny") << "the family's own file wins over common/";
+  EXPECT_EQ(sources[2].first, "tiny_common.h");
+}
+
 TEST(FamilyRegistry, MissingRootIsAnError) {
   FamilyRegistry registry;
   registry.load_root("/nonexistent/kerntune/families");
