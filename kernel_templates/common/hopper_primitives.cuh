@@ -1,6 +1,7 @@
 // Hopper (sm_90) building blocks as inline PTX, so templates compile with NVRTC and no host
-// header: mbarriers, proxy fences, TMA tensor loads (plain and cluster multicast), tensor-map
-// prefetch, thread-block-cluster rank/barrier/remote addresses, and for sm_90a only the wgmma
+// header: mbarriers, proxy fences, TMA tensor loads (plain and cluster multicast) and stores,
+// tensor-map prefetch, named barriers, GPU-scope flags, thread-block-cluster
+// rank/barrier/remote addresses, stmatrix, and for sm_90a only the wgmma
 // matrix descriptors, fence/commit/wait and setmaxnreg (the mma instructions themselves are in
 // hopper_wgmma_ops.cuh). Shared-memory operands are 32-bit shared-state-space addresses.
 #pragma once
@@ -131,6 +132,59 @@ __device__ __forceinline__ void tma_load_3d(unsigned dst, const KtTensorMap* map
       : "memory");
 }
 
+// TMA store of a 2D box from shared `src` (laid out as the map's box and swizzle) to coordinates
+// (c0 innermost, c1); elements outside the tensor are not written. Tracked by bulk groups.
+__device__ __forceinline__ void tma_store_2d(const KtTensorMap* map, unsigned src, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(map),
+      "r"(src), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most kPending bulk groups still read their shared-memory source (the buffer
+// may then be overwritten; the global writes may still be in flight).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Waits until at most kPending bulk groups are incomplete (their global writes done).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// ---- named barriers --------------------------------------------------------------------------
+
+// Barrier `id` (1..15; 0 is __syncthreads) completes when `threads` threads (a multiple of 32)
+// arrived; sync waits for that, arrive does not. Lets warpgroups hand turns to each other.
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void named_barrier_arrive(unsigned id, unsigned threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// ---- global-memory flags between CTAs ----------------------------------------------------------
+
+// Acquire load at GPU scope: what the releasing CTA wrote before its release is visible after.
+__device__ __forceinline__ unsigned load_acquire_gpu(const unsigned* flag) {
+  unsigned value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
+// Release increment at GPU scope: this thread's earlier writes (and those it observed, e.g.
+// through a barrier after their __threadfence) are visible to an acquirer that sees the count.
+__device__ __forceinline__ void red_release_gpu_add(unsigned* flag, unsigned value) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
+}
+
 // ---- thread-block clusters -------------------------------------------------------------------
 
 __device__ __forceinline__ unsigned cluster_ctarank() {
@@ -189,6 +243,18 @@ __device__ __forceinline__ unsigned long long wgmma_descriptor(unsigned smem_add
 // K-major tile of 64 16-bit elements per row (128-byte rows) written by TMA with 128B swizzle.
 __device__ __forceinline__ unsigned long long wgmma_descriptor_sw128(unsigned smem_address) {
   return wgmma_descriptor(smem_address, 8 * 128, 1);
+}
+
+// Four 8x8 matrices of 16-bit values to shared memory, the inverse of ldmatrix: lanes 8i..8i+7
+// give the row addresses (16 bytes each) of matrix i, and register i of every lane holds its
+// share of matrix i (row lane/4, columns 2*(lane%4) and +1), the layout of mma and wgmma
+// accumulator fragments after packing pairs. sm_90.
+__device__ __forceinline__ void stmatrix_x4(unsigned smem_address, unsigned r0, unsigned r1,
+                                            unsigned r2, unsigned r3) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_address),
+      "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+      : "memory");
 }
 
 // Visible to the host pass too, which parses kernels but emits no device code.

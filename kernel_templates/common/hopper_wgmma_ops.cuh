@@ -5,6 +5,7 @@
 // row 16w + l/4 + 8h, column 8j + 2*(l%4) + e. `accumulate` = 0 overwrites d (first k step).
 // Issue after kt_hopper::wgmma_fence(); close a batch with wgmma_commit() and wgmma_wait<n>().
 // The operand lists are regular and were written out by a script; only N differs between them.
+// N = 8, 16, 24, 32, 48, 64, 96, 128, 256 (24, 48, 96: narrow tiles of small-N problems).
 #pragma once
 
 #if defined(KT_DTYPE_BF16) == defined(KT_DTYPE_FP16)
@@ -48,6 +49,20 @@ __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[8], unsigned long lon
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
+__device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[12], unsigned long long desc_a,
+                                                unsigned long long desc_b, int accumulate) {
+  asm volatile(
+      "{ .reg .pred p;\n"
+      "  setp.ne.b32 p, %14, 0;\n"
+      "  wgmma.mma_async.sync.aligned.m64n24k16.f32." KT_WGMMA_IN_TYPE "." KT_WGMMA_IN_TYPE
+      "\n"
+      "  {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11},\n"
+      "  %12, %13, p, 1, 1, 0, 0; }\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
 __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[16], unsigned long long desc_a,
                                                 unsigned long long desc_b, int accumulate) {
   asm volatile(
@@ -60,6 +75,23 @@ __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[16], unsigned long lo
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
         "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
         "+f"(d[14]), "+f"(d[15])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[24], unsigned long long desc_a,
+                                                unsigned long long desc_b, int accumulate) {
+  asm volatile(
+      "{ .reg .pred p;\n"
+      "  setp.ne.b32 p, %26, 0;\n"
+      "  wgmma.mma_async.sync.aligned.m64n48k16.f32." KT_WGMMA_IN_TYPE "." KT_WGMMA_IN_TYPE
+      "\n"
+      "  {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,\n"
+      "  %16, %17, %18, %19, %20, %21, %22, %23},\n"
+      "  %24, %25, p, 1, 1, 0, 0; }\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
@@ -78,6 +110,27 @@ __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[32], unsigned long lo
         "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
         "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
         "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[48], unsigned long long desc_a,
+                                                unsigned long long desc_b, int accumulate) {
+  asm volatile(
+      "{ .reg .pred p;\n"
+      "  setp.ne.b32 p, %50, 0;\n"
+      "  wgmma.mma_async.sync.aligned.m64n96k16.f32." KT_WGMMA_IN_TYPE "." KT_WGMMA_IN_TYPE
+      "\n"
+      "  {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,\n"
+      "  %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,\n"
+      "  %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47},\n"
+      "  %48, %49, p, 1, 1, 0, 0; }\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
