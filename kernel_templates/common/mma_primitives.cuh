@@ -32,6 +32,17 @@ __device__ __forceinline__ void cp_async_16(unsigned smem_dst, const void* globa
                : "memory");
 }
 
+// 4- or 8-byte global -> shared copy through L1 (cp.async.cg takes only 16 bytes), for rows whose
+// pitch is not a multiple of 16 bytes. src_bytes = 0 writes zeros without reading.
+template <int kBytes>
+__device__ __forceinline__ void cp_async_ca(unsigned smem_dst, const void* global_src,
+                                            int src_bytes) {
+  static_assert(kBytes == 4 || kBytes == 8 || kBytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_dst), "l"(global_src),
+               "n"(kBytes), "r"(src_bytes)
+               : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
