@@ -42,9 +42,11 @@ struct CpAsyncConfig {
   static constexpr int PARTIAL_LD = (BN + 31) / 32 * 32 + (SWAP ? 4 : 8);
   static constexpr int PARTIAL_BYTES = BM * PARTIAL_LD * 4;
   static constexpr int SMEM_BYTES = RING_BYTES > PARTIAL_BYTES ? RING_BYTES : PARTIAL_BYTES;
-  // Two CTAs per SM when their shared memory fits and the register cap leaves room.
+  // Registers a thread needs, roughly: accumulators, the staged words of VEC 2 (8 per pass),
+  // addressing. Two CTAs per SM when their shared memory fits and the register cap leaves room.
+  static constexpr int REGISTERS_ESTIMATE = ACC + (VEC == 2 ? 8 * PASSES : 0) + 48;
   static constexpr int MIN_BLOCKS =
-      (2 * (SMEM_BYTES + 1024) <= 227 * 1024 && (THREADS == 128 || ACC <= 32)) ? 2 : 1;
+      (2 * (SMEM_BYTES + 1024) <= 227 * 1024 && 2 * THREADS * REGISTERS_ESTIMATE <= 65536) ? 2 : 1;
 
   static_assert(M_SIDE % 64 == 0 && M_SIDE <= 256,
                 "the m side (SWAP ? BN : BM) is 64, 128, 192 or 256 rows: whole wgmma m64 blocks");
@@ -55,6 +57,8 @@ struct CpAsyncConfig {
                     N_SIDE == 64 || N_SIDE == 96 || N_SIDE == 128 || N_SIDE == 256,
                 "the n side (SWAP ? BM : BN) is a wgmma n of hopper_wgmma_ops.cuh");
   static_assert(ACC <= 128, "<= 128 fp32 accumulators per thread");
+  static_assert(REGISTERS_ESTIMATE <= 255,
+                "accumulators + 8*PASSES staged words (VEC 2) + 48 <= 255 registers per thread");
   static_assert(STAGES >= 3 && STAGES <= 12,
                 "3 <= STAGES <= 12: k-tile i+STAGES-2 is fetched while wgmma i-1 may still read");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= 8,

@@ -35,11 +35,12 @@ template <class Cfg>
 struct WorkList {
   kt_wgmma::TileScheduler<Cfg> raster;
   int k_tiles = 0;
-  int dp_items = 0;             // data-parallel tiles of this cluster
-  int dp_tiles = 0;             // tiles done data-parallel by all clusters (a multiple of G)
-  long long sk_iterations = 0;  // k-iterations shared out by stream-K (U)
-  long long sk_begin = 0;       // this cluster's range [sk_begin, sk_end) of them
-  long long sk_end = 0;
+  int dp_items = 0;  // data-parallel tiles of this cluster
+  int dp_tiles = 0;  // tiles done data-parallel by all clusters (a multiple of G)
+  // Stream-K counts fit 32 bits (U < 2 * clusters * k_tiles); their products are formed in 64.
+  int sk_iterations = 0;  // k-iterations shared out by stream-K (U)
+  int sk_begin = 0;       // this cluster's range [sk_begin, sk_end) of them
+  int sk_end = 0;
   int sk_first_tile = 0;  // first stream-K tile touched by the range (relative to dp_tiles)
   int sk_items = 0;
 
@@ -51,12 +52,12 @@ struct WorkList {
     if (Cfg::STREAM_K && total % clusters != 0) {
       const int full_waves = total / clusters;
       dp_tiles = (full_waves > 0 ? full_waves - 1 : 0) * clusters;
-      sk_iterations = static_cast<long long>(total - dp_tiles) * k_tiles;
-      sk_begin = sk_iterations * g / clusters;
-      sk_end = sk_iterations * (g + 1) / clusters;
+      sk_iterations = (total - dp_tiles) * k_tiles;
+      sk_begin = range_end(g - 1);
+      sk_end = range_end(g);
       if (sk_end > sk_begin) {
-        sk_first_tile = static_cast<int>(sk_begin / k_tiles);
-        sk_items = static_cast<int>((sk_end - 1) / k_tiles) - sk_first_tile + 1;
+        sk_first_tile = sk_begin / k_tiles;
+        sk_items = (sk_end - 1) / k_tiles - sk_first_tile + 1;
       }
     }
     dp_items = g < dp_tiles ? (dp_tiles - g + clusters - 1) / clusters : 0;
@@ -72,12 +73,12 @@ struct WorkList {
       w.k_end = k_tiles;
     } else {
       const int sk_tile = sk_first_tile + (j - dp_items);
-      const long long tile_begin = static_cast<long long>(sk_tile) * k_tiles;
-      const long long begin = sk_begin > tile_begin ? sk_begin : tile_begin;
-      const long long end = sk_end < tile_begin + k_tiles ? sk_end : tile_begin + k_tiles;
+      const int tile_begin = sk_tile * k_tiles;
+      const int begin = sk_begin > tile_begin ? sk_begin : tile_begin;
+      const int end = sk_end < tile_begin + k_tiles ? sk_end : tile_begin + k_tiles;
       w.linear = dp_tiles + sk_tile;
-      w.k_begin = static_cast<int>(begin - tile_begin);
-      w.k_end = static_cast<int>(end - tile_begin);
+      w.k_begin = begin - tile_begin;
+      w.k_end = end - tile_begin;
     }
     w.tile = raster.tile(w.linear);
     return w;
@@ -86,21 +87,21 @@ struct WorkList {
   // The cluster whose stream-K range holds iteration i (0-based within the stream-K part), and
   // the end of cluster h's range. With fewer iterations than clusters some ranges are empty:
   // owners of consecutive iterations need not be neighbours.
-  __device__ __forceinline__ int owner(long long i) const {
-    return static_cast<int>(((i + 1) * raster.stride - 1) / sk_iterations);
+  __device__ __forceinline__ int owner(int i) const {
+    return static_cast<int>((static_cast<long long>(i + 1) * raster.stride - 1) / sk_iterations);
   }
-  __device__ __forceinline__ long long range_end(int h) const {
-    return sk_iterations * (h + 1) / raster.stride;
+  __device__ __forceinline__ int range_end(int h) const {
+    return static_cast<int>(static_cast<long long>(sk_iterations) * (h + 1) / raster.stride);
   }
 
   // Calls visit(h) for each cluster h that holds a later part of a finalising item's tile
   // (k_begin == 0, k_end < k_tiles), in k order; returns how many there are.
   template <class Visit>
   __device__ __forceinline__ int for_each_partial(const WorkItem& w, Visit&& visit) const {
-    const long long tile_begin = static_cast<long long>(w.linear - dp_tiles) * k_tiles;
-    const long long stop = tile_begin + k_tiles;
+    const int tile_begin = (w.linear - dp_tiles) * k_tiles;
+    const int stop = tile_begin + k_tiles;
     int count = 0;
-    for (long long i = tile_begin + w.k_end; i < stop; ++count) {
+    for (int i = tile_begin + w.k_end; i < stop; ++count) {
       const int h = owner(i);
       visit(h);
       i = range_end(h);
