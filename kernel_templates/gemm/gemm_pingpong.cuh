@@ -30,15 +30,19 @@
 #endif
 
 #include "gemm_pingpong_config.cuh"
-#include "gemm_pingpong_schedule.cuh"
+#include "gemm_stream_k.cuh"
 #include "gemm_tma_store_epilogue.cuh"
 #include "gemm_wgmma_epilogue.cuh"
+#include "gemm_work_list.cuh"
 #include "hopper_primitives.cuh"
 #include "hopper_wgmma_ops.cuh"
 
 namespace kt_pingpong {
 
 using kt_mma::elem_t;
+using kt_wgmma::cdiv_int;
+using kt_wgmma::WorkItem;
+using kt_wgmma::WorkList;
 
 struct Ring {
   unsigned a, b, full, empty;
@@ -226,22 +230,33 @@ struct PingpongKernel {
       p += count;
 
       if constexpr (Cfg::STREAM_K) {
+        // One slot of BM*BN floats per CTA; one warpgroup per part and per finalised tile.
         if (w.k_begin > 0) {  // a later part of a tile another CTA finalises
-          contribute(acc, out, w, epilogue_barrier);
+          kt_wgmma::contribute_partial<Cfg::ACC>(
+              &acc[0][0], out.workspace + static_cast<long long>(blockIdx.x) * (Cfg::BM * Cfg::BN),
+              tile_counter(out, w), epilogue_barrier);
           continue;
         }
-        if (w.k_end < work.k_tiles) gather(acc, out, work, w, epilogue_barrier);
+        if (w.k_end < work.k_tiles)
+          kt_wgmma::gather_partials<Cfg::ACC, 1, 1, Cfg::BM * Cfg::BN>(
+              &acc[0][0], work, w, out.workspace, 0, tile_counter(out, w), epilogue_barrier);
       }
       const int row0 = w.tile.m * Cfg::BM;
       const int col0 = w.tile.n * Cfg::BN;
-      if (tma_store) {
+      if constexpr (Cfg::EPILOGUE == kStoreTma) {
         // The previous tile's store has finished reading the staging tile.
         if (t == 0) kt_hopper::bulk_wait_group_read<0>();
         kt_hopper::named_barrier_sync(epilogue_barrier, 128);
-        stage_tile<Cfg::BM, Cfg::BN>(acc, c_stage);
+        kt_tma_store::stage_tile<Cfg::BM, Cfg::BN>(acc, c_stage);
         kt_hopper::fence_proxy_async_shared();  // st.shared before the TMA engine reads them
         kt_hopper::named_barrier_sync(epilogue_barrier, 128);
-        if (t == 0) store_staged_tile<Cfg::BM, Cfg::BN>(out.map_c, c_stage, row0, col0);
+        if (tma_store) {
+          if (t == 0)
+            kt_tma_store::store_staged_tile<Cfg::BM, Cfg::BN>(out.map_c, c_stage, row0, col0);
+        } else {
+          kt_tma_store::copy_staged_tile<Cfg::BM, Cfg::BN>(c_stage, out.C, out.M, out.N, row0,
+                                                           col0);
+        }
       } else {
 #pragma unroll
         for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb)
@@ -251,39 +266,8 @@ struct PingpongKernel {
     if (tma_store && t == 0) kt_hopper::bulk_wait_group<0>();
   }
 
-  static __device__ __forceinline__ unsigned tile_counter(const Outputs& out, const WorkItem& w) {
-    return static_cast<unsigned>(w.tile.m * cdiv_int(out.N, Cfg::BN) + w.tile.n);
-  }
-
-  // Stream-K: stores this CTA's part of a tile (its range's first item) in its workspace slot
-  // and counts it on the tile's counter.
-  static __device__ __forceinline__ void contribute(const Acc& acc, const Outputs& out,
-                                                    const WorkItem& w, unsigned epilogue_barrier) {
-    float* slot = out.workspace + static_cast<long long>(blockIdx.x) * (Cfg::BM * Cfg::BN);
-    store_partial<Cfg::ACC>(&acc[0][0], slot);
-    __threadfence();
-    kt_hopper::named_barrier_sync(epilogue_barrier, 128);
-    if (threadIdx.x % 128 == 0)
-      kt_hopper::red_release_gpu_add(out.semaphores + tile_counter(out, w), 1u);
-  }
-
-  // Stream-K: waits for the CTAs holding the rest of this tile and adds their partials in k order.
-  static __device__ __forceinline__ void gather(Acc& acc, const Outputs& out,
-                                                const WorkList<Cfg>& work, const WorkItem& w,
-                                                unsigned epilogue_barrier) {
-    unsigned* counter = out.semaphores + tile_counter(out, w);
-    const int parts = work.for_each_partial(w, [](int) {});
-    if (threadIdx.x % 128 == 0) {
-      while (kt_hopper::load_acquire_gpu(counter) < static_cast<unsigned>(parts)) {
-      }
-    }
-    kt_hopper::named_barrier_sync(epilogue_barrier, 128);
-    __threadfence();
-    work.for_each_partial(w, [&](int h) {
-      add_partial<Cfg::ACC>(&acc[0][0],
-                            out.workspace + static_cast<long long>(h) * (Cfg::BM * Cfg::BN));
-    });
-    if (threadIdx.x % 128 == 0) *counter = 0u;  // every part has arrived; ready for the next launch
+  static __device__ __forceinline__ unsigned* tile_counter(const Outputs& out, const WorkItem& w) {
+    return out.semaphores + w.tile.m * cdiv_int(out.N, Cfg::BN) + w.tile.n;
   }
 };
 

@@ -8,7 +8,8 @@
 
 namespace kt_pingpong {
 
-enum Epilogue { kStoreGlobal = 0, kStoreTma = 1 };
+using kt_wgmma::kStoreGlobal;
+using kt_wgmma::kStoreTma;
 
 template <int BM_, int BN_, int BK_, int STAGES_, int CLUSTER_M_, int CLUSTER_N_, int RASTER_,
           int GROUP_, int EPILOGUE_, int STREAM_K_>

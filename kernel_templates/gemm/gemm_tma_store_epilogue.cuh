@@ -1,17 +1,16 @@
-// Epilogue pieces of a consumer warpgroup that owns a whole BM x BN wgmma tile (ping-pong GEMM):
-//  - TMA store: the accumulators, rounded to 16 bits, go through a shared staging tile laid out
-//    as [BN/64 panels][BM rows][64 columns] with the 128B swizzle (stmatrix, conflict-free), and
-//    one thread stores each panel with a TMA tensor store, which clips rows and columns outside
-//    C (ragged M and N need no checks; the row pitch N*2 must be a multiple of 16 bytes);
-//  - fp32 partial tiles for stream-K: a tile's accumulators in fragment order (thread-major,
-//    16-byte vectors), so a CTA that computed another part of the same tile can add them with
-//    the same per-thread layout; independent of M and N, coalesced.
+// TMA-store epilogue of a consumer warpgroup that owns BM rows x BN columns of wgmma
+// accumulators (m64 blocks): the accumulators, rounded to 16 bits, go through a shared staging
+// tile laid out as [BN/64 panels][BM rows][64 columns] with the 128B swizzle (stmatrix,
+// conflict-free), and one thread stores each panel with a TMA tensor store, which clips rows and
+// columns outside C (ragged M and N need no checks; the row pitch N*2 must be a multiple of 16
+// bytes; other N copy the staged tile with plain stores). Used by the ping-pong and the
+// cooperative wgmma GEMMs.
 #pragma once
 
 #include "hopper_primitives.cuh"
 #include "mma_primitives.cuh"
 
-namespace kt_pingpong {
+namespace kt_tma_store {
 
 // Writes one consumer's tile (acc[mb] = m64 block mb, wgmma layout) into the staging tile at
 // shared address `stage` (1024-byte aligned). Matrices of one stmatrix.x4: n8 blocks j, j+1,
@@ -54,44 +53,30 @@ __device__ __forceinline__ void store_staged_tile(const KtTensorMap* map_c, unsi
   kt_hopper::bulk_commit_group();
 }
 
-__device__ __forceinline__ void store_global_f32x4(float* dst, float a, float b, float c, float d) {
-  asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "f"(a), "f"(b), "f"(c),
-               "f"(d)
-               : "memory");
-}
-
-__device__ __forceinline__ void load_global_f32x4(const float* src, float& a, float& b, float& c,
-                                                  float& d) {
-  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-               : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
-               : "l"(src)
-               : "memory");
-}
-
-// Partial tile of kAcc fp32 values per thread of a warpgroup: vector v of thread t at
-// slot[(v * 128 + t) * 4].
-template <int kAcc>
-__device__ __forceinline__ void store_partial(const float* acc, float* __restrict__ slot) {
-  static_assert(kAcc % 4 == 0, "accumulators move as 16-byte vectors");
-  const int t = static_cast<int>(threadIdx.x) % 128;
+// The fallback for a C whose row pitch TMA cannot take (N % 8 != 0): the warpgroup copies the
+// staged tile to C itself, one 16-byte chunk (8 columns) per thread and step, element by element
+// inside C. Call after the staging writes are visible to the warpgroup (a barrier).
+template <int BM, int BN>
+__device__ __forceinline__ void copy_staged_tile(unsigned stage, kt_mma::elem_t* __restrict__ C,
+                                                 int M, int N, int row0, int col0) {
+  constexpr int kChunksPerRow = BN / 8;
+#pragma unroll 1
+  for (int i = static_cast<int>(threadIdx.x) % 128; i < BM * kChunksPerRow; i += 128) {
+    const int row = i / kChunksPerRow;
+    const int col = (i % kChunksPerRow) * 8;
+    if (row0 + row >= M || col0 + col >= N) continue;
+    const int chunk = (col % 64) / 8;
+    const unsigned src = stage + (col / 64) * (BM * 128) + row * 128 +
+                         static_cast<unsigned>((chunk ^ (row & 7)) * 16);
+    unsigned w[4];
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "r"(src));
+    kt_mma::elem_t* dst = C + static_cast<long long>(row0 + row) * N + col0 + col;
 #pragma unroll
-  for (int v = 0; v < kAcc / 4; ++v)
-    store_global_f32x4(slot + (v * 128 + t) * 4, acc[4 * v], acc[4 * v + 1], acc[4 * v + 2],
-                       acc[4 * v + 3]);
-}
-
-template <int kAcc>
-__device__ __forceinline__ void add_partial(float* acc, const float* __restrict__ slot) {
-  const int t = static_cast<int>(threadIdx.x) % 128;
-#pragma unroll
-  for (int v = 0; v < kAcc / 4; ++v) {
-    float a, b, c, d;
-    load_global_f32x4(slot + (v * 128 + t) * 4, a, b, c, d);
-    acc[4 * v] += a;
-    acc[4 * v + 1] += b;
-    acc[4 * v + 2] += c;
-    acc[4 * v + 3] += d;
+    for (int e = 0; e < 8; ++e)
+      if (col0 + col + e < N) dst[e] = static_cast<kt_mma::elem_t>(w[e / 2] >> (16 * (e % 2)));
   }
 }
 
-}  // namespace kt_pingpong
+}  // namespace kt_tma_store

@@ -10,22 +10,33 @@
 // (bounds-checked) while the producer already fills the ring with the next tile's k-tiles.
 // setmaxnreg moves registers from the producer to the consumers.
 //
-// Persistent: each CTA loops over the tiles TileScheduler gives it (a grid of one CTA per tile
-// runs each once). Clusters of CLUSTER_M x CLUSTER_N CTAs (launched as (CLUSTER_SIZE,1,1))
-// compute neighbouring tiles; CTAs of one tile row share A and of one tile column share B, each
-// loading a slice of the shared tile once and multicasting it to its peers.
+// Persistent: each CTA walks the work list of gemm_work_list.cuh (a grid of one CTA per tile runs
+// each once); with STREAM_K the tiles of the partial last wave(s) are split by k-iterations over
+// all CTAs and fixed up through the family's workspace and semaphores (gemm_stream_k.cuh).
+// Clusters of CLUSTER_M x CLUSTER_N CTAs (launched as (CLUSTER_SIZE,1,1)) compute neighbouring
+// tiles; CTAs of one tile row share A and of one tile column share B, each loading a slice of the
+// shared tile once and multicasting it to its peers.
+//
+// Epilogue (EPILOGUE): 0 stores C from registers (bounds-checked); 1 stages each consumer's part
+// in shared memory and writes it with TMA stores while the producer already loads the next tile
+// (needs N % 8 == 0; other N, e.g. the family's ragged smoke shape, fall back to 0 at run time
+// and get a small valid dummy map from the manifest).
 //
 // Launch: grid (CTAs, 1, 1) with CTAs a multiple of CLUSTER_SIZE, (CONSUMERS+1)*128 threads,
-// STAGES*(BM+BN)*BK*2 + 2048 bytes of dynamic shared memory. A and B arrive as tensor maps
-// over [M][K] and [N][K] with boxes {64, BM/CLUSTER_N} and {64, BN/CLUSTER_M}, 128B swizzle.
+// STAGES*(BM+BN)*BK*2 + (EPILOGUE ? BM*BN*2 : 0) + 2048 bytes of dynamic shared memory. A and B
+// arrive as tensor maps over [M][K] and [N][K] with boxes {64, BM/CLUSTER_N} and
+// {64, BN/CLUSTER_M}, C over [M][N] with box {64, BM/CONSUMERS}, all 128B swizzle.
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "gemm_wgmma.cuh needs sm_90a: wgmma and setmaxnreg exist on no other target"
 #endif
 
+#include "gemm_stream_k.cuh"
+#include "gemm_tma_store_epilogue.cuh"
 #include "gemm_wgmma_config.cuh"
 #include "gemm_wgmma_epilogue.cuh"
 #include "gemm_wgmma_scheduler.cuh"
+#include "gemm_work_list.cuh"
 #include "hopper_primitives.cuh"
 #include "hopper_wgmma_ops.cuh"
 
@@ -50,10 +61,19 @@ struct RingCursor {
   }
 };
 
+// Where C and the stream-K buffers are.
+struct Outputs {
+  elem_t* C;
+  const KtTensorMap* map_c;
+  float* workspace;
+  unsigned* semaphores;
+  int M, N;
+};
+
 template <class Cfg>
 struct WgmmaKernel {
-  static __device__ __forceinline__ void run(elem_t* __restrict__ C, const KtTensorMap* tma_a,
-                                             const KtTensorMap* tma_b, int M, int N, int K) {
+  static __device__ __forceinline__ void run(const Outputs& out, const KtTensorMap* tma_a,
+                                             const KtTensorMap* tma_b, int K) {
     extern __shared__ __align__(1024) unsigned char smem[];
     // 128B-swizzled tiles must start on 1024-byte boundaries (the descriptors' base offset is 0).
     const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
@@ -75,15 +95,15 @@ struct WgmmaKernel {
       __syncthreads();
     }
 
-    const TileScheduler<Cfg> scheduler(M, N, cta_rank);
-    const int k_tiles = cdiv_int(K, Cfg::BK);
+    const WorkList<Cfg> work(out.M, out.N, K, cta_rank);
     const int warpgroup = static_cast<int>(threadIdx.x) / 128;
     if (warpgroup == 0) {
       kt_hopper::setmaxnreg_dec<Cfg::PRODUCER_REGISTERS>();
-      if (threadIdx.x == 0) produce(ring, scheduler, tma_a, tma_b, k_tiles);
+      if (threadIdx.x == 0) produce(ring, work, tma_a, tma_b);
     } else {
       kt_hopper::setmaxnreg_inc<Cfg::CONSUMER_REGISTERS>();
-      consume(ring, scheduler, C, M, N, k_tiles, warpgroup - 1);
+      consume(ring, work, out, base + Cfg::C_OFFSET + (warpgroup - 1) * Cfg::C_STAGE_BYTES,
+              warpgroup - 1);
     }
     // No CTA may leave while a peer can still arrive on its barriers or write its ring.
     if constexpr (Cfg::CLUSTER_SIZE > 1) kt_hopper::cluster_sync();
@@ -100,27 +120,28 @@ struct WgmmaKernel {
     return static_cast<unsigned short>(((1u << Cfg::CLUSTER_M) - 1u) << (Cfg::CLUSTER_M * rank_n));
   }
 
-  static __device__ __forceinline__ void produce(const Ring& ring,
-                                                 const TileScheduler<Cfg>& scheduler,
-                                                 const KtTensorMap* tma_a, const KtTensorMap* tma_b,
-                                                 int k_tiles) {
+  static __device__ __forceinline__ void produce(const Ring& ring, const WorkList<Cfg>& work,
+                                                 const KtTensorMap* tma_a,
+                                                 const KtTensorMap* tma_b) {
     kt_hopper::prefetch_tensormap(tma_a);
     kt_hopper::prefetch_tensormap(tma_b);
-    const unsigned short a_peers = row_peers(scheduler.rank_m);
-    const unsigned short b_peers = column_peers(scheduler.rank_n);
+    const unsigned short a_peers = row_peers(work.raster.rank_m);
+    const unsigned short b_peers = column_peers(work.raster.rank_n);
     // This CTA's slice of the shared tiles: rows and shared offset inside the stage.
-    const int a_slice_row = scheduler.rank_n * Cfg::A_BOX_ROWS;
-    const int b_slice_row = scheduler.rank_m * Cfg::B_BOX_ROWS;
+    const int a_slice_row = work.raster.rank_n * Cfg::A_BOX_ROWS;
+    const int b_slice_row = work.raster.rank_m * Cfg::B_BOX_ROWS;
     RingCursor<Cfg::STAGES> cursor;
-    for (int t = scheduler.first; t < scheduler.total; t += scheduler.stride) {
-      const TileIndex tile = scheduler.tile(t);
-      const int a_row = tile.m * Cfg::BM + a_slice_row;
-      const int b_row = tile.n * Cfg::BN + b_slice_row;
-      for (int kt = 0; kt < k_tiles; ++kt) {
+    const int items = work.items();
+    for (int j = 0; j < items; ++j) {
+      const WorkItem w = work.item(j);
+      const int a_row = w.tile.m * Cfg::BM + a_slice_row;
+      const int b_row = w.tile.n * Cfg::BN + b_slice_row;
+      for (int kt = w.k_begin; kt < w.k_end; ++kt) {
         const unsigned full = ring.full + 8 * cursor.stage;
         kt_hopper::mbarrier_wait(ring.empty + 8 * cursor.stage, cursor.phase ^ 1u);
         kt_hopper::mbarrier_arrive_expect_tx(full, Cfg::STAGE_BYTES);
-        const int k0 = (Cfg::K_ORDER == kReverse ? k_tiles - 1 - kt : kt) * Cfg::BK;
+        // Reverse order runs each item's k-tiles from its end (the whole K for a whole tile).
+        const int k0 = (Cfg::K_ORDER == kReverse ? w.k_begin + w.k_end - 1 - kt : kt) * Cfg::BK;
         const unsigned a_dst = ring.a + cursor.stage * Cfg::A_STAGE_BYTES + a_slice_row * 128;
         const unsigned b_dst = ring.b + cursor.stage * Cfg::B_STAGE_BYTES + b_slice_row * 128;
 #pragma unroll
@@ -157,10 +178,12 @@ struct WgmmaKernel {
     }
   }
 
-  static __device__ __forceinline__ void consume(const Ring& ring,
-                                                 const TileScheduler<Cfg>& scheduler,
-                                                 elem_t* __restrict__ C, int M, int N, int k_tiles,
+  static __device__ __forceinline__ void consume(const Ring& ring, const WorkList<Cfg>& work,
+                                                 const Outputs& out, unsigned c_stage,
                                                  int consumer) {
+    const int t = static_cast<int>(threadIdx.x) % 128;
+    const unsigned barrier = Cfg::CONSUMER_BARRIER + consumer;
+    const bool tma_store = Cfg::EPILOGUE == kStoreTma && (out.N % 8) == 0;
     float acc[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK];
     // Descriptors of stage 0, k step 0; a stage, panel or k step only moves the start address,
     // the descriptor's low field (in 16-byte units), so it is added to the 64-bit value.
@@ -168,10 +191,12 @@ struct WgmmaKernel {
         kt_hopper::wgmma_descriptor_sw128(ring.a + consumer * Cfg::CONSUMER_ROWS * 128);
     const unsigned long long b_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.b);
     RingCursor<Cfg::STAGES> cursor;
-    for (int t = scheduler.first; t < scheduler.total; t += scheduler.stride) {
-      const TileIndex tile = scheduler.tile(t);
+    const int items = work.items();
+    for (int j = 0; j < items; ++j) {
+      const WorkItem w = work.item(j);
+      const int k_count = w.k_end - w.k_begin;
       int previous_stage = 0;
-      for (int kt = 0; kt < k_tiles; ++kt) {
+      for (int kt = 0; kt < k_count; ++kt) {
         kt_hopper::mbarrier_wait(ring.full + 8 * cursor.stage, cursor.phase);
         kt_hopper::wgmma_fence();
         const unsigned long long a_stage = a_desc0 + ((cursor.stage * Cfg::A_STAGE_BYTES) >> 4);
@@ -201,12 +226,48 @@ struct WgmmaKernel {
       kt_hopper::wgmma_wait<0>();
       release(ring, previous_stage);
 
-      const int row_base = tile.m * Cfg::BM + consumer * Cfg::CONSUMER_ROWS;
+      if constexpr (Cfg::STREAM_K) {
+        // One slot of BM*BN floats per CTA, consumer c's rows at c*CONSUMER_ROWS*BN; both
+        // consumers count an arrival per part and both finalise the tile.
+        constexpr int kSlot = Cfg::BM * Cfg::BN;
+        const int offset = consumer * Cfg::CONSUMER_ROWS * Cfg::BN;
+        unsigned* counter = out.semaphores + w.tile.m * cdiv_int(out.N, Cfg::BN) + w.tile.n;
+        if (w.k_begin > 0) {  // a later part of a tile another CTA finalises
+          contribute_partial<Cfg::ACC>(
+              &acc[0][0], out.workspace + static_cast<long long>(blockIdx.x) * kSlot + offset,
+              counter, barrier);
+          continue;
+        }
+        if (w.k_end < work.k_tiles)
+          gather_partials<Cfg::ACC, Cfg::CONSUMERS, Cfg::CONSUMERS, kSlot>(
+              &acc[0][0], work, w, out.workspace, offset, counter, barrier);
+      }
+
+      const int row_base = w.tile.m * Cfg::BM + consumer * Cfg::CONSUMER_ROWS;
+      const int col_base = w.tile.n * Cfg::BN;
+      if constexpr (Cfg::EPILOGUE == kStoreTma) {
+        // The previous tile's store has finished reading the staging tile.
+        if (t == 0) kt_hopper::bulk_wait_group_read<0>();
+        kt_hopper::named_barrier_sync(barrier, 128);
+        kt_tma_store::stage_tile<Cfg::CONSUMER_ROWS, Cfg::BN>(acc, c_stage);
+        kt_hopper::fence_proxy_async_shared();  // st.shared before the TMA engine reads them
+        kt_hopper::named_barrier_sync(barrier, 128);
+        if (tma_store) {
+          if (t == 0)
+            kt_tma_store::store_staged_tile<Cfg::CONSUMER_ROWS, Cfg::BN>(out.map_c, c_stage,
+                                                                         row_base, col_base);
+        } else {
+          kt_tma_store::copy_staged_tile<Cfg::CONSUMER_ROWS, Cfg::BN>(c_stage, out.C, out.M, out.N,
+                                                                      row_base, col_base);
+        }
+      } else {
 #pragma unroll
-      for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
-        store_m64_block<Cfg::BN>(acc[mb], C, M, N, row_base + mb * 64, tile.n * Cfg::BN);
+        for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb)
+          kt_wgmma::store_m64_block<Cfg::BN>(acc[mb], out.C, out.M, out.N, row_base + mb * 64,
+                                             col_base);
       }
     }
+    if (tma_store && t == 0) kt_hopper::bulk_wait_group<0>();
   }
 };
 
@@ -215,22 +276,23 @@ struct WgmmaKernel {
 #if defined(KT_BM) && defined(KT_BN) && defined(KT_BK) && defined(KT_STAGES) &&              \
     defined(KT_CONSUMERS) && defined(KT_CLUSTER_M) && defined(KT_CLUSTER_N) &&               \
     defined(KT_RASTER) && defined(KT_GROUP) && defined(KT_K_ORDER) && defined(KT_SPLIT_K) && \
-    defined(KT_GRID)
+    defined(KT_GRID) && defined(KT_EPILOGUE)
 using KtWgmmaChosen =
     kt_wgmma::WgmmaConfig<KT_BM, KT_BN, KT_BK, KT_STAGES, KT_CONSUMERS, KT_CLUSTER_M, KT_CLUSTER_N,
-                          KT_RASTER, KT_GROUP, KT_K_ORDER>;
-static_assert(KT_SPLIT_K == 1, "SPLIT_K == 1: this template does not split K");
+                          KT_RASTER, KT_GROUP, KT_K_ORDER, KT_EPILOGUE, KT_SPLIT_K == 2>;
+static_assert(KT_SPLIT_K == 1 || KT_SPLIT_K == 2,
+              "SPLIT_K is 1 (whole tiles) or 2 (stream-K for the partial last wave)");
 static_assert(KT_GRID >= 0,
               "GRID >= 0 (0: one CTA per tile; k: k CTAs per SM, only in the launch)");
 
 // Entry point; parameters in the order of the template's "args" in manifest.json. workspace and
-// semaphores are the family's split-K buffers, unused here.
+// semaphores are the family's split-K buffers: stream-K partial tiles and per-tile counters.
 extern "C" __global__ void __launch_bounds__(KtWgmmaChosen::THREADS, 1)
     kt_gemm_wgmma(unsigned short* __restrict__ C, const __grid_constant__ KtTensorMap tma_a,
-                  const __grid_constant__ KtTensorMap tma_b, int M, int N, int K,
+                  const __grid_constant__ KtTensorMap tma_b,
+                  const __grid_constant__ KtTensorMap tma_c, int M, int N, int K,
                   float* __restrict__ workspace, unsigned* __restrict__ semaphores) {
-  (void)workspace;
-  (void)semaphores;
-  kt_wgmma::WgmmaKernel<KtWgmmaChosen>::run(C, &tma_a, &tma_b, M, N, K);
+  const kt_wgmma::Outputs out{C, &tma_c, workspace, semaphores, M, N};
+  kt_wgmma::WgmmaKernel<KtWgmmaChosen>::run(out, &tma_a, &tma_b, K);
 }
 #endif

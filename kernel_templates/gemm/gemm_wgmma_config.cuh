@@ -8,19 +8,24 @@ namespace kt_wgmma {
 enum Raster { kRasterAlongN = 0, kRasterAlongM = 1 };
 enum KOrder { kForward = 0, kReverse = 1 };
 
+enum Epilogue { kStoreGlobal = 0, kStoreTma = 1 };
+
 template <int BM_, int BN_, int BK_, int STAGES_, int CONSUMERS_, int CLUSTER_M_, int CLUSTER_N_,
-          int RASTER_, int GROUP_, int K_ORDER_>
+          int RASTER_, int GROUP_, int K_ORDER_, int EPILOGUE_ = kStoreGlobal, int STREAM_K_ = 0>
 struct WgmmaConfig {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_;
   static constexpr int CONSUMERS = CONSUMERS_;  // consumer warpgroups; one producer besides
   static constexpr int CLUSTER_M = CLUSTER_M_, CLUSTER_N = CLUSTER_N_;
   static constexpr int CLUSTER_SIZE = CLUSTER_M * CLUSTER_N;
   static constexpr int RASTER = RASTER_, GROUP = GROUP_, K_ORDER = K_ORDER_;
+  static constexpr int EPILOGUE = EPILOGUE_;
+  static constexpr bool STREAM_K = STREAM_K_ != 0;  // see gemm_work_list.cuh
 
   static constexpr int THREADS = (CONSUMERS + 1) * 128;
   static constexpr int CONSUMER_ROWS = BM / CONSUMERS;  // tile rows of one consumer warpgroup
   static constexpr int M_BLOCKS = CONSUMER_ROWS / 64;   // wgmma m64 blocks per consumer
   static constexpr int ACC_PER_BLOCK = BN / 2;          // fp32 accumulators per thread per m64
+  static constexpr int ACC = M_BLOCKS * ACC_PER_BLOCK;  // per consumer thread
   static constexpr int K_STEPS = BK / 16;               // wgmma k16 steps per stage
 
   // Tiles are stored as BK/64 "panels" of [rows][64] elements: one 128-byte swizzled row each,
@@ -38,12 +43,21 @@ struct WgmmaConfig {
   static constexpr int A_BOX_ROWS = BM / CLUSTER_N;
   static constexpr int B_BOX_ROWS = BN / CLUSTER_M;
 
+  // TMA-store staging (EPILOGUE 1): per consumer its CONSUMER_ROWS x BN part of the C tile as
+  // [BN/64 panels][rows][64], 128B-swizzled (gemm_tma_store_epilogue.cuh).
+  static constexpr int C_STAGE_BYTES = EPILOGUE == kStoreTma ? CONSUMER_ROWS * BN * 2 : 0;
+
   // Layout of the dynamic shared memory after aligning its base to 1024 bytes: A stages, B
-  // stages, then the full and empty mbarriers. The manifest asks for STAGES*STAGE_BYTES + 2048.
+  // stages, the consumers' C staging, then the full and empty mbarriers. The manifest asks for
+  // STAGES*STAGE_BYTES + CONSUMERS*C_STAGE_BYTES + 2048.
   static constexpr int A_OFFSET = 0;
   static constexpr int B_OFFSET = STAGES * A_STAGE_BYTES;
-  static constexpr int BARRIER_OFFSET = STAGES * STAGE_BYTES;
+  static constexpr int C_OFFSET = STAGES * STAGE_BYTES;
+  static constexpr int BARRIER_OFFSET = C_OFFSET + CONSUMERS * C_STAGE_BYTES;
   static constexpr int SMEM_BYTES = BARRIER_OFFSET + 2 * STAGES * 8;
+
+  // Named barrier of consumer c's 128 threads (0 is __syncthreads).
+  static constexpr unsigned CONSUMER_BARRIER = 1;
 
   // Registers after setmaxnreg: the producer only issues copies; consumers hold the accumulators.
   static constexpr int PRODUCER_REGISTERS = 40;
@@ -69,6 +83,12 @@ struct WgmmaConfig {
   static_assert(GROUP >= 1, "GROUP >= 1 tiles per raster band");
   static_assert(RASTER == kRasterAlongN || RASTER == kRasterAlongM, "RASTER is 0 or 1");
   static_assert(K_ORDER == kForward || K_ORDER == kReverse, "K_ORDER is 0 or 1");
+  static_assert(EPILOGUE == kStoreGlobal || EPILOGUE == kStoreTma, "EPILOGUE is 0 or 1");
+  static_assert(EPILOGUE == kStoreGlobal || BN % 64 == 0,
+                "a TMA-store epilogue stages whole 64-column panels");
+  static_assert(!STREAM_K || CLUSTER_SIZE == 1,
+                "stream-K waits on other CTAs' partial tiles: every CTA must be resident at once, "
+                "which only unclustered persistent grids guarantee");
 };
 
 }  // namespace kt_wgmma

@@ -1,6 +1,6 @@
-// Work list of one CTA (cluster) of the persistent ping-pong GEMM: which tiles, and which k-tiles
-// of them, it computes, in order. The producer and both consumers walk the same list; item j goes
-// to consumer j % 2.
+// Work list of one CTA (cluster) of the persistent wgmma GEMMs: which tiles, and which k-tiles of
+// them, it computes, in order. Producer and consumers walk the same list (in the ping-pong GEMM
+// item j goes to consumer j % 2; in the cooperative one every consumer takes every item).
 //
 // Data-parallel part: cluster g of G takes cluster tiles g, g + G, ... of the raster order
 // (gemm_wgmma_scheduler.cuh), each over the whole K.
@@ -19,10 +19,7 @@
 
 #include "gemm_wgmma_scheduler.cuh"
 
-namespace kt_pingpong {
-
-using kt_wgmma::cdiv_int;
-using kt_wgmma::TileIndex;
+namespace kt_wgmma {
 
 struct WorkItem {
   TileIndex tile;  // this CTA's tile of C
@@ -33,7 +30,7 @@ struct WorkItem {
 
 template <class Cfg>
 struct WorkList {
-  kt_wgmma::TileScheduler<Cfg> raster;
+  TileScheduler<Cfg> raster;
   int k_tiles = 0;
   int dp_items = 0;  // data-parallel tiles of this cluster
   int dp_tiles = 0;  // tiles done data-parallel by all clusters (a multiple of G)
@@ -41,8 +38,8 @@ struct WorkList {
   int sk_iterations = 0;  // k-iterations shared out by stream-K (U)
   int sk_begin = 0;       // this cluster's range [sk_begin, sk_end) of them
   int sk_end = 0;
-  int sk_first_tile = 0;  // first stream-K tile touched by the range (relative to dp_tiles)
-  int sk_items = 0;
+  int count = 0;  // items of this cluster: dp_items, then those of its stream-K range
+  // Kept to a few registers: the consumers hold 128 accumulators beside them.
 
   __device__ __forceinline__ WorkList(int M, int N, int K, unsigned cta_rank)
       : raster(M, N, cta_rank) {
@@ -55,15 +52,12 @@ struct WorkList {
       sk_iterations = (total - dp_tiles) * k_tiles;
       sk_begin = range_end(g - 1);
       sk_end = range_end(g);
-      if (sk_end > sk_begin) {
-        sk_first_tile = sk_begin / k_tiles;
-        sk_items = (sk_end - 1) / k_tiles - sk_first_tile + 1;
-      }
     }
     dp_items = g < dp_tiles ? (dp_tiles - g + clusters - 1) / clusters : 0;
+    count = dp_items + (sk_end > sk_begin ? (sk_end - 1) / k_tiles - sk_begin / k_tiles + 1 : 0);
   }
 
-  __device__ __forceinline__ int items() const { return dp_items + sk_items; }
+  __device__ __forceinline__ int items() const { return count; }
 
   __device__ __forceinline__ WorkItem item(int j) const {
     WorkItem w;
@@ -72,7 +66,7 @@ struct WorkList {
       w.k_begin = 0;
       w.k_end = k_tiles;
     } else {
-      const int sk_tile = sk_first_tile + (j - dp_items);
+      const int sk_tile = sk_begin / k_tiles + (j - dp_items);  // relative to dp_tiles
       const int tile_begin = sk_tile * k_tiles;
       const int begin = sk_begin > tile_begin ? sk_begin : tile_begin;
       const int end = sk_end < tile_begin + k_tiles ? sk_end : tile_begin + k_tiles;
@@ -110,4 +104,4 @@ struct WorkList {
   }
 };
 
-}  // namespace kt_pingpong
+}  // namespace kt_wgmma
