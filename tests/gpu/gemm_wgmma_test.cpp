@@ -70,7 +70,7 @@ const std::vector<Variant> kVariants = {
     {"fp16", config(128, 128, 64, 5, 2, 1, 2, 0, 8, 0, 1)},
     {"bf16", config(128, 256, 64, 3, 2, 1, 1, 0, 16, 0, 1, 1, 2)},  // TMA store + stream-K
     {"bf16", config(128, 256, 64, 3, 2, 2, 1, 0, 16, 0, 1, 1, 1)},  // TMA store, B multicast
-    {"fp16", config(128, 128, 64, 4, 1, 1, 1, 1, 8, 0, 1, 0, 2)},   // stream-K, one consumer
+    {"fp16", config(128, 128, 64, 4, 2, 1, 1, 1, 8, 0, 1, 0, 2)},   // stream-K, register stores
 };
 
 // Ragged everywhere; K % 8 == 0 (the tensor maps' row pitch) but mostly K % 64 != 0.
