@@ -31,7 +31,7 @@ const std::vector<Variant> kVariants = {
     {"bf16", config(64, 48, 0, 1, 3, 3, 8)},    // 8-byte copies, n = 48
     {"bf16", config(128, 128, 0, 2, 4, 1, 2)},  // large odd-K tile
     {"fp16", config(32, 256, 1, 2, 3, 8, 2)},   // 256-row m side over two warpgroups
-    {"fp16", config(256, 16, 0, 1, 8, 1, 16)},  // n = 16, two m64 blocks per warpgroup
+    {"fp16", config(256, 16, 0, 1, 6, 1, 16)},  // n = 16, four m64 blocks per warpgroup
 };
 
 // K % 8 == 0, 4, 2 and odd; K = 1 and K shorter than SPLIT_K k-tiles (empty slices).
