@@ -1,8 +1,9 @@
 // Hopper (sm_90) building blocks as inline PTX, so templates compile with NVRTC and no host
-// header: mbarriers, proxy fences, TMA tensor loads (plain and cluster multicast), tensor-map
-// prefetch, thread-block-cluster rank/barrier/remote addresses, and for sm_90a only the wgmma
-// matrix descriptors, fence/commit/wait and setmaxnreg (the mma instructions themselves are in
-// hopper_wgmma_ops.cuh). Shared-memory operands are 32-bit shared-state-space addresses.
+// header: mbarriers, proxy fences, TMA tensor loads (2D/3D, plain and cluster multicast),
+// tensor-map prefetch, named barriers, thread-block-cluster rank/barrier/remote addresses (all
+// valid on sm_100 too), and for sm_90a only the wgmma matrix descriptors, fence/commit/wait and
+// setmaxnreg (the mma instructions themselves are in hopper_wgmma_ops.cuh). Shared-memory
+// operands are 32-bit shared-state-space addresses.
 #pragma once
 
 // A CUtensorMap as the worker passes it: 128 opaque bytes, by value. Declare the kernel parameter
@@ -129,6 +130,25 @@ __device__ __forceinline__ void tma_load_3d(unsigned dst, const KtTensorMap* map
       " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(dst),
       "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
+}
+
+// The 3D box written to `dst` and completed on `bar` in every CTA of `cta_mask` (see the 2D one).
+__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const KtTensorMap* map,
+                                                      unsigned bar, int c0, int c1, int c2,
+                                                      unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+      "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+      : "memory");
+}
+
+// ---- named barriers ----------------------------------------------------------------------------
+
+// Barrier `id` (1..15; 0 is __syncthreads) over `threads` threads, a multiple of 32: lets one
+// warpgroup synchronise without stopping the others.
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // ---- thread-block clusters -------------------------------------------------------------------
