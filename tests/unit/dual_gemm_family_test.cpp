@@ -20,6 +20,7 @@ namespace kt {
 namespace {
 
 constexpr const char* kHopper = "wgmma_tma_ws";
+constexpr const char* kBlackwell = "tcgen05_tma_ws";
 
 const Family& dual_family() {
   static const Family family =
@@ -69,6 +70,13 @@ TEST(DualGemmFamily, LoadsWithAKernelReferenceAndTheUnfusedBaseline) {
   EXPECT_EQ(family.baseline->params.at("b2"), "B2");
   const TemplateSpec& hopper = test::template_named(family, kHopper);
   EXPECT_EQ(hopper.archs, std::vector<std::string>{"sm_90a"});
+  const TemplateSpec& blackwell = test::template_named(family, kBlackwell);
+  EXPECT_EQ(blackwell.archs, std::vector<std::string>{"sm_100a"});
+  EXPECT_EQ(blackwell.resources.at("tmem_columns"), "TMEM_COLS");
+  for (const char* axis : {"TMEM_COLS", "CTA_GROUP", "MULTICAST", "ACC_STAGES", "GRID"})
+    EXPECT_TRUE(std::any_of(blackwell.axes.begin(), blackwell.axes.end(), [&](const AxisSpec& a) {
+      return a.name == axis;
+    })) << axis;
   for (const char* axis : {"SPLIT_K", "CLUSTER_M", "CLUSTER_N", "K_ORDER", "GROUP_ORDER"})
     EXPECT_TRUE(std::any_of(hopper.axes.begin(), hopper.axes.end(), [&](const AxisSpec& a) {
       return a.name == axis;
