@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/covering_set.hpp"
+#include "support/variant_cover.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
