@@ -39,9 +39,9 @@ void add_dim(const Family& family, Shape& shape, const std::string& name, std::i
   if (shape.count(dim))
     throw ApiError(HttpStatus::unprocessable_entity, "invalid_shape",
                    "dimension " + dim + " is given twice");
-  if (value < 1)
+  if (value < 0)
     throw ApiError(HttpStatus::unprocessable_entity, "invalid_shape",
-                   "dimension " + dim + " must be positive, got " + std::to_string(value));
+                   "dimension " + dim + " must not be negative, got " + std::to_string(value));
   shape[dim] = value;
 }
 
@@ -109,6 +109,7 @@ Shape shape_from_json(const Family& family, const nlohmann::json& shape, const s
                      "shape." + name + " is too large: " + value.dump());
     add_dim(family, result, name, value.get<std::int64_t>());
   }
+  result = with_default_dims(family, std::move(result));
   check_shape(family, result, dtype);
   return result;
 }
@@ -128,6 +129,7 @@ Shape shape_from_query(const Family& family, const std::map<std::string, std::st
                      "dimension " + dim + " must be an integer, got '" + text + "'");
     add_dim(family, result, name, value);
   }
+  result = with_default_dims(family, std::move(result));
   check_shape(family, result, dtype);
   return result;
 }

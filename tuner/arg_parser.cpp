@@ -61,7 +61,8 @@ bool parse_tensor_map(ManifestReader& r, const ManifestJson& spec, const std::st
 }  // namespace
 
 std::vector<ArgSpec> parse_arg_list(ManifestReader& r, const ManifestJson& list,
-                                    const std::string& where, const Family& family) {
+                                    const std::string& where, const Family& family,
+                                    bool for_reference) {
   std::vector<ArgSpec> args;
   if (!list.is_array()) {
     r.error(where, "must be a list");
@@ -100,9 +101,15 @@ std::vector<ArgSpec> parse_arg_list(ManifestReader& r, const ManifestJson& list,
         arg.value = *text;
       else
         continue;
+    } else if (kind == "reference_output" && for_reference) {
+      if (value != true) {
+        r.error(field_path(at, kind), "must be true");
+        continue;
+      }
+      arg.kind = ArgSpec::Kind::reference_output;
     } else {
-      r.error(at,
-              "unknown argument kind '" + kind + "' (expected buffer, i32, i64, f32, tensor_map)");
+      r.error(at, "unknown argument kind '" + kind + "' (expected buffer, i32, i64, f32, " +
+                      (for_reference ? "reference_output" : "tensor_map") + ")");
       continue;
     }
     args.push_back(std::move(arg));

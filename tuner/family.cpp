@@ -8,6 +8,7 @@
 #include "tuner/arg_parser.hpp"
 #include "tuner/family_checks.hpp"
 #include "tuner/manifest_reader.hpp"
+#include "tuner/reference_parser.hpp"
 #include "tuner/template_parser.hpp"
 
 namespace kt {
@@ -16,7 +17,6 @@ namespace {
 const std::set<std::string> kJobDtypes{"bf16", "fp16", "f32"};
 const std::set<std::string> kBufferDtypes{"in", "bf16", "fp16", "f32", "i32", "u32"};
 const std::set<std::string> kBufferRoles{"input", "output", "scratch"};
-const std::set<std::string> kReferenceKinds{"cublas_gemm"};
 // Device sources shared by every family: a folder of that name beside the families.
 const char* const kCommonSourcesFolder = "common";
 
@@ -37,14 +37,17 @@ void parse_dims(ManifestReader& r, const ManifestJson& root, Family& family) {
     const std::string where = field_path("dims", name);
     if (!is_identifier(name)) r.error(where, "name must be an identifier");
     if (!r.expect_object(spec, where)) continue;
-    r.reject_unknown_keys(spec, {"min", "max", "description"}, where);
+    r.reject_unknown_keys(spec, {"min", "max", "default", "description"}, where);
     DimSpec dim;
     dim.name = name;
     dim.min = r.integer_field(spec, "min", where, false).value_or(dim.min);
     dim.max = r.integer_field(spec, "max", where, false).value_or(dim.max);
+    dim.default_value = r.integer_field(spec, "default", where, false);
     dim.description = r.string_field(spec, "description", where, false).value_or("");
-    if (dim.min < 1) r.error(field_path(where, "min"), "must be at least 1");
+    if (dim.min < 0) r.error(field_path(where, "min"), "must not be negative");
     if (dim.max < dim.min) r.error(field_path(where, "max"), "must not be below min");
+    if (dim.default_value && (*dim.default_value < dim.min || *dim.default_value > dim.max))
+      r.error(field_path(where, "default"), "must lie within [min, max]");
     family.dims.push_back(std::move(dim));
   }
 }
@@ -83,45 +86,9 @@ void parse_buffers(ManifestReader& r, const ManifestJson& root, Family& family) 
   if (!has_output) r.error("buffers", "needs at least one output buffer to check");
 }
 
-bool is_buffer(const Family& family, const std::string& name) {
-  return std::any_of(family.buffers.begin(), family.buffers.end(),
-                     [&](const BufferSpec& b) { return b.name == name; });
-}
-
 void parse_args(ManifestReader& r, const ManifestJson& root, Family& family) {
   if (const ManifestJson* args = r.member(root, "args", "", true))
     family.args = parse_arg_list(r, *args, "args", family);
-}
-
-void parse_reference(ManifestReader& r, const ManifestJson& root, Family& family) {
-  const ManifestJson* reference = r.member(root, "reference", "", true);
-  if (reference == nullptr || !r.expect_object(*reference, "reference")) return;
-  family.reference.kind = r.string_field(*reference, "kind", "reference", true).value_or("");
-  if (!family.reference.kind.empty() && !kReferenceKinds.count(family.reference.kind))
-    r.error("reference.kind",
-            "'" + family.reference.kind + "' is not a reference the worker knows");
-  if (family.reference.kind == "cublas_gemm") {
-    for (const char* key : {"a", "b", "c", "m", "n", "k"})
-      r.member(*reference, key, "reference", true);
-    for (const char* key : {"a", "b", "c"})
-      if (reference->contains(key) && !(reference->at(key).is_string() &&
-                                        is_buffer(family, reference->at(key).get<std::string>())))
-        r.error(field_path("reference", key), "must name a declared buffer");
-  }
-  family.reference.params = nlohmann::json::object();
-  for (const auto& [key, value] : reference->items()) {
-    if (key == "kind" || key.empty() || key[0] == '_' || key[0] == '$') continue;
-    const std::string where = field_path("reference", key);
-    if (value.is_string() && is_buffer(family, value.get<std::string>())) {
-      family.reference.params[key] = value.get<std::string>();
-    } else if (value.is_string()) {
-      if (r.expression(value, where)) family.reference.params[key] = value.get<std::string>();
-    } else if (value.is_number() || value.is_boolean()) {
-      family.reference.params[key] = nlohmann::json(value);
-    } else {
-      r.error(where, "must be a buffer name, an expression, a number or a boolean");
-    }
-  }
 }
 
 void parse_tolerance(ManifestReader& r, const ManifestJson& root, Family& family) {
@@ -189,7 +156,7 @@ Family load_family(const std::filesystem::path& dir) {
   r.reject_unknown_keys(
       root,
       {"name", "description", "dims", "dtypes", "shape_constraints", "smoke_shape", "flops",
-       "bytes", "buffers", "args", "reference", "tolerance", "templates"},
+       "bytes", "buffers", "args", "reference", "baseline", "tolerance", "templates"},
       "");
 
   Family family;
@@ -212,18 +179,16 @@ Family load_family(const std::filesystem::path& dir) {
   }
   if (const ManifestJson* smoke = r.member(root, "smoke_shape", "", false)) {
     if (r.expect_object(*smoke, "smoke_shape"))
-      for (const auto& [name, value] : smoke->items()) {
-        if (value.is_number_integer())
-          family.smoke_shape[name] = value.get<std::int64_t>();
-        else
-          r.error(field_path("smoke_shape", name), "must be an integer");
-      }
+      for (const auto& [name, value] : smoke->items())
+        if (auto text = r.expression(value, field_path("smoke_shape", name)))
+          family.smoke_shape[name] = *text;
   }
   family.flops = r.expression_field(root, "flops", "", true).value_or("0");
   family.bytes = r.expression_field(root, "bytes", "", true).value_or("0");
   parse_buffers(r, root, family);
   parse_args(r, root, family);
   parse_reference(r, root, family);
+  parse_baseline(r, root, family);
   parse_tolerance(r, root, family);
   parse_templates(r, root, family);
   if (r.ok()) check_family_names(r, family);  // needs a structurally sound family

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -26,6 +27,7 @@ struct DimSpec {
   std::int64_t min = 1;
   std::int64_t max = 1 << 20;
   std::string description;
+  std::optional<std::int64_t> default_value;  // a shape that omits the dim gets it
 };
 
 struct AxisSpec {
@@ -43,7 +45,8 @@ struct BufferSpec {
 };
 
 struct ArgSpec {
-  enum class Kind { buffer, i32, i64, f32, tensor_map };
+  // reference_output: only in a kernel reference's args, the fp32 buffer it writes its answer to
+  enum class Kind { buffer, i32, i64, f32, tensor_map, reference_output };
   Kind kind = Kind::buffer;
   std::string value;  // buffer name (buffer, tensor_map), or an expression for scalars
   // tensor_map only: a dense row-major view of the buffer for the TMA copy engine, innermost
@@ -72,11 +75,35 @@ struct TemplateSpec {
   // The template's own kernel arguments, replacing the family's (a TMA kernel takes tensor maps
   // where the others take pointers); empty: the family's.
   std::vector<ArgSpec> args;
+  // Figures reported per variant beside the compiler's (e.g. "tmem_columns": "TMEM_COLS"):
+  // expressions over dims and axes.
+  std::map<std::string, std::string> resources;
 };
 
+// What a variant's output is checked against.
+//   cublas_gemm  built into the worker; params name buffers and dims
+//   kernel       a plain, obviously correct kernel of the family folder: compiled with NVRTC,
+//                run on the variant's inputs, writing fp32 into the reference_output argument
 struct ReferenceSpec {
-  std::string kind;       // "cublas_gemm" (built into the worker)
-  nlohmann::json params;  // kind-specific; strings name buffers or dim expressions
+  std::string kind;
+  nlohmann::json params;  // cublas_gemm: strings name buffers or dim expressions
+  // kind "kernel" only: its source, entry point, the family output it answers for, its
+  // arguments and launch (expressions over dims and elem_bytes).
+  std::string source;
+  std::string kernel;
+  std::string output;
+  std::vector<ArgSpec> args;
+  LaunchSpec launch;
+};
+
+// What a variant's speedup is measured against, timed in the same job.
+//   cublaslt_gemm           cublasLt, the best of its heuristic's top algorithms
+//   unfused_dual_gemm_silu  per group two cublasLt GEMMs and an element-wise SiLU-multiply
+//   external                not in-process (e.g. PyTorch SDPA, timed by a bench script)
+struct BaselineSpec {
+  std::string kind;
+  std::string description;
+  nlohmann::json params;  // like the reference's: strings name buffers or dim expressions
 };
 
 struct Family {
@@ -89,10 +116,12 @@ struct Family {
   std::vector<BufferSpec> buffers;
   std::vector<ArgSpec> args;
   ReferenceSpec reference;
-  std::map<std::string, double> tolerance;          // dtype -> max relative L2 error
-  std::map<std::string, std::int64_t> smoke_shape;  // small ragged shape run before the full one
-  std::string flops = "0";                          // expression over dims
-  std::string bytes = "0";                          // expression over dims and elem_bytes
+  std::optional<BaselineSpec> baseline;     // none: the reference is the baseline
+  std::map<std::string, double> tolerance;  // dtype -> max relative L2 error
+  // A small ragged shape run before the full one: dim -> expression over the job's dims.
+  std::map<std::string, std::string> smoke_shape;
+  std::string flops = "0";  // expression over dims
+  std::string bytes = "0";  // expression over dims and elem_bytes
   std::vector<TemplateSpec> templates;
   // Every *.cuh / *.h file of the folder and of the shared common/ folder beside it, by file name:
   // passed to NVRTC as headers and hashed into the compile cache key.

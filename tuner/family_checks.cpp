@@ -59,6 +59,7 @@ std::vector<Located> template_expressions(const Family& family, const TemplateSp
     const std::string where = field_path(args_where, i);
     switch (arg.kind) {
       case ArgSpec::Kind::buffer:
+      case ArgSpec::Kind::reference_output:
         break;
       case ArgSpec::Kind::tensor_map:
         for (std::size_t d = 0; d < arg.dims.size(); ++d) {
@@ -75,15 +76,10 @@ std::vector<Located> template_expressions(const Family& family, const TemplateSp
       }
     }
   }
-  for (const auto& [key, value] : family.reference.params.items()) {
-    if (!value.is_string()) continue;
-    const std::string text = value.get<std::string>();
-    const bool names_buffer = std::any_of(family.buffers.begin(), family.buffers.end(),
-                                          [&](const BufferSpec& b) { return b.name == text; });
-    if (!names_buffer) out.push_back({field_path("reference", key), text});
-  }
   for (std::size_t i = 0; i < tmpl.constraints.size(); ++i)
     out.push_back({field_path(field_path(tmpl_where, "constraints"), i), tmpl.constraints[i]});
+  for (const auto& [name, text] : tmpl.resources)
+    out.push_back({field_path(field_path(tmpl_where, "resources"), name), text});
   const std::string launch = field_path(tmpl_where, "launch");
   for (std::size_t i = 0; i < 3; ++i) {
     out.push_back({field_path(field_path(launch, "grid"), i), tmpl.launch.grid[i]});
@@ -149,16 +145,62 @@ class NameChecker {
     }
   }
 
+  // A kernel reference and an in-process baseline run once per job: dims, elem_bytes and the
+  // device limits, no axes.
+  void check_reference_and_baseline() {
+    std::set<std::string> allowed = dims_;
+    allowed.insert(reserved_.begin(), reserved_.end());
+    const std::string expected = "a dim, elem_bytes or a device limit";
+    const ReferenceSpec& ref = family_.reference;
+    for (std::size_t i = 0; i < ref.args.size(); ++i)
+      if (ref.args[i].kind != ArgSpec::Kind::buffer &&
+          ref.args[i].kind != ArgSpec::Kind::reference_output)
+        check({field_path(field_path("reference", "args"), i), ref.args[i].value}, allowed,
+              expected);
+    if (ref.kind == "kernel") {
+      const std::string launch = field_path("reference", "launch");
+      for (std::size_t i = 0; i < 3; ++i) {
+        check({field_path(field_path(launch, "grid"), i), ref.launch.grid[i]}, allowed, expected);
+        check({field_path(field_path(launch, "block"), i), ref.launch.block[i]}, allowed, expected);
+      }
+      check({field_path(launch, "dynamic_smem"), ref.launch.dynamic_smem}, allowed, expected);
+    }
+    const auto check_params = [&](const nlohmann::json& params, const std::string& where) {
+      for (const auto& [key, value] : params.items())
+        if (value.is_string() && !is_buffer(value.get<std::string>()))
+          check({field_path(where, key), value.get<std::string>()}, allowed, expected);
+    };
+    check_params(ref.params, "reference");
+    if (family_.baseline) check_params(family_.baseline->params, "baseline");
+  }
+
+  // Smoke-shape entries are expressions over the job's dims; a smoke shape of plain numbers must
+  // itself be a valid shape.
   void check_smoke_shape() {
     if (family_.smoke_shape.empty()) return;
+    bool plain = true;
+    for (const auto& [name, text] : family_.smoke_shape) {
+      if (!dims_.count(name)) {
+        reader_.error(field_path("smoke_shape", name), "'" + name + "' is not a dim");
+        return;
+      }
+      check({field_path("smoke_shape", name), text}, dims_, "a dim of the job's shape");
+      plain = plain && shared_expression(text).variables().empty();
+    }
+    if (!plain || !reader_.ok()) return;
     for (const std::string& dtype : family_.dtypes)
-      if (auto problem = validate_shape(family_, family_.smoke_shape, dtype)) {
+      if (auto problem = validate_shape(family_, smoke_shape_for(family_, {}), dtype)) {
         reader_.error("smoke_shape", *problem);
         return;
       }
   }
 
  private:
+  bool is_buffer(const std::string& name) const {
+    return std::any_of(family_.buffers.begin(), family_.buffers.end(),
+                       [&](const BufferSpec& b) { return b.name == name; });
+  }
+
   void check(const Located& expression, const std::set<std::string>& allowed,
              const std::string& expected) {
     std::vector<std::string> unknown;
@@ -184,6 +226,7 @@ void check_family_names(ManifestReader& reader, const Family& family) {
   checker.check_collisions();
   checker.check_shape_expressions();
   for (std::size_t t = 0; t < family.templates.size(); ++t) checker.check_template(t);
+  checker.check_reference_and_baseline();
   checker.check_smoke_shape();
 }
 

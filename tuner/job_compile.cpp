@@ -70,8 +70,9 @@ CompiledVariant compile_variant(Store& store, const Family& family, const JobRec
 
   try {
     out.full = instantiate(family, *tmpl, variant.config, job.shape, job.dtype, limits);
-    if (!family.smoke_shape.empty() && family.smoke_shape != job.shape)
-      out.smoke = instantiate(family, *tmpl, variant.config, family.smoke_shape, job.dtype, limits);
+    if (const Shape smoke = smoke_shape_for(family, job.shape);
+        !smoke.empty() && smoke != job.shape)
+      out.smoke = instantiate(family, *tmpl, variant.config, smoke, job.dtype, limits);
   } catch (const std::exception& e) {
     out.failure =
         failed(VariantStatus::launch_failed, "launch", std::string("manifest: ") + e.what());
@@ -138,8 +139,8 @@ std::optional<CompiledVariant> reload_compiled(Store& store, const Family& famil
   out.cubin = std::move(blob->cubin);
   out.cache_hit = true;
   out.full = instantiate(family, *tmpl, variant.config, job.shape, job.dtype, limits);
-  if (!family.smoke_shape.empty() && family.smoke_shape != job.shape)
-    out.smoke = instantiate(family, *tmpl, variant.config, family.smoke_shape, job.dtype, limits);
+  if (const Shape smoke = smoke_shape_for(family, job.shape); !smoke.empty() && smoke != job.shape)
+    out.smoke = instantiate(family, *tmpl, variant.config, smoke, job.dtype, limits);
   return out;
 }
 

@@ -47,6 +47,8 @@ AxisSpec parse_axis(ManifestReader& r, const std::string& name, const ManifestJs
   return axis;
 }
 
+}  // namespace
+
 void parse_launch(ManifestReader& r, const ManifestJson& spec, const std::string& where,
                   LaunchSpec& launch) {
   if (!r.expect_object(spec, where)) return;
@@ -68,8 +70,6 @@ void parse_launch(ManifestReader& r, const ManifestJson& spec, const std::string
   launch.dynamic_smem = r.expression_field(spec, "dynamic_smem", where, false).value_or("0");
 }
 
-}  // namespace
-
 void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family) {
   const ManifestJson* templates = r.member(root, "templates", "", true);
   if (templates == nullptr) return;
@@ -83,7 +83,7 @@ void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family
     if (!r.expect_object(spec, where)) continue;
     r.reject_unknown_keys(spec,
                           {"name", "description", "source", "kernel", "archs", "axes",
-                           "constraints", "launch", "options", "args"},
+                           "constraints", "launch", "options", "args", "resources"},
                           where);
     TemplateSpec tmpl;
     tmpl.name = r.string_field(spec, "name", where, true).value_or("");
@@ -123,6 +123,13 @@ void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family
       tmpl.args = parse_arg_list(r, *args, field_path(where, "args"), family);
       if (tmpl.args.empty() && r.ok()) r.error(field_path(where, "args"), "must not be empty");
     }
+    if (const ManifestJson* resources = r.member(spec, "resources", where, false);
+        resources != nullptr && r.expect_object(*resources, field_path(where, "resources")))
+      for (const auto& [name, value] : resources->items()) {
+        const std::string at = field_path(field_path(where, "resources"), name);
+        if (!is_identifier(name)) r.error(at, "name must be an identifier");
+        if (auto text = r.expression(value, at)) tmpl.resources[name] = *text;
+      }
     family.templates.push_back(std::move(tmpl));
   }
 }

@@ -9,4 +9,8 @@ namespace kt {
 
 void parse_templates(ManifestReader& reader, const ManifestJson& root, Family& family);
 
+// A "launch" object: grid and block (3 expressions each), optional cluster and dynamic_smem.
+void parse_launch(ManifestReader& reader, const ManifestJson& spec, const std::string& where,
+                  LaunchSpec& launch);
+
 }  // namespace kt

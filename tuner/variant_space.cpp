@@ -116,7 +116,81 @@ void enumerate_template(const TemplateSpec& tmpl, const Shape& shape, const std:
   }
 }
 
+nlohmann::json kernel_reference_params(const Evaluator& eval, const ReferenceSpec& ref) {
+  constexpr long long kInt64Max = std::numeric_limits<long long>::max();
+  nlohmann::json args = nlohmann::json::array();
+  for (std::size_t i = 0; i < ref.args.size(); ++i) {
+    const ArgSpec& spec = ref.args[i];
+    const std::string field = "reference.args[" + std::to_string(i) + "]";
+    switch (spec.kind) {
+      case ArgSpec::Kind::reference_output:
+        args.push_back({{"kind", "reference_output"}});
+        break;
+      case ArgSpec::Kind::buffer:
+        args.push_back({{"kind", "buffer"}, {"buffer", spec.value}});
+        break;
+      case ArgSpec::Kind::i32:
+        args.push_back(
+            {{"kind", "i32"},
+             {"value", eval.integer(field, spec.value, std::numeric_limits<std::int32_t>::min(),
+                                    std::numeric_limits<std::int32_t>::max())}});
+        break;
+      case ArgSpec::Kind::i64:
+        args.push_back(
+            {{"kind", "i64"}, {"value", eval.integer(field, spec.value, -kInt64Max, kInt64Max)}});
+        break;
+      case ArgSpec::Kind::f32:
+        args.push_back({{"kind", "f32"}, {"value", eval.real(field, spec.value)}});
+        break;
+      case ArgSpec::Kind::tensor_map:
+        throw FamilyError(field + ": a reference takes no tensor maps");
+    }
+  }
+  const auto grid = eval.extents("reference.launch.grid", ref.launch.grid);
+  const auto block = eval.extents("reference.launch.block", ref.launch.block);
+  const auto smem = eval.integer("reference.launch.dynamic_smem", ref.launch.dynamic_smem, 0,
+                                 std::numeric_limits<std::uint32_t>::max());
+  return {{"source", ref.source},
+          {"kernel", ref.kernel},
+          {"output", ref.output},
+          {"args", args},
+          {"launch", {{"grid", grid}, {"block", block}, {"dynamic_smem", smem}}}};
+}
+
 }  // namespace
+
+std::map<std::string, std::int64_t> template_resources(const Family& family,
+                                                       const TemplateSpec& tmpl,
+                                                       const Config& config, const Shape& shape,
+                                                       const std::string& dtype,
+                                                       const DeviceLimits& limits) {
+  const Evaluator eval(family, tmpl, make_bindings(shape, config, dtype, limits));
+  std::map<std::string, std::int64_t> out;
+  for (const auto& [name, text] : tmpl.resources)
+    out[name] = eval.integer("resources." + name, text, std::numeric_limits<long long>::min(),
+                             std::numeric_limits<long long>::max());
+  return out;
+}
+
+Shape with_default_dims(const Family& family, Shape shape) {
+  for (const DimSpec& dim : family.dims)
+    if (dim.default_value && !shape.count(dim.name)) shape[dim.name] = *dim.default_value;
+  return shape;
+}
+
+Shape smoke_shape_for(const Family& family, const Shape& job_shape) {
+  Bindings bindings;
+  for (const auto& [name, value] : job_shape) bindings[name] = static_cast<double>(value);
+  Shape smoke;
+  for (const auto& [name, text] : family.smoke_shape) {
+    try {
+      smoke[name] = shared_expression(text).evaluate_integer(bindings);
+    } catch (const ExpressionError& e) {
+      throw ExpressionError("family '" + family.name + "', smoke_shape." + name + ": " + e.what());
+    }
+  }
+  return smoke;
+}
 
 Bindings make_bindings(const Shape& shape, const Config& config, const std::string& dtype,
                        const DeviceLimits& limits) {
@@ -259,6 +333,8 @@ ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, cons
         arg.kind = ArgInstance::Kind::f32;
         arg.value = eval.real(field, spec.value);
         break;
+      case ArgSpec::Kind::reference_output:
+        throw FamilyError(field + ": only a kernel reference takes a reference_output");
     }
     problem.args.push_back(std::move(arg));
   }
@@ -272,6 +348,8 @@ ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, cons
 
   problem.reference.kind = family.reference.kind;
   problem.reference.params = nlohmann::json::object();
+  if (family.reference.kind == "kernel")
+    problem.reference.params = kernel_reference_params(eval, family.reference);
   for (const auto& [key, value] : family.reference.params.items()) {
     const bool names_buffer =
         value.is_string() &&

@@ -2,6 +2,7 @@
 // the manifest's constraints against the device's limits, and the evaluated launch of a variant.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,11 +39,27 @@ std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& s
 std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config& config,
                                          const std::string& dtype, const DeviceLimits& limits);
 
-// Evaluates buffers, args, launch, reference params, flops and bytes for one shape.
+// Evaluates buffers, args, launch, reference params, flops and bytes for one shape. For a kernel
+// reference, reference.params holds {"source", "kernel", "output", "args": [evaluated args, the
+// output as {"kind": "reference_output"}], "launch": {"grid", "block", "dynamic_smem"}}.
 // Throws ExpressionError / FamilyError with context on a bad manifest.
 ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, const Config& config,
                             const Shape& shape, const std::string& dtype,
                             const DeviceLimits& limits);
+
+// The template's "resources" (e.g. tmem_columns) evaluated for a variant.
+std::map<std::string, std::int64_t> template_resources(const Family& family,
+                                                       const TemplateSpec& tmpl,
+                                                       const Config& config, const Shape& shape,
+                                                       const std::string& dtype,
+                                                       const DeviceLimits& limits);
+
+// The shape with every dim it omits that has a default filled in.
+Shape with_default_dims(const Family& family, Shape shape);
+
+// The family's smoke shape for a job of `job_shape`: each entry evaluated over the job's dims
+// (an empty shape: the family has none). Throws ExpressionError on a bad entry.
+Shape smoke_shape_for(const Family& family, const Shape& job_shape);
 
 // Checks a submitted shape: every dim present, integral, within [min,max], no unknown dims, the
 // family's shape constraints hold. Returns an error message, or nullopt if valid.

@@ -1,9 +1,10 @@
 // Hopper (sm_90) building blocks as inline PTX, so templates compile with NVRTC and no host
-// header: mbarriers, proxy fences, TMA tensor loads (plain and cluster multicast) and stores,
-// tensor-map prefetch, named barriers, GPU-scope flags, thread-block-cluster
-// rank/barrier/remote addresses, stmatrix, and for sm_90a only the wgmma
-// matrix descriptors, fence/commit/wait and setmaxnreg (the mma instructions themselves are in
-// hopper_wgmma_ops.cuh). Shared-memory operands are 32-bit shared-state-space addresses.
+// header: mbarriers, proxy fences, TMA tensor loads (2D/3D, plain and cluster multicast) and
+// stores, tensor-map prefetch, named barriers, GPU-scope flags, thread-block-cluster
+// rank/barrier/remote addresses (all valid on sm_100 too), stmatrix, the wgmma matrix
+// descriptors, and for sm_90a only wgmma fence/commit/wait, the accumulator fence and setmaxnreg
+// (the mma instructions themselves are in hopper_wgmma_ops.cuh). Shared-memory operands are
+// 32-bit shared-state-space addresses.
 #pragma once
 
 // A CUtensorMap as the worker passes it: 128 opaque bytes, by value. Declare the kernel parameter
@@ -132,6 +133,17 @@ __device__ __forceinline__ void tma_load_3d(unsigned dst, const KtTensorMap* map
       : "memory");
 }
 
+// The 3D box written to `dst` and completed on `bar` in every CTA of `cta_mask` (see the 2D one).
+__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const KtTensorMap* map,
+                                                      unsigned bar, int c0, int c1, int c2,
+                                                      unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+      "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+      : "memory");
+}
+
 // TMA store of a 2D box from shared `src` (laid out as the map's box and swizzle) to coordinates
 // (c0 innermost, c1); elements outside the tensor are not written. Tracked by bulk groups.
 __device__ __forceinline__ void tma_store_2d(const KtTensorMap* map, unsigned src, int c0, int c1) {
@@ -156,18 +168,6 @@ __device__ __forceinline__ void bulk_wait_group_read() {
 template <int kPending>
 __device__ __forceinline__ void bulk_wait_group() {
   asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-// ---- named barriers --------------------------------------------------------------------------
-
-// Barrier `id` (1..15; 0 is __syncthreads) completes when `threads` threads (a multiple of 32)
-// arrived; sync waits for that, arrive does not. Lets warpgroups hand turns to each other.
-__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-__device__ __forceinline__ void named_barrier_arrive(unsigned id, unsigned threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // ---- global-memory flags between CTAs ----------------------------------------------------------
@@ -231,11 +231,12 @@ __device__ __forceinline__ unsigned map_shared_rank(unsigned address, unsigned c
 // Advancing K inside the swizzle atom is done by adding bytes>>4 to the start address field.
 __device__ __forceinline__ unsigned long long wgmma_descriptor(unsigned smem_address,
                                                                unsigned group_bytes,
-                                                               unsigned swizzle_mode) {
+                                                               unsigned swizzle_mode,
+                                                               unsigned leading_bytes = 16) {
   unsigned long long desc = 0;
   desc |= static_cast<unsigned long long>((smem_address & 0x3FFFF) >> 4);
-  desc |= static_cast<unsigned long long>(1) << 16;                             // leading offset
-  desc |= static_cast<unsigned long long>((group_bytes & 0x3FFFF) >> 4) << 32;  // stride offset
+  desc |= static_cast<unsigned long long>((leading_bytes & 0x3FFFF) >> 4) << 16;  // leading
+  desc |= static_cast<unsigned long long>((group_bytes & 0x3FFFF) >> 4) << 32;    // stride
   desc |= static_cast<unsigned long long>(swizzle_mode & 3) << 62;
   return desc;
 }
@@ -257,6 +258,28 @@ __device__ __forceinline__ void stmatrix_x4(unsigned smem_address, unsigned r0, 
       : "memory");
 }
 
+// MN-major ("transposed") operand of 16-bit elements written by TMA with 128B swizzle as panels
+// of [k rows][64 mn-elements] (128-byte rows): 8-row k groups are 1024 bytes apart (stride
+// offset), panels of 64 mn-elements `panel_bytes` apart (leading offset). Advancing k by 16 rows
+// adds 2048 bytes to the start address. Used with imm-trans = 1.
+__device__ __forceinline__ unsigned long long wgmma_descriptor_mn_sw128(unsigned smem_address,
+                                                                        unsigned panel_bytes) {
+  return wgmma_descriptor(smem_address, 8 * 128, 1, panel_bytes);
+}
+
+// ---- named barriers --------------------------------------------------------------------------
+
+// Waits until `threads` threads (a multiple of 32, counting this warp's) have reached barrier
+// `id` by sync or arrive. Id 0 is __syncthreads.
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Counts this warp towards barrier `id` without waiting.
+__device__ __forceinline__ void named_barrier_arrive(unsigned id, unsigned threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // Visible to the host pass too, which parses kernels but emits no device code.
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -274,6 +297,29 @@ __device__ __forceinline__ void wgmma_commit() {
 template <int kPending>
 __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Register values that an asynchronous wgmma reads or writes: the empty asm "modifies" them, so
+// the compiler can neither move their uses above a wgmma_wait placed before this fence nor
+// their definitions below a wgmma issued after it.
+__device__ __forceinline__ void fence_operand(float& value) {
+  asm volatile("" : "+f"(value)::"memory");
+}
+
+__device__ __forceinline__ void fence_operand(unsigned& value) {
+  asm volatile("" : "+r"(value)::"memory");
+}
+
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&values)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) fence_operand(values[i]);
+}
+
+template <int N>
+__device__ __forceinline__ void fence_operands(unsigned (&values)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) fence_operand(values[i]);
 }
 
 // Register rebalancing between warpgroups; the kernel needs a register cap at entry

@@ -1,6 +1,7 @@
-// Warp-level building blocks for sm_80+ tensor-core GEMMs, as inline PTX so the family compiles
-// with NVRTC and no host header: shared-memory addresses, cp.async, ldmatrix, mma.sync m16n8k16
-// and fp32 -> 16-bit conversions. Elements are raw 16-bit values (unsigned short).
+// Warp-level building blocks for sm_80+ tensor-core kernels, as inline PTX so a family compiles
+// with NVRTC and no host header: shared-memory addresses, cp.async, ldmatrix (plain and
+// transposed), mma.sync m16n8k16, conversions between fp32 and the 16-bit element type, and the
+// fast base-2 exponential. Elements are raw 16-bit values (unsigned short).
 #pragma once
 
 #if defined(KT_DTYPE_BF16) == defined(KT_DTYPE_FP16)
@@ -68,6 +69,15 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned smem_src)
                : "r"(smem_src));
 }
 
+// The same four matrices transposed on the way: register i of lane l receives column l/4, rows
+// 2*(l%4) and +1 of matrix i. For a B operand stored [k][n] (n contiguous), this is the "col"
+// fragment mma.sync wants.
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned smem_src) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_src));
+}
+
 // D = A * B + D for one 16x8x16 tile: A row-major 16x16 (4 regs), B "col" 16x8 (2 regs), fp32 D.
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
                                           const unsigned (&b)[2]) {
@@ -105,6 +115,41 @@ __device__ __forceinline__ elem_t convert_rn(float value) {
   asm("cvt.rn.f16.f32 %0, %1;\n" : "=h"(out) : "f"(value));
 #endif
   return out;
+}
+
+// One 16-bit element as fp32 (exact for both types).
+__device__ __forceinline__ float to_float(elem_t value) {
+#if defined(KT_DTYPE_BF16)
+  return __uint_as_float(static_cast<unsigned>(value) << 16);
+#else
+  float out;
+  asm("cvt.f32.f16 %0, %1;\n" : "=f"(out) : "h"(value));
+  return out;
+#endif
+}
+
+// 2^x with the hardware approximation (about 2 ulp); 2^-inf = 0, which masked scores rely on.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ void store_global_16(void* dst, unsigned w0, unsigned w1, unsigned w2,
+                                                unsigned w3) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "r"(w0), "r"(w1), "r"(w2),
+               "r"(w3)
+               : "memory");
+}
+
+__device__ __forceinline__ void load_shared_16(unsigned smem_src, unsigned (&w)[4]) {
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+               : "r"(smem_src));
+}
+
+__device__ __forceinline__ void store_shared_4(unsigned smem_dst, unsigned w) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(smem_dst), "r"(w) : "memory");
 }
 
 // L2-coherent load (skips L1, which may hold stale lines of data other SMs wrote).

@@ -32,10 +32,10 @@
 #include "gemm_pingpong_config.cuh"
 #include "gemm_stream_k.cuh"
 #include "gemm_tma_store_epilogue.cuh"
-#include "gemm_wgmma_epilogue.cuh"
 #include "gemm_work_list.cuh"
 #include "hopper_primitives.cuh"
 #include "hopper_wgmma_ops.cuh"
+#include "wgmma_store.cuh"
 
 namespace kt_pingpong {
 

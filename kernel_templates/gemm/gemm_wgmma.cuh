@@ -34,11 +34,12 @@
 #include "gemm_stream_k.cuh"
 #include "gemm_tma_store_epilogue.cuh"
 #include "gemm_wgmma_config.cuh"
-#include "gemm_wgmma_epilogue.cuh"
 #include "gemm_wgmma_scheduler.cuh"
 #include "gemm_work_list.cuh"
 #include "hopper_primitives.cuh"
 #include "hopper_wgmma_ops.cuh"
+#include "pipeline_ring.cuh"
+#include "wgmma_store.cuh"
 
 namespace kt_wgmma {
 
@@ -48,18 +49,7 @@ struct Ring {
   unsigned a, b, full, empty;
 };
 
-// Slot and phase of a position in the ring, advanced in step by producer and consumers.
-template <int STAGES>
-struct RingCursor {
-  int stage = 0;
-  unsigned phase = 0;
-  __device__ __forceinline__ void advance() {
-    if (++stage == STAGES) {
-      stage = 0;
-      phase ^= 1u;
-    }
-  }
-};
+using kt_pipe::RingCursor;
 
 // Where C and the stream-K buffers are.
 struct Outputs {

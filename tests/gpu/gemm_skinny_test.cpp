@@ -106,7 +106,8 @@ class SkinnyOnGpu : public ::testing::Test {
     r.variant_id = cubins_;
     r.cubin_path = path.string();
     r.kernel = tmpl.kernel;
-    r.smoke = instantiate(gemm_family(), tmpl, c, gemm_family().smoke_shape, dtype, limits_);
+    r.smoke =
+        instantiate(gemm_family(), tmpl, c, smoke_shape_for(gemm_family(), {}), dtype, limits_);
     r.full = instantiate(gemm_family(), tmpl, c, s, dtype, limits_);
     r.tolerance = gemm_family().tolerance.at(dtype);
     r.seed = 99;

@@ -56,7 +56,7 @@ class GemmTemplateOnGpu : public ::testing::Test {
     const std::string key = canonical_key(c) + "/" + dtype;
     if (auto it = cubins_.find(key); it != cubins_.end()) return it->second;
     const CompileResult compiled =
-        compile_kernel(gemm_compile_request(gemm_template(tmpl_), c, dtype, limits_));
+        compile_variant(gemm_family(), gemm_template(tmpl_), c, dtype, limits_);
     EXPECT_TRUE(compiled.ok) << tmpl_ << " " << key << "\n" << compiled.log;
     const auto path = dir_.path() / (std::to_string(cubins_.size()) + ".cubin");
     std::ofstream(path, std::ios::binary)
@@ -72,7 +72,8 @@ class GemmTemplateOnGpu : public ::testing::Test {
     r.variant_id = ++requests_;
     r.cubin_path = cubin(c, dtype);
     r.kernel = tmpl.kernel;
-    r.smoke = instantiate(gemm_family(), tmpl, c, gemm_family().smoke_shape, dtype, limits_);
+    r.smoke =
+        instantiate(gemm_family(), tmpl, c, smoke_shape_for(gemm_family(), s), dtype, limits_);
     r.full = instantiate(gemm_family(), tmpl, c, s, dtype, limits_);
     r.tolerance = gemm_family().tolerance.at(dtype);
     r.seed = 500 + static_cast<std::uint64_t>(requests_);
@@ -99,7 +100,8 @@ class GemmTemplateOnGpu : public ::testing::Test {
     if (!r.error) return true;
     // Where the first bad element lies (row, column of C) tells which part of a tile is wrong.
     const std::int64_t bad = r.error->first_bad_index;
-    const std::int64_t n = r.failed_gate == "smoke" ? gemm_family().smoke_shape.at("N") : s.at("N");
+    const std::int64_t n =
+        r.failed_gate == "smoke" ? smoke_shape_for(gemm_family(), s).at("N") : s.at("N");
     const std::string detail =
         " (" + r.failed_gate + ") first bad element " +
         (bad < 0 ? std::string("none")

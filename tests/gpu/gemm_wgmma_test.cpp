@@ -166,8 +166,8 @@ TEST_F(WgmmaOnGpu, LargeSquareIsMeasuredWithTiming) {
   const Variant& variant = kVariants.front();
   MeasureRequest r =
       request(variant, compile(variant, 100), {{"M", 4096}, {"N", 4096}, {"K", 4096}}, 100);
-  r.smoke = instantiate(gemm_family(), wgmma_template(), variant.config, gemm_family().smoke_shape,
-                        variant.dtype, limits_);
+  r.smoke = instantiate(gemm_family(), wgmma_template(), variant.config,
+                        smoke_shape_for(gemm_family(), {}), variant.dtype, limits_);
   r.time = true;
   r.timing.min_trials = 10;
   r.timing.max_seconds = 1.0;

@@ -1,6 +1,6 @@
-// Helpers shared by the GEMM template tests: the shipped gemm family, a template's survivors for a
-// shape, a covering set of them (every axis value at least once), and NVRTC compiles of configs,
-// two at a time (CI has two cores).
+// GEMM-family shorthands for the template tests, on top of support/variant_cover: the shipped gemm
+// family, its templates, an H100's limits, shapes, survivors, and NVRTC compiles of several
+// variants two at a time (CI has two cores).
 #pragma once
 
 #include <cstdint>
@@ -8,10 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/compile/nvrtc_compiler.hpp"
-#include "tuner/device_limits.hpp"
-#include "tuner/family.hpp"
-#include "tuner/variant_space.hpp"
+#include "support/variant_cover.hpp"
 
 namespace kt::test {
 
@@ -28,13 +25,7 @@ std::vector<VariantPlan> gemm_survivors(const std::string& tmpl, const Shape& sh
                                         const DeviceLimits& limits,
                                         const std::string& dtype = "bf16");
 
-// Greedy cover: keeps picking the config that adds the most unseen (axis, value) pairs.
-std::vector<Config> covering_configs(const std::vector<Config>& configs);
-
-CompileRequest gemm_compile_request(const TemplateSpec& tmpl, const Config& config,
-                                    const std::string& dtype, const DeviceLimits& limits);
-
-// Compiles each (config, dtype), two at a time; results in the same order.
+// Compiles each (config, dtype) of the template, two at a time; results in the same order.
 std::vector<CompileResult> compile_pairwise(const TemplateSpec& tmpl,
                                             const std::vector<std::pair<Config, std::string>>& jobs,
                                             const DeviceLimits& limits);

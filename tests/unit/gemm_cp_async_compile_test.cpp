@@ -105,16 +105,16 @@ const std::vector<Shape>& covering_shapes() {
 
 TEST(GemmCpAsync, CoveringSetCompilesForSm90aWithoutSpills) {
   const DeviceLimits limits = gemm_limits("sm_90a");
-  std::vector<Config> all;
+  std::vector<VariantPlan> all;
   for (const Shape& shape : covering_shapes())
-    for (const VariantPlan& plan : gemm_survivors(kTemplate, shape, limits))
-      all.push_back(plan.config);
-  const std::vector<Config> chosen = test::covering_configs(all);
+    for (VariantPlan& plan : gemm_survivors(kTemplate, shape, limits))
+      all.push_back(std::move(plan));
+  const std::vector<VariantPlan> chosen = test::covering_set(all);
   ASSERT_GE(chosen.size(), 2u);
   EXPECT_LE(chosen.size(), 10u) << "keep the compile set small";
   std::vector<std::pair<Config, std::string>> jobs;
   for (std::size_t i = 0; i < chosen.size(); ++i)
-    jobs.emplace_back(chosen[i], i % 2 == 0 ? "bf16" : "fp16");
+    jobs.emplace_back(chosen[i].config, i % 2 == 0 ? "bf16" : "fp16");
   const auto results = test::compile_pairwise(cp_async(), jobs, limits);
   std::map<std::string, std::set<std::int64_t>> compiled;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -143,7 +143,7 @@ TEST(GemmCpAsync, ShapeAssumptionsAreStaticAsserts) {
   config["SWAP"] = 0;
   config["BM"] = 96;  // the m side must be whole 64-row wgmma blocks
   const CompileResult result =
-      compile_kernel(test::gemm_compile_request(cp_async(), config, "bf16", limits));
+      test::compile_variant(gemm_family(), cp_async(), config, "bf16", limits);
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.log.find("whole wgmma m64 blocks"), std::string::npos) << result.log;
 }

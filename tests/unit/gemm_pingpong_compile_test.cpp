@@ -48,8 +48,11 @@ TEST(GemmPingpong, IsHopperOnlyAndTakesThreeTensorMaps) {
   const auto blackwell = limits_for_arch("sm_100a");
   ASSERT_TRUE(blackwell.has_value());
   for (const VariantPlan& plan :
-       enumerate_variants(gemm_family(), gemm_shape(4096, 4096, 4096), "bf16", *blackwell))
-    if (plan.tmpl->name == kTemplate) EXPECT_TRUE(plan.unsupported_arch);
+       enumerate_variants(gemm_family(), gemm_shape(4096, 4096, 4096), "bf16", *blackwell)) {
+    if (plan.tmpl->name == kTemplate) {
+      EXPECT_TRUE(plan.unsupported_arch);
+    }
+  }
 }
 
 TEST(GemmPingpong, LargeSquareShapesKeepAFewHundredVariantsWithEveryFeature) {
@@ -98,17 +101,19 @@ TEST(GemmPingpong, ConstraintsStateTheCopyEngineAndResidencyLimits) {
   ASSERT_FALSE(odd_n.empty());
   for (const VariantPlan& plan : odd_n)
     EXPECT_EQ(axis(plan.config, "EPILOGUE"), 0) << "a TMA store needs N % 8 == 0";
-  // 8192^2 tiles of 128x128 on 132 SMs: 4096 tiles, a partial last wave; 4096^2 of 64x256 too.
-  for (const VariantPlan& plan : gemm_survivors(kTemplate, gemm_shape(8192, 8192, 8192), limits))
-    if (axis(plan.config, "SPLIT_K") == 2)
+  // Stream-K spins on other CTAs' partial tiles: only unclustered grids are all resident.
+  for (const VariantPlan& plan : gemm_survivors(kTemplate, gemm_shape(8192, 8192, 8192), limits)) {
+    if (axis(plan.config, "SPLIT_K") == 2) {
       EXPECT_EQ(axis(plan.config, "CLUSTER_M") * axis(plan.config, "CLUSTER_N"), 1);
+    }
+  }
 }
 
 // Every variant also runs the family's ragged smoke shape (N = 45): its launch and tensor maps
 // must be valid there, C's a dummy the kernel does not use.
 TEST(GemmPingpong, TensorMapsAreValidOnTheSmokeShapeForEverySurvivor) {
   const DeviceLimits limits = gemm_limits("sm_90a");
-  const Shape smoke(gemm_family().smoke_shape);
+  const Shape smoke = smoke_shape_for(gemm_family(), gemm_shape(4096, 4096, 4096));
   ASSERT_NE(smoke.at("N") % 8, 0) << "the smoke shape is meant to be ragged";
   for (const VariantPlan& plan : gemm_survivors(kTemplate, gemm_shape(4096, 4096, 4096), limits)) {
     for (const Shape& shape : {gemm_shape(4096, 4096, 4096), smoke}) {
@@ -136,15 +141,13 @@ TEST(GemmPingpong, TensorMapsAreValidOnTheSmokeShapeForEverySurvivor) {
 
 TEST(GemmPingpong, CoveringSetCompilesForSm90aWithoutSpills) {
   const DeviceLimits limits = gemm_limits("sm_90a");
-  std::vector<Config> all;
-  for (const VariantPlan& plan : gemm_survivors(kTemplate, gemm_shape(4096, 4096, 4096), limits))
-    all.push_back(plan.config);
-  const std::vector<Config> chosen = test::covering_configs(all);
+  const std::vector<VariantPlan> chosen =
+      test::covering_set(gemm_survivors(kTemplate, gemm_shape(4096, 4096, 4096), limits));
   ASSERT_GE(chosen.size(), 2u);
   EXPECT_LE(chosen.size(), 6u) << "keep the compile set small";
   std::vector<std::pair<Config, std::string>> jobs;
   for (std::size_t i = 0; i < chosen.size(); ++i)
-    jobs.emplace_back(chosen[i], i % 2 == 0 ? "bf16" : "fp16");
+    jobs.emplace_back(chosen[i].config, i % 2 == 0 ? "bf16" : "fp16");
   const auto results = test::compile_pairwise(pingpong(), jobs, limits);
   std::map<std::string, std::set<std::int64_t>> compiled;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -172,7 +175,7 @@ TEST(GemmPingpong, ShapeAssumptionsAreStaticAsserts) {
   config["BM"] = 128;
   config["BN"] = 256;  // 256 accumulators per consumer thread
   const CompileResult result =
-      compile_kernel(test::gemm_compile_request(pingpong(), config, "bf16", limits));
+      test::compile_variant(gemm_family(), pingpong(), config, "bf16", limits);
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.log.find("<= 128 fp32 accumulators"), std::string::npos) << result.log;
 
@@ -180,7 +183,7 @@ TEST(GemmPingpong, ShapeAssumptionsAreStaticAsserts) {
   config["SPLIT_K"] = 2;
   config["CLUSTER_M"] = 2;  // stream-K spins on other CTAs: clusters may not all be resident
   const CompileResult clustered =
-      compile_kernel(test::gemm_compile_request(pingpong(), config, "bf16", limits));
+      test::compile_variant(gemm_family(), pingpong(), config, "bf16", limits);
   EXPECT_FALSE(clustered.ok);
   EXPECT_NE(clustered.log.find("every CTA must be resident"), std::string::npos) << clustered.log;
 }

@@ -144,7 +144,7 @@ TEST(GemmWgmma, ConstraintsPruneWhatTheCopyEngineAndTheClusterCannotDo) {
 TEST(GemmWgmma, TensorMapsAndLaunchAreValidOnTheSmokeShapeForEverySurvivor) {
   const DeviceLimits limits = hopper_limits();
   for (const VariantPlan& plan : survivors(kSquare, limits)) {
-    for (const Shape& shape : {kSquare, Shape(gemm_family().smoke_shape)}) {
+    for (const Shape& shape : {kSquare, smoke_shape_for(gemm_family(), kSquare)}) {
       const ProblemInstance problem =
           instantiate(gemm_family(), wgmma_template(), plan.config, shape, "bf16", limits);
       EXPECT_GT(problem.launch.grid[0], 0u) << describe(plan);

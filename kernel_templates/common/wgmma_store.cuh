@@ -1,5 +1,5 @@
-// Epilogue of the wgmma GEMM: one consumer warpgroup's fp32 accumulators -> 16-bit C in global
-// memory, with bounds checks for ragged M and N.
+// Epilogue store of wgmma kernels (the GEMM's, the dual GEMM's): one consumer warpgroup's fp32
+// accumulators of an m64 block -> 16-bit C in global memory, with bounds checks for ragged M and N.
 //
 // A wgmma m64nN accumulator gives lane l of warp w the column pairs 8j + 2*(l%4) of rows
 // 16w + l/4 (+8). Stored as is, a warp writes 8 rows x 16 bytes per instruction. Instead, each

@@ -1,0 +1,99 @@
+// Compile-time shape of one Blackwell tcgen05 GEMM variant (tcgen05_gemm_kernel.cuh), for the
+// plain GEMM (NUM_B = 1) and the dual GEMM (NUM_B = 2: B1 and B2 share the A tile): the
+// tunables, the shared-memory and tensor-memory layout they imply, and every assumption the kernel
+// makes about them as static_asserts (the manifests state the same rules as constraints, so
+// pruning happens before compiling).
+#pragma once
+
+#include "grouped_tile_scheduler.cuh"
+
+namespace kt_tcgen05 {
+
+enum KOrder { kForward = 0, kReverse = 1 };
+
+template <int NUM_B_, int BM_, int BN_, int BK_, int STAGES_, int CTA_GROUP_, int MULTICAST_,
+          int ACC_STAGES_, int TMEM_COLS_, int RASTER_, int BAND_, int GROUP_ORDER_, int K_ORDER_>
+struct Tcgen05Config {
+  static constexpr int NUM_B = NUM_B_;  // B operands per A tile: 1 (GEMM) or 2 (dual GEMM)
+  static constexpr int BM = BM_;        // MMA rows of the CTA group: 128 per CTA
+  static constexpr int BN = BN_;        // MMA N: columns of C per tile
+  static constexpr int BK = BK_, STAGES = STAGES_;
+  static constexpr int CTA_GROUP = CTA_GROUP_;    // 1, or 2: a CTA pair runs one M=256 MMA
+  static constexpr int MULTICAST = MULTICAST_;    // CTA groups along M sharing B by TMA multicast
+  static constexpr int ACC_STAGES = ACC_STAGES_;  // TMEM accumulator buffers (2: epilogue overlap)
+  static constexpr int TMEM_COLS = TMEM_COLS_;    // TMEM columns allocated
+  static constexpr int RASTER = RASTER_, BAND = BAND_, GROUP_ORDER = GROUP_ORDER_;
+  static constexpr int K_ORDER = K_ORDER_;
+
+  static constexpr int CLUSTER_SIZE = CTA_GROUP * MULTICAST;
+  static constexpr int CTA_ROWS = 128;  // rows of A and accumulator lanes held by one CTA
+  static constexpr int THREADS = 192;   // warp 0 TMA, warp 1 TMEM + MMA, warps 2..5 epilogue
+  static constexpr int EPILOGUE_WARPS = 4;
+  static constexpr int K_STEPS = BK / 16;  // tcgen05.mma kind::f16 consumes K = 16 per op
+
+  // Rows of each B operand in this CTA's shared memory (a CTA pair splits B's rows between its
+  // two CTAs; the MMA reads both halves), and the rows this CTA loads of them (1-CTA groups along
+  // M that share B each load a slice and multicast it).
+  static constexpr int B_CTA_ROWS = BN / CTA_GROUP;
+  static constexpr int B_BOX_ROWS = B_CTA_ROWS / MULTICAST;
+
+  // Tiles are BK/64 panels of [rows][64] elements (128-byte rows, 128B swizzle).
+  static constexpr int PANEL_K = 64;
+  static constexpr int PANELS = BK / PANEL_K;
+  static constexpr int A_PANEL_BYTES = CTA_ROWS * PANEL_K * 2;
+  static constexpr int B_PANEL_BYTES = B_CTA_ROWS * PANEL_K * 2;
+  static constexpr int A_STAGE_BYTES = CTA_ROWS * BK * 2;
+  static constexpr int B_STAGE_BYTES = B_CTA_ROWS * BK * 2;
+  static constexpr int STAGE_BYTES = A_STAGE_BYTES + NUM_B * B_STAGE_BYTES;  // lands in one CTA
+  // Bytes completed on one full barrier per stage: a pair's halves both land on the even CTA's.
+  static constexpr int FULL_TX_BYTES = CTA_GROUP * STAGE_BYTES;
+
+  // Tensor memory: per accumulator stage, NUM_B accumulators of BN fp32 columns x 128 lanes.
+  static constexpr int ACC_COLUMNS = NUM_B * BN;
+  static constexpr int TMEM_NEEDED = ACC_STAGES * ACC_COLUMNS;
+
+  // Dynamic shared memory after aligning its base to 1024 bytes: A stages, then for each B
+  // operand its stages, then the mbarriers (full, empty per stage; tmem_full, tmem_empty per
+  // accumulator stage) and the word tcgen05.alloc writes the TMEM base to. The manifest asks for
+  // STAGES*STAGE_BYTES + 2048 (alignment slack + this tail).
+  static constexpr int A_OFFSET = 0;
+  static constexpr int B_OFFSET = STAGES * A_STAGE_BYTES;  // + b * STAGES * B_STAGE_BYTES
+  static constexpr int BARRIER_OFFSET = STAGES * STAGE_BYTES;
+  static constexpr int FULL_OFFSET = BARRIER_OFFSET;
+  static constexpr int EMPTY_OFFSET = FULL_OFFSET + 8 * STAGES;
+  static constexpr int TMEM_FULL_OFFSET = EMPTY_OFFSET + 8 * STAGES;
+  static constexpr int TMEM_EMPTY_OFFSET = TMEM_FULL_OFFSET + 8 * ACC_STAGES;
+  static constexpr int TMEM_SLOT_OFFSET = TMEM_EMPTY_OFFSET + 8 * ACC_STAGES;
+  static constexpr int SMEM_BYTES = TMEM_SLOT_OFFSET + 4;
+
+  using Scheduler =
+      kt_sched::GroupedTileScheduler<BM, BN, MULTICAST, 1, RASTER, BAND, 1, GROUP_ORDER>;
+
+  static_assert(NUM_B == 1 || NUM_B == 2, "NUM_B is 1 (GEMM) or 2 (dual GEMM)");
+  static_assert(CTA_GROUP == 1 || CTA_GROUP == 2, "CTA_GROUP is 1 or 2");
+  static_assert(BM == 128 * CTA_GROUP,
+                "BM == 128*CTA_GROUP: each CTA holds 128 accumulator lanes (M=128 per CTA; the "
+                "lane layouts of M=64 are not used)");
+  static_assert(BN % 16 == 0 && BN >= 16 && BN <= 256,
+                "tcgen05.mma kind::f16 with M=128 or 256: N is 16..256 and a multiple of 16");
+  static_assert(CTA_GROUP == 1 || BN >= 32, "a CTA pair holds BN/2 >= 16 rows of B each");
+  static_assert(BK % 64 == 0, "BK % 64 == 0: a stage holds whole 64-element 128B-swizzled panels");
+  static_assert(STAGES >= 2 && STAGES <= 16, "2 <= STAGES <= 16");
+  static_assert(MULTICAST == 1 || MULTICAST == 2, "MULTICAST is 1 or 2");
+  static_assert(CTA_GROUP == 1 || MULTICAST == 1,
+                "B multicast between CTA groups only for 1-CTA groups (a pair already splits B)");
+  static_assert(B_BOX_ROWS % 8 == 0 && B_BOX_ROWS <= 256,
+                "B slices are whole 8-row swizzle groups (the descriptors step 1024 B per 8 rows) "
+                "and TMA boxes of <= 256 rows");
+  static_assert(ACC_STAGES == 1 || ACC_STAGES == 2, "1 or 2 accumulator stages");
+  static_assert(TMEM_COLS >= 32 && TMEM_COLS <= 512 && (TMEM_COLS & (TMEM_COLS - 1)) == 0,
+                "tcgen05.alloc: TMEM_COLS is a power of two in 32..512");
+  static_assert(TMEM_NEEDED <= TMEM_COLS,
+                "ACC_STAGES*NUM_B*BN <= TMEM_COLS: every accumulator fits the allocated columns");
+  static_assert(RASTER == 0 || RASTER == 1, "RASTER is 0 or 1");
+  static_assert(K_ORDER == kForward || K_ORDER == kReverse, "K_ORDER is 0 or 1");
+  static_assert(SMEM_BYTES + 1024 <= STAGES * STAGE_BYTES + 2048,
+                "barriers fit the 2048 bytes the manifest adds to the ring");
+};
+
+}  // namespace kt_tcgen05

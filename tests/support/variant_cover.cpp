@@ -1,0 +1,66 @@
+#include "support/variant_cover.hpp"
+
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+namespace kt::test {
+
+const TemplateSpec& template_named(const Family& family, const std::string& name) {
+  for (const TemplateSpec& tmpl : family.templates)
+    if (tmpl.name == name) return tmpl;
+  throw std::runtime_error("family " + family.name + " has no template " + name);
+}
+
+std::vector<VariantPlan> survivors(const Family& family, const std::string& name,
+                                   const Shape& shape, const std::string& dtype,
+                                   const DeviceLimits& limits) {
+  std::vector<VariantPlan> out;
+  for (VariantPlan& plan : enumerate_variants(family, shape, dtype, limits))
+    if (plan.tmpl != nullptr && plan.tmpl->name == name && !plan.unsupported_arch &&
+        !plan.pruned_by)
+      out.push_back(std::move(plan));
+  return out;
+}
+
+std::vector<VariantPlan> covering_set(const std::vector<VariantPlan>& plans) {
+  std::set<std::pair<std::string, std::int64_t>> seen;
+  std::vector<VariantPlan> chosen;
+  for (;;) {
+    const VariantPlan* best = nullptr;
+    std::size_t best_gain = 0;
+    for (const VariantPlan& plan : plans) {
+      std::size_t gain = 0;
+      for (const auto& [axis, value] : plan.config) gain += seen.count({axis, value}) == 0;
+      if (gain > best_gain) {
+        best_gain = gain;
+        best = &plan;
+      }
+    }
+    if (best == nullptr) return chosen;
+    for (const auto& [axis, value] : best->config) seen.insert({axis, value});
+    chosen.push_back(*best);
+  }
+}
+
+CompileResult compile_variant(const Family& family, const TemplateSpec& tmpl, const Config& config,
+                              const std::string& dtype, const DeviceLimits& limits) {
+  CompileRequest request;
+  request.source_name = tmpl.source;
+  for (const auto& [file, text] : family.sources)
+    if (file == tmpl.source) request.source = text;
+  request.headers = family.sources;
+  request.kernel = tmpl.kernel;
+  request.arch = limits.arch;
+  request.options = variant_defines(tmpl, config, dtype, limits);
+  return compile_kernel(request);
+}
+
+DeviceLimits limits_with_sms(const std::string& arch, int sm_count) {
+  auto limits = limits_for_arch(arch);
+  if (!limits) throw std::runtime_error("no limits for " + arch);
+  limits->sm_count = sm_count;
+  return *limits;
+}
+
+}  // namespace kt::test
