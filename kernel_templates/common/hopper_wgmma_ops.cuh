@@ -6,7 +6,8 @@
 // row 16w + l/4 + 8h, column 8j + 2*(l%4) + e. `accumulate` = 0 overwrites d (first k step).
 // Issue after kt_hopper::wgmma_fence(); close a batch with wgmma_commit() and wgmma_wait<n>().
 // The operand lists are regular and were written out by a script; only N differs between them.
-// N = 8, 16, 24, 32, 48, 64, 96, 128, 256 (24, 48, 96: narrow tiles of small-N problems).
+// N = 8, 16, 24, 32, 48, 64, 96, 128, 176, 192, 256 (24, 48, 96: narrow tiles of small-N
+// problems).
 #pragma once
 
 #if defined(KT_DTYPE_BF16) == defined(KT_DTYPE_FP16)

@@ -69,9 +69,7 @@ __device__ __forceinline__ void copy_staged_tile(unsigned stage, kt_mma::elem_t*
     const unsigned src = stage + (col / 64) * (BM * 128) + row * 128 +
                          static_cast<unsigned>((chunk ^ (row & 7)) * 16);
     unsigned w[4];
-    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-                 : "r"(src));
+    kt_mma::load_shared_16(src, w);
     kt_mma::elem_t* dst = C + static_cast<long long>(row0 + row) * N + col0 + col;
 #pragma unroll
     for (int e = 0; e < 8; ++e)
