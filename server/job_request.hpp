@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "db/store.hpp"
+#include "db/model.hpp"
 #include "server/app_context.hpp"
 
 namespace kt {

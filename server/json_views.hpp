@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "db/store.hpp"
+#include "db/model.hpp"
 #include "tuner/family.hpp"
 
 namespace kt {

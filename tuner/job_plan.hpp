@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "db/store.hpp"
+#include "db/model.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "db/store.hpp"
+#include "db/model.hpp"
 
 namespace kt {
 

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "support/store_fixtures.hpp"
+#include "tuner/pareto.hpp"
 
 namespace kt {
 namespace {

@@ -1,0 +1,126 @@
+// The records kerntune keeps about jobs and variants, as the store reads and writes them: what
+// the engine records, what the server shows. Plain values; the store (db/store.hpp) persists them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/compile/nvrtc_compiler.hpp"
+#include "tuner/config.hpp"
+#include "tuner/measure/protocol.hpp"
+#include "tuner/variant_status.hpp"
+
+namespace kt {
+
+struct NewJob {
+  std::string family;
+  Shape shape;
+  std::string dtype;
+  std::string mode = "tune";           // "tune" | "compile"
+  std::string arch;                    // target arch (compile mode) or the device's
+  std::string device_uuid;             // "" for compile mode
+  std::string device_name;             // the device model, "" for compile mode
+  std::int64_t budget = 0;             // max variants to run through the gates; 0 = all
+  std::string pipeline = "pipelined";  // "pipelined" (compile ahead, every GPU) | "serial"
+  std::string pinned_configs_json;     // pinned_configs_to_text(...); "" = the whole space
+};
+
+struct JobRecord {
+  std::int64_t id = 0;
+  std::string family;
+  Shape shape;
+  std::string shape_key;  // canonical_key(shape)
+  std::string dtype;
+  std::string mode;
+  std::string arch;
+  std::string device_uuid;
+  std::string device_name;
+  std::int64_t budget = 0;
+  JobStatus status = JobStatus::queued;
+  std::string reason;  // why failed / cancelled
+  bool cancel_requested = false;
+  std::optional<double> reference_us;  // cuBLAS (the family's reference) median, same job
+  std::string created_at, started_at, finished_at;  // ISO 8601 UTC, "" if not yet
+  std::string pipeline = "pipelined";
+  std::string pinned_configs_json;         // "" = the whole space
+  int gpus = 0;                            // GPUs the job's variants were spread over (0: none yet)
+  std::optional<double> wall_seconds;      // first variant handed out -> last result, all runs
+  std::optional<double> gpu_busy_seconds;  // workers inside measure calls for its variants
+  // The interleaved re-measure of the top candidates (record_winner_comparison); unset before.
+  std::optional<std::int64_t> winner_variant_id;
+  std::optional<std::int64_t> runner_up_variant_id;
+  std::optional<bool> winner_distinguishable;
+  std::optional<double> winner_margin;  // runner_up_median / winner_median - 1, interleaved
+  // The two variants' own stored medians (their measurement rows), for display.
+  std::optional<double> winner_median_us;
+  std::optional<double> runner_up_median_us;
+};
+
+struct VariantRecord {
+  std::int64_t id = 0;
+  std::int64_t job_id = 0;
+  std::string template_name;
+  Config config;
+  std::string config_key;
+  VariantStatus status = VariantStatus::pending;
+  std::string failed_gate;
+  std::string reason;
+  std::string compile_log;
+  std::string kernel_key;  // compile cache key, "" if not compiled
+  int registers = -1;
+  int spill_bytes = -1;  // spill stores + loads
+  int smem_bytes = -1;   // static + dynamic shared memory per block
+  int threads = 0;       // threads per block
+  double compile_ms = 0;
+  std::optional<TimingSummary> timing;
+  std::optional<ErrorSummary> error;
+  double tflops = 0;
+  double gbps = 0;
+  std::optional<double> speedup;   // reference_us / median_us
+  std::optional<int> gpu_ordinal;  // the GPU that measured it, unset before a worker saw it
+  double measure_ms = 0;           // wall time of the worker's measure call (load, check, time)
+};
+
+struct JobProgress {
+  std::int64_t total = 0;     // variants planned
+  std::int64_t finished = 0;  // variants in a final state
+  std::map<std::string, std::int64_t> by_status;
+};
+
+// What the runner stores when a variant leaves the gates.
+struct VariantOutcome {
+  VariantStatus status = VariantStatus::pending;
+  std::string failed_gate;
+  std::string reason;
+  std::optional<TimingSummary> timing;
+  std::optional<ErrorSummary> error;
+  double tflops = 0, gbps = 0;
+  std::optional<double> speedup;
+};
+
+struct KernelBlob {
+  std::string key;
+  std::string arch;
+  std::string kernel;  // entry point
+  std::string nvrtc_version;
+  std::vector<char> cubin;
+  std::string log;
+  ResourceUsage resources;
+};
+
+struct BestEntry {
+  JobRecord job;
+  VariantRecord variant;
+};
+
+struct JobFilter {
+  std::string family;  // "" = any
+  std::optional<JobStatus> status;
+  int limit = 50;  // negative = no limit
+  int offset = 0;
+};
+
+}  // namespace kt
