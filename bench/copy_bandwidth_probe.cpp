@@ -5,11 +5,11 @@
 
 #include "bench/bench_math.hpp"
 #include "bench/driver_version.hpp"
-#include "tuner/measure/cuda_buffer.hpp"
-#include "tuner/measure/cuda_context.hpp"
-#include "tuner/measure/cuda_event.hpp"
-#include "tuner/measure/cuda_stream.hpp"
-#include "tuner/measure/driver_api.hpp"
+#include "worker/cuda_buffer.hpp"
+#include "worker/cuda_context.hpp"
+#include "worker/cuda_event.hpp"
+#include "worker/cuda_stream.hpp"
+#include "worker/driver_api.hpp"
 
 namespace kt::bench {
 

@@ -22,7 +22,7 @@ find_library(SQLITE3_STATIC libsqlite3.a REQUIRED)
 set_target_properties(SQLite::SQLite3 PROPERTIES IMPORTED_LOCATION ${SQLITE3_STATIC})
 find_library(CRYPTO_STATIC libcrypto.a REQUIRED)
 
-# The driver API is loaded at run time (tuner/measure/driver_api.cpp), never linked: a binary
+# The driver API is loaded at run time (worker/driver_api.cpp), never linked: a binary
 # linked to libcuda.so.1 would not even start on a machine without the NVIDIA driver (CI).
 add_library(kt_cuda_headers INTERFACE)
 target_include_directories(kt_cuda_headers INTERFACE ${CUDAToolkit_INCLUDE_DIRS})

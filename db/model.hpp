@@ -10,7 +10,7 @@
 
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/config.hpp"
-#include "tuner/measure/protocol.hpp"
+#include "tuner/measure_protocol.hpp"
 #include "tuner/variant_status.hpp"
 
 namespace kt {

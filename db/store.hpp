@@ -14,7 +14,7 @@
 
 #include "db/model.hpp"
 #include "tuner/device_limits.hpp"
-#include "tuner/measure/interleaved_protocol.hpp"
+#include "tuner/interleaved_protocol.hpp"
 
 namespace SQLite {
 class Database;

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "db/store.hpp"
+#include "engine/job_scheduler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
-#include "tuner/job_scheduler.hpp"
 
 namespace kt {
 

@@ -2,10 +2,10 @@
 
 #include <set>
 
+#include "engine/job_stats.hpp"
 #include "server/job_request.hpp"
 #include "server/json_views.hpp"
 #include "server/request_parsing.hpp"
-#include "tuner/job_stats.hpp"
 
 namespace kt {
 namespace {

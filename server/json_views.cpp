@@ -1,6 +1,6 @@
 #include "server/json_views.hpp"
 
-#include "tuner/measure/throttle_filter.hpp"
+#include "tuner/clock_events.hpp"
 
 namespace kt {
 namespace {

@@ -11,11 +11,11 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "db/store.hpp"
+#include "engine/job_scheduler.hpp"
+#include "engine/worker_client.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
 #include "tuner/family.hpp"
-#include "tuner/job_scheduler.hpp"
-#include "tuner/measure/worker_client.hpp"
 #include "tuner/paths.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // What a GPU offers a kernel: the numbers manifest constraints are checked against. They come from
-// a probed device (tuner/measure) or, for compile-only jobs without a GPU, from a table per arch.
+// a probed device (the worker) or, for compile-only jobs without a GPU, from a table per arch.
 #pragma once
 
 #include <cstdint>

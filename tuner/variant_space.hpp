@@ -11,7 +11,7 @@
 #include "tuner/device_limits.hpp"
 #include "tuner/expression.hpp"
 #include "tuner/family.hpp"
-#include "tuner/measure/protocol.hpp"
+#include "tuner/measure_protocol.hpp"
 
 namespace kt {
 

@@ -12,12 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "client/kerntune_client.hpp"
+#include "engine/worker_client.hpp"
 #include "support/daemon_process.hpp"
 #include "support/fault_family.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/family.hpp"
-#include "tuner/measure/worker_client.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {

@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/worker_client.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
-#include "tuner/measure/worker_client.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {

@@ -14,9 +14,9 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/worker_client.hpp"
 #include "support/gemm_templates.hpp"
 #include "support/test_paths.hpp"
-#include "tuner/measure/worker_client.hpp"
 
 namespace kt::test {
 

@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/worker_client.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
-#include "tuner/measure/worker_client.hpp"
 
 namespace kt {
 namespace {

@@ -1,6 +1,6 @@
 // The worker's building blocks in this process: the support kernels (compiled by NVRTC without a
 // GPU, then run on one), the driver-API owners and the timing pipeline.
-#include "tuner/measure/support_kernels.hpp"
+#include "worker/support_kernels.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -10,14 +10,14 @@
 #include <gtest/gtest.h>
 
 #include "tuner/compile/nvrtc_compiler.hpp"
-#include "tuner/measure/cuda_buffer.hpp"
-#include "tuner/measure/cuda_context.hpp"
-#include "tuner/measure/cuda_stream.hpp"
-#include "tuner/measure/device_probe.hpp"
-#include "tuner/measure/driver_api.hpp"
-#include "tuner/measure/half_precision.hpp"
-#include "tuner/measure/l2_flusher.hpp"
-#include "tuner/measure/timing.hpp"
+#include "worker/cuda_buffer.hpp"
+#include "worker/cuda_context.hpp"
+#include "worker/cuda_stream.hpp"
+#include "worker/device_probe.hpp"
+#include "worker/driver_api.hpp"
+#include "worker/half_precision.hpp"
+#include "worker/l2_flusher.hpp"
+#include "worker/timing.hpp"
 
 namespace kt {
 namespace {

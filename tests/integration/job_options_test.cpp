@@ -10,11 +10,11 @@
 
 #include "client/kerntune_client.hpp"
 #include "db/store.hpp"
+#include "engine/job_scheduler.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
 #include "support/in_process_daemon.hpp"
 #include "support/test_paths.hpp"
-#include "tuner/job_scheduler.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {

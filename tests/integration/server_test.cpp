@@ -12,11 +12,11 @@
 
 #include "client/kerntune_client.hpp"
 #include "db/store.hpp"
+#include "engine/job_scheduler.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
 #include "support/in_process_daemon.hpp"
 #include "support/test_paths.hpp"
-#include "tuner/job_scheduler.hpp"
 
 namespace kt {
 namespace {

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "db/store.hpp"
+#include "engine/job_scheduler.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/family.hpp"
-#include "tuner/job_scheduler.hpp"
 
 namespace kt::test {
 

@@ -1,6 +1,6 @@
 // GpuPool's lanes with stand-in devices: the tasks here never touch the worker, so no GPU (and no
 // worker process) is needed to check how work spreads, waits and stops.
-#include "tuner/gpu_pool.hpp"
+#include "engine/gpu_pool.hpp"
 
 #include <atomic>
 #include <chrono>

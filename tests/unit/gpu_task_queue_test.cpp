@@ -1,11 +1,11 @@
-#include "tuner/gpu_task_queue.hpp"
+#include "engine/gpu_task_queue.hpp"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "tuner/measure/worker_client.hpp"
+#include "engine/worker_client.hpp"
 
 namespace kt {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/measure/graph_batching.hpp"
+#include "worker/graph_batching.hpp"
 
 #include <limits>
 

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "db/store.hpp"
+#include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
 #include "support/test_paths.hpp"
-#include "tuner/job_scheduler.hpp"
 
 namespace kt {
 namespace {

@@ -1,4 +1,4 @@
-#include "tuner/measure/interleaved_protocol.hpp"
+#include "tuner/interleaved_protocol.hpp"
 
 #include <stdexcept>
 

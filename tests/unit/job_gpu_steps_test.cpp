@@ -1,4 +1,4 @@
-#include "tuner/job_gpu_steps.hpp"
+#include "engine/job_gpu_steps.hpp"
 
 #include <fstream>
 

@@ -1,4 +1,4 @@
-#include "tuner/job_plan.hpp"
+#include "engine/job_plan.hpp"
 
 #include <algorithm>
 #include <map>

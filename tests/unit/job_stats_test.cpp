@@ -1,4 +1,4 @@
-#include "tuner/job_stats.hpp"
+#include "engine/job_stats.hpp"
 
 #include <thread>
 

@@ -1,4 +1,4 @@
-#include "tuner/measure/protocol.hpp"
+#include "tuner/measure_protocol.hpp"
 
 #include <cmath>
 #include <limits>

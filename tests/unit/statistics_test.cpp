@@ -1,4 +1,4 @@
-#include "tuner/measure/statistics.hpp"
+#include "worker/statistics.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tuner/thread_pool.hpp"
+#include "engine/thread_pool.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "tuner/measure/throttle_filter.hpp"
+#include "worker/throttle_filter.hpp"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "tuner/measure/validator.hpp"
+#include "worker/validator.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tuner/measure/half_precision.hpp"
+#include "worker/half_precision.hpp"
 
 namespace kt {
 namespace {

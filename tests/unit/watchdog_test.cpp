@@ -1,4 +1,4 @@
-#include "tuner/measure/watchdog.hpp"
+#include "engine/watchdog.hpp"
 
 #include <chrono>
 

@@ -1,4 +1,4 @@
-#include "tuner/measure/winner_comparison.hpp"
+#include "worker/winner_comparison.hpp"
 
 #include <random>
 #include <stdexcept>

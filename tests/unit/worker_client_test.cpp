@@ -1,7 +1,7 @@
 // The daemon's side of the worker against the real kerntune-worker binary, on any machine: the
 // paths tested here need no GPU (probe without a driver, malformed requests, and the fault
 // handling, driven by the worker's test-only ops).
-#include "tuner/measure/worker_client.hpp"
+#include "engine/worker_client.hpp"
 
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/child_process.hpp"
 #include "support/test_paths.hpp"
-#include "tuner/measure/child_process.hpp"
 
 namespace kt {
 namespace {

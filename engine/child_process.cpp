@@ -1,0 +1,230 @@
+#include "engine/child_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+#include <thread>
+
+namespace kt {
+namespace {
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// In the forked child (async-signal-safe calls only): mark every descriptor above 2 close-on-exec,
+// so the worker inherits nothing of the daemon (sockets, the database, other workers' pipes).
+void close_other_descriptors_on_exec(int max_fd) {
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */) == 0) return;
+#endif
+  for (int fd = 3; fd < max_fd; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+}  // namespace
+
+ChildProcess::ChildProcess(const std::filesystem::path& exe, const std::vector<std::string>& args) {
+  int stdin_pipe[2], stdout_pipe[2], exec_status[2];
+  if (pipe2(stdin_pipe, O_CLOEXEC) != 0) throw_errno("pipe");
+  if (pipe2(stdout_pipe, O_CLOEXEC) != 0) {
+    const int saved = errno;
+    ::close(stdin_pipe[0]), ::close(stdin_pipe[1]);
+    errno = saved;
+    throw_errno("pipe");
+  }
+  // Closed by a successful exec; carries errno back if exec fails.
+  if (pipe2(exec_status, O_CLOEXEC) != 0) {
+    const int saved = errno;
+    for (int fd : {stdin_pipe[0], stdin_pipe[1], stdout_pipe[0], stdout_pipe[1]}) ::close(fd);
+    errno = saved;
+    throw_errno("pipe");
+  }
+  // Everything the child needs is prepared before fork: after it only async-signal-safe calls.
+  const std::string exe_text = exe.string();
+  std::vector<std::string> argv_text{exe_text};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : argv_text) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  rlimit limit{};
+  const int max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
+                         ? static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1 << 20))
+                         : 4096;
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int saved = errno;
+    for (int fd : {stdin_pipe[0], stdin_pipe[1], stdout_pipe[0], stdout_pipe[1], exec_status[0],
+                   exec_status[1]})
+      ::close(fd);
+    errno = saved;
+    throw_errno("fork");
+  }
+  if (pid == 0) {
+    // dup2 clears close-on-exec on the targets: exactly stdin and stdout survive exec.
+    if (dup2(stdin_pipe[0], STDIN_FILENO) < 0 || dup2(stdout_pipe[1], STDOUT_FILENO) < 0) {
+      const int error = errno;
+      (void)!::write(exec_status[1], &error, sizeof error);
+      _exit(127);
+    }
+    close_other_descriptors_on_exec(max_fd);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);  // the daemon's blocked signals are not the worker's
+    execv(argv[0], argv.data());
+    const int error = errno;
+    (void)!::write(exec_status[1], &error, sizeof error);
+    _exit(127);
+  }
+  pid_ = pid;
+  ::close(stdin_pipe[0]);
+  ::close(stdout_pipe[1]);
+  ::close(exec_status[1]);
+  to_child_ = stdin_pipe[1];
+  from_child_ = stdout_pipe[0];
+  int exec_errno = 0;
+  ssize_t got;
+  do got = ::read(exec_status[0], &exec_errno, sizeof exec_errno);
+  while (got < 0 && errno == EINTR);
+  ::close(exec_status[0]);
+  if (got > 0) {  // exec failed: reap the child and report why
+    kill();
+    errno = exec_errno;
+    throw_errno("cannot start " + exe_text);
+  }
+}
+
+ChildProcess::~ChildProcess() {
+  if (running()) kill();
+  close_pipes();
+}
+
+bool ChildProcess::write_line(const std::string& text) {
+  if (to_child_ < 0) return false;
+  const std::string line = text + '\n';
+  // A dead child's pipe raises SIGPIPE, which would kill the daemon: block it for this thread
+  // while writing and swallow the one the write may leave pending.
+  sigset_t pipe_signal, previous;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
+  bool ok = true;
+  std::size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(to_child_, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ok = false;
+      break;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (!ok && errno == EPIPE) {
+    const timespec no_wait{0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &no_wait);
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return ok;
+}
+
+bool ChildProcess::alive() {
+  if (!running()) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  pid_ = -1;
+  close_pipes();
+  return false;
+}
+
+void ChildProcess::close_stdin() {
+  close_fd(to_child_);
+}
+
+ChildProcess::ReadStatus ChildProcess::read_line(std::string& line,
+                                                 std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const auto newline = buffer_.find('\n');
+    if (newline != std::string::npos) {
+      line = buffer_.substr(0, newline);
+      buffer_.erase(0, newline + 1);
+      return ReadStatus::line;
+    }
+    if (from_child_ < 0) return ReadStatus::eof;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return ReadStatus::timeout;
+    pollfd watch{from_child_, POLLIN, 0};
+    const int ready = poll(&watch, 1, static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) throw_errno("poll");
+    if (ready == 0) return ReadStatus::timeout;
+    char chunk[65536];
+    const ssize_t n = ::read(from_child_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {  // EOF (or a broken pipe): the child is gone or going
+      close_fd(from_child_);
+      return ReadStatus::eof;
+    }
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+std::string ChildProcess::wait(std::chrono::milliseconds grace) {
+  if (!running()) return "not running";
+  close_stdin();  // a worker waiting for its next request exits on EOF
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_ || (done < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) return kill();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  pid_ = -1;
+  close_pipes();
+  return describe_exit_status(status);
+}
+
+std::string ChildProcess::kill() {
+  if (!running()) return "not running";
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  pid_t done;
+  do done = waitpid(pid_, &status, 0);
+  while (done < 0 && errno == EINTR);
+  pid_ = -1;
+  close_pipes();
+  return describe_exit_status(status);
+}
+
+void ChildProcess::close_pipes() {
+  close_fd(to_child_);
+  close_fd(from_child_);
+  buffer_.clear();
+}
+
+std::string describe_exit_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    const char* name = strsignal(signal);
+    return "killed by signal " + std::to_string(signal) + " (" + (name ? name : "unknown") + ")";
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+}  // namespace kt

@@ -1,0 +1,147 @@
+#include "engine/job_compile.hpp"
+
+#include <sstream>
+
+#include "tuner/compile/nvrtc_compiler.hpp"
+#include "tuner/variant_space.hpp"
+
+namespace kt {
+namespace {
+
+const TemplateSpec* find_template(const Family& family, const std::string& name) {
+  for (const TemplateSpec& tmpl : family.templates)
+    if (tmpl.name == name) return &tmpl;
+  return nullptr;
+}
+
+std::string source_text(const Family& family, const std::string& file) {
+  for (const auto& [name, text] : family.sources)
+    if (name == file) return text;
+  return {};
+}
+
+std::string first_error_line(const std::string& log) {
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.find("error") != std::string::npos) return line;
+  return log.substr(0, log.find('\n'));
+}
+
+VariantOutcome failed(VariantStatus status, std::string gate, std::string reason) {
+  VariantOutcome outcome;
+  outcome.status = status;
+  outcome.failed_gate = std::move(gate);
+  outcome.reason = std::move(reason);
+  return outcome;
+}
+
+// Gate 2b: what ptxas reported against what the device gives one block.
+std::optional<std::string> resource_overflow(const ResourceUsage& usage, const LaunchDims& launch,
+                                             const DeviceLimits& limits) {
+  const long long threads =
+      static_cast<long long>(launch.block[0]) * launch.block[1] * launch.block[2];
+  if (threads > limits.max_threads)
+    return std::to_string(threads) + " threads per block > " + std::to_string(limits.max_threads);
+  if (usage.registers * threads > limits.regs_per_block)
+    return std::to_string(usage.registers) + " registers x " + std::to_string(threads) +
+           " threads > " + std::to_string(limits.regs_per_block) + " registers per block";
+  const long long smem = static_cast<long long>(usage.static_smem_bytes) + launch.dynamic_smem;
+  if (limits.smem_optin > 0 && smem > limits.smem_optin)
+    return std::to_string(smem) + " bytes shared memory > " + std::to_string(limits.smem_optin) +
+           " bytes opt-in limit";
+  return std::nullopt;
+}
+
+}  // namespace
+
+CompiledVariant compile_variant(Store& store, const Family& family, const JobRecord& job,
+                                const VariantRecord& variant, const DeviceLimits& limits) {
+  CompiledVariant out;
+  out.variant_id = variant.id;
+  const TemplateSpec* tmpl = find_template(family, variant.template_name);
+  if (tmpl == nullptr) {
+    out.failure = failed(VariantStatus::compile_error, "compile",
+                         "template '" + variant.template_name + "' no longer in the family");
+    store.record_outcome(variant.id, *out.failure);
+    return out;
+  }
+  out.kernel = tmpl->kernel;
+
+  try {
+    out.full = instantiate(family, *tmpl, variant.config, job.shape, job.dtype, limits);
+    if (const Shape smoke = smoke_shape_for(family, job.shape);
+        !smoke.empty() && smoke != job.shape)
+      out.smoke = instantiate(family, *tmpl, variant.config, smoke, job.dtype, limits);
+  } catch (const std::exception& e) {
+    out.failure =
+        failed(VariantStatus::launch_failed, "launch", std::string("manifest: ") + e.what());
+    store.record_outcome(variant.id, *out.failure);
+    return out;
+  }
+
+  CompileRequest request;
+  request.source_name = tmpl->source;
+  request.source = source_text(family, tmpl->source);
+  request.headers = family.sources;
+  request.kernel = tmpl->kernel;
+  request.arch = limits.arch;
+  request.options = variant_defines(*tmpl, variant.config, job.dtype, limits);
+  const std::string key = compile_cache_key(request);
+  out.kernel_key = key;
+
+  CompileResult result;
+  if (auto cached = store.find_kernel(key)) {
+    result.ok = true;
+    result.cubin = std::move(cached->cubin);
+    result.log = std::move(cached->log);
+    result.resources = cached->resources;
+    result.key = key;
+    out.cache_hit = true;
+  } else {
+    result = compile_kernel(request);
+    result.key = key;
+    if (result.ok) {
+      KernelBlob blob{key,          limits.arch, tmpl->kernel,    nvrtc_version(),
+                      result.cubin, result.log,  result.resources};
+      store.put_kernel(blob);
+    }
+  }
+
+  const auto& block = out.full.launch.block;
+  store.record_compile(variant.id, result, static_cast<int>(block[0] * block[1] * block[2]),
+                       static_cast<int>(out.full.launch.dynamic_smem));
+  if (!result.ok) {
+    out.failure = failed(VariantStatus::compile_error, "compile", first_error_line(result.log));
+    store.record_outcome(variant.id, *out.failure);
+    return out;
+  }
+  if (auto overflow = resource_overflow(result.resources, out.full.launch, limits)) {
+    out.failure = failed(VariantStatus::resource_exceeded, "resources", *overflow);
+    store.record_outcome(variant.id, *out.failure);
+    return out;
+  }
+  out.cubin = std::move(result.cubin);
+  return out;
+}
+
+std::optional<CompiledVariant> reload_compiled(Store& store, const Family& family,
+                                               const JobRecord& job, const VariantRecord& variant,
+                                               const DeviceLimits& limits) {
+  const TemplateSpec* tmpl = find_template(family, variant.template_name);
+  if (tmpl == nullptr || variant.kernel_key.empty()) return std::nullopt;
+  auto blob = store.find_kernel(variant.kernel_key);
+  if (!blob || blob->cubin.empty()) return std::nullopt;
+  CompiledVariant out;
+  out.variant_id = variant.id;
+  out.kernel = tmpl->kernel;
+  out.kernel_key = variant.kernel_key;
+  out.cubin = std::move(blob->cubin);
+  out.cache_hit = true;
+  out.full = instantiate(family, *tmpl, variant.config, job.shape, job.dtype, limits);
+  if (const Shape smoke = smoke_shape_for(family, job.shape); !smoke.empty() && smoke != job.shape)
+    out.smoke = instantiate(family, *tmpl, variant.config, smoke, job.dtype, limits);
+  return out;
+}
+
+}  // namespace kt

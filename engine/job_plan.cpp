@@ -1,0 +1,123 @@
+#include "engine/job_plan.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "tuner/pinned_configs.hpp"
+#include "tuner/variant_space.hpp"
+
+namespace kt {
+
+std::vector<std::size_t> seeded_permutation(std::size_t n, std::uint64_t seed) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = n; i > 1; --i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
+    const std::size_t j = static_cast<std::size_t>((state >> 33) % i);
+    std::swap(order[i - 1], order[j]);
+  }
+  return order;
+}
+
+namespace {
+
+// A pinned job plans only its configs. They were checked when the job was submitted; one that no
+// longer fits (the manifest changed before a resume) is recorded as pruned with the reason.
+std::vector<VariantPlan> plan_pinned(const Family& family, const JobRecord& job,
+                                     const DeviceLimits& limits) {
+  std::vector<VariantPlan> plans;
+  for (const PinnedConfig& pinned : pinned_configs_from_text(job.pinned_configs_json)) {
+    const auto tmpl =
+        std::find_if(family.templates.begin(), family.templates.end(),
+                     [&](const TemplateSpec& t) { return t.name == pinned.template_name; });
+    if (tmpl == family.templates.end())
+      continue;  // a template gone from the family: nothing to plan
+    VariantPlan plan;
+    plan.tmpl = &*tmpl;
+    plan.config = pinned.config;
+    plan.pruned_by = why_not_in_space(*tmpl, pinned.config, job.shape, job.dtype, limits);
+    // plan_job prefixes the reason itself.
+    const std::string prefix = "constraint failed: ";
+    if (plan.pruned_by && plan.pruned_by->rfind(prefix, 0) == 0)
+      plan.pruned_by = plan.pruned_by->substr(prefix.size());
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+// The budget is shared out round-robin over the templates, each visiting its own survivors in a
+// seeded order: a template with a large space (mma.sync at 4096^3) must not crowd a small one
+// (the Hopper wgmma template) out of a short sample.
+std::vector<std::size_t> budget_sample(const std::vector<VariantPlan>& plans,
+                                       const std::vector<std::size_t>& survivors,
+                                       std::int64_t budget, std::int64_t job_id) {
+  std::vector<const TemplateSpec*> templates;
+  std::vector<std::vector<std::size_t>> by_template;
+  for (std::size_t i : survivors) {
+    auto found = std::find(templates.begin(), templates.end(), plans[i].tmpl);
+    if (found == templates.end()) {
+      templates.push_back(plans[i].tmpl);
+      by_template.emplace_back();
+      found = templates.end() - 1;
+    }
+    by_template[static_cast<std::size_t>(found - templates.begin())].push_back(i);
+  }
+  std::vector<std::vector<std::size_t>> orders;
+  for (std::size_t t = 0; t < by_template.size(); ++t)
+    orders.push_back(
+        seeded_permutation(by_template[t].size(), static_cast<std::uint64_t>(job_id) * 31 + t));
+  std::vector<std::size_t> picked;
+  for (std::size_t round = 0; static_cast<std::int64_t>(picked.size()) < budget; ++round)
+    for (std::size_t t = 0; t < by_template.size(); ++t)
+      if (round < by_template[t].size() && static_cast<std::int64_t>(picked.size()) < budget)
+        picked.push_back(by_template[t][orders[t][round]]);
+  return picked;
+}
+
+}  // namespace
+
+std::vector<VariantRecord> plan_job(const Family& family, const JobRecord& job,
+                                    const DeviceLimits& limits) {
+  const std::vector<VariantPlan> plans =
+      job.pinned_configs_json.empty() ? enumerate_variants(family, job.shape, job.dtype, limits)
+                                      : plan_pinned(family, job, limits);
+
+  std::vector<std::size_t> survivors;
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (!plans[i].pruned_by && !plans[i].unsupported_arch) survivors.push_back(i);
+
+  std::vector<bool> selected(plans.size(), true);
+  if (job.budget > 0 && static_cast<std::int64_t>(survivors.size()) > job.budget) {
+    for (std::size_t i : survivors) selected[i] = false;
+    for (std::size_t i : budget_sample(plans, survivors, job.budget, job.id)) selected[i] = true;
+  }
+
+  std::vector<VariantRecord> rows;
+  rows.reserve(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (!selected[i]) continue;
+    const VariantPlan& plan = plans[i];
+    VariantRecord row;
+    row.job_id = job.id;
+    row.template_name = plan.tmpl->name;
+    row.config = plan.config;
+    row.config_key = canonical_key(plan.config);
+    if (plan.unsupported_arch) {
+      row.status = VariantStatus::unsupported_arch;
+      row.failed_gate = "arch";
+      row.reason = plan.pruned_by.value_or("template '" + plan.tmpl->name +
+                                           "' is not written for " + limits.arch);
+    } else if (plan.pruned_by) {
+      row.status = VariantStatus::pruned;
+      row.failed_gate = "constraints";
+      row.reason = "constraint failed: " + *plan.pruned_by;
+    } else {
+      row.status = VariantStatus::pending;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace kt

@@ -1,0 +1,406 @@
+#include "engine/job_runner.hpp"
+
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/job_compile.hpp"
+#include "engine/job_gpu_steps.hpp"
+#include "engine/job_plan.hpp"
+#include "engine/job_stats.hpp"
+#include "tuner/interleaved_protocol.hpp"
+
+namespace kt {
+namespace {
+
+using CompileQueue = std::deque<std::future<CompiledVariant>>;
+
+void drain(CompileQueue& compiling) {
+  for (auto& future : compiling) future.wait();
+  compiling.clear();
+}
+
+// Compile tasks refer to the execution: never leave (even by exception) while one is in flight.
+struct DrainOnExit {
+  CompileQueue& queue;
+  ~DrainOnExit() { drain(queue); }
+};
+
+// The job's queue on the GPU pool, for as long as the job runs. On every way out the job's queued
+// GPU tasks are dropped and the running ones awaited, since they refer to the execution.
+class GpuJobScope {
+ public:
+  GpuJobScope(GpuPool& pool, std::int64_t job_id, std::vector<int> ordinals)
+      : pool_(pool), job_id_(job_id) {
+    pool_.open(job_id_, std::move(ordinals));
+  }
+  ~GpuJobScope() {
+    pool_.drop_queued(job_id_);
+    pool_.wait_below(job_id_, 1);
+    pool_.close(job_id_);
+  }
+  GpuJobScope(const GpuJobScope&) = delete;
+  GpuJobScope& operator=(const GpuJobScope&) = delete;
+
+ private:
+  GpuPool& pool_;
+  std::int64_t job_id_;
+};
+
+struct ReferenceAnswer {
+  std::optional<TimingSummary> timing;
+  std::string reason;
+};
+
+class JobExecution {
+ public:
+  JobExecution(JobRecord job, const Family& family, DeviceLimits limits, JobRunContext& ctx)
+      : job_(std::move(job)),
+        family_(family),
+        limits_(std::move(limits)),
+        ctx_(ctx),
+        base_wall_seconds_(job_.wall_seconds.value_or(0)),
+        base_busy_seconds_(job_.gpu_busy_seconds.value_or(0)) {}
+
+  void run() {
+    ctx_.store.set_job_status(job_.id, JobStatus::running);
+    const auto rows = ctx_.store.plan_variants(job_.id, plan_job(family_, job_, limits_));
+    std::vector<VariantRecord> pending;
+    for (const auto& row : rows)
+      if (row.status == VariantStatus::pending) pending.push_back(row);
+    spdlog::info("job {}: {} {} {} on {} ({}): {} variants planned, {} to run", job_.id,
+                 family_.name, job_.shape_key, job_.dtype, limits_.arch,
+                 job_.mode == "compile" ? "compile only" : job_.pipeline, rows.size(),
+                 pending.size());
+
+    bool finished = false;
+    if (job_.mode == "compile")
+      finished = run_compile_only(pending);
+    else if (job_.pipeline == "serial")
+      finished = run_serial(pending);
+    else
+      finished = run_pipelined(pending);
+    if (!finished) return;
+    publish_timing();
+    if (job_.mode == "tune") {
+      if (interrupted()) return finish_interrupted(pending);
+      settle_near_tie();
+    }
+    ctx_.store.set_job_status(job_.id, JobStatus::done);
+    const auto progress = ctx_.store.progress(job_.id);
+    spdlog::info("job {}: done, {} variants finished", job_.id, progress.finished);
+  }
+
+ private:
+  // Compile tasks on the pool, up to `lookahead` ahead of the consumer.
+  void fill(CompileQueue& compiling, const std::vector<VariantRecord>& pending, std::size_t& next,
+            std::size_t lookahead, bool timed) {
+    while (next < pending.size() && compiling.size() < lookahead) {
+      const VariantRecord& variant = pending[next++];
+      compiling.push_back(ctx_.compile_pool.submit([this, variant, timed] {
+        const auto start = JobTimeline::Clock::now();
+        CompiledVariant cv = compile_variant(ctx_.store, family_, job_, variant, limits_);
+        if (timed) timeline_.record(start, JobTimeline::Clock::now());
+        return cv;
+      }));
+    }
+  }
+
+  bool run_compile_only(const std::vector<VariantRecord>& pending) {
+    CompileQueue compiling;
+    DrainOnExit drain_on_exit{compiling};
+    std::size_t next = 0;
+    while (next < pending.size() || !compiling.empty()) {
+      // "serial": one compile at a time, the baseline for compile throughput too.
+      const std::size_t lookahead = job_.pipeline == "serial" ? 1 : 2 * ctx_.compile_pool.size();
+      fill(compiling, pending, next, lookahead, /*timed=*/true);
+      CompiledVariant cv = compiling.front().get();
+      compiling.pop_front();
+      if (interrupted()) {
+        drain(compiling);
+        finish_interrupted(pending);
+        return false;
+      }
+      if (!cv.failure) {
+        VariantOutcome outcome;
+        outcome.status = VariantStatus::compiled;
+        ctx_.store.record_outcome(cv.variant_id, outcome);
+      }
+      publish_timing();
+    }
+    return true;
+  }
+
+  // Compiles run ahead on every core; each compiled variant goes to whichever GPU of the job's
+  // model is free next. At most two variants per GPU wait compiled, so a cancel drops little.
+  bool run_pipelined(const std::vector<VariantRecord>& pending) {
+    GpuJobScope scope(*ctx_.gpus, job_.id, ctx_.ordinals);
+    ctx_.store.set_job_gpus(job_.id, static_cast<int>(ctx_.ordinals.size()));
+    timeline_.mark_start(JobTimeline::Clock::now());
+    const std::size_t depth = 2 * ctx_.ordinals.size();
+    CompileQueue compiling;
+    DrainOnExit drain_on_exit{compiling};
+    std::size_t next = 0;
+    while (next < pending.size() || !compiling.empty()) {
+      fill(compiling, pending, next, 2 * ctx_.compile_pool.size(), /*timed=*/false);
+      CompiledVariant cv = compiling.front().get();
+      compiling.pop_front();
+      if (interrupted()) {
+        drain(compiling);
+        stop_gpu_work();
+        finish_interrupted(pending);
+        return false;
+      }
+      rethrow_task_error();
+      if (cv.failure) continue;
+      ensure_reference(cv, std::nullopt);
+      ctx_.gpus->wait_below(job_.id, depth);
+      post_measure(std::move(cv), std::nullopt);
+    }
+    ctx_.gpus->wait_below(job_.id, 1);
+    rethrow_task_error();
+    return true;
+  }
+
+  // One variant at a time on the job's own GPU: compile it here, measure it, then the next.
+  bool run_serial(const std::vector<VariantRecord>& pending) {
+    const int home = ctx_.ordinals.front();
+    GpuJobScope scope(*ctx_.gpus, job_.id, {home});
+    ctx_.store.set_job_gpus(job_.id, 1);
+    timeline_.mark_start(JobTimeline::Clock::now());
+    for (const VariantRecord& variant : pending) {
+      if (interrupted()) {
+        finish_interrupted(pending);
+        return false;
+      }
+      CompiledVariant cv = compile_variant(ctx_.store, family_, job_, variant, limits_);
+      if (cv.failure) continue;
+      ensure_reference(cv, home);
+      post_measure(std::move(cv), home);
+      ctx_.gpus->wait_below(job_.id, 1);
+      rethrow_task_error();
+    }
+    return true;
+  }
+
+  void post_measure(CompiledVariant cv, std::optional<int> pinned) {
+    const MeasureRequest request = measure_request(cv, job_, tolerance(), ctx_.options, ctx_.seed);
+    cv.cubin.clear();  // on disk now; the worker reads it from there
+    auto compiled = std::make_shared<const CompiledVariant>(std::move(cv));
+    const std::optional<double> reference_us = job_.reference_us;
+    ctx_.gpus->post(
+        job_.id,
+        [this, compiled, request, reference_us](WorkerClient& worker, const DeviceInfo& device) {
+          try {
+            measure_and_record(ctx_.store, worker, device, request, *compiled, reference_us,
+                               ctx_.options, timeline_);
+            publish_timing();
+          } catch (const std::exception& e) {
+            note_task_error("variant " + std::to_string(compiled->variant_id) + ": " + e.what());
+          }
+        },
+        pinned);
+  }
+
+  // The family's reference (cuBLAS for GEMM) timed once per job on the job's own GPU, so every
+  // result carries a speedup measured in the same run.
+  void ensure_reference(const CompiledVariant& cv, std::optional<int> pinned) {
+    if (job_.reference_us) return;
+    ReferenceTimingRequest request;
+    request.problem = cv.full;
+    request.seed = mix_seed(ctx_.seed, 0);
+    request.timing = ctx_.options.timing;
+    auto answer = std::make_shared<std::promise<ReferenceAnswer>>();
+    std::future<ReferenceAnswer> future = answer->get_future();
+    const auto timeout = fallback_watchdog(ctx_.options);
+    ctx_.gpus->post(
+        job_.id,
+        [answer, request, timeout](WorkerClient& worker, const DeviceInfo&) {
+          try {
+            ReferenceAnswer result;
+            result.timing = worker.time_reference(request, timeout, &result.reason);
+            answer->set_value(std::move(result));
+          } catch (...) {
+            answer->set_exception(std::current_exception());
+          }
+        },
+        pinned.value_or(ctx_.ordinals.front()));
+    const ReferenceAnswer result = future.get();
+    if (!result.timing)
+      throw std::runtime_error("timing the reference (" + family_.reference.kind +
+                               ") failed: " + result.reason);
+    job_.reference_us = result.timing->median_us;
+    ctx_.store.set_job_reference(job_.id, result.timing->median_us);
+    spdlog::info("job {}: reference {} {:.1f} us", job_.id, family_.reference.kind,
+                 result.timing->median_us);
+  }
+
+  // The fastest few variants measured again, interleaved on one GPU, so that a winner within the
+  // noise of the runner-up is stored as such. A failure here costs the comparison, not the job.
+  void settle_near_tie() {
+    const int count = ctx_.options.near_tie_candidates;
+    if (count < 2) return;
+    const auto top = near_tie_candidates(ctx_.store.variants(job_.id, /*gated_only=*/true),
+                                         static_cast<std::size_t>(count));
+    if (top.size() < 2) return;
+    InterleavedRequest request;
+    request.timing = ctx_.options.timing;
+    for (const VariantRecord& variant : top) {
+      try {
+        if (auto cv = reload_compiled(ctx_.store, family_, job_, variant, limits_))
+          request.candidates.push_back(
+              measure_request(*cv, job_, tolerance(), ctx_.options, ctx_.seed));
+        else
+          spdlog::warn("job {}: variant {} is not in the compile cache; left out of the re-measure",
+                       job_.id, variant.id);
+      } catch (const std::exception& e) {
+        spdlog::warn("job {}: variant {} left out of the re-measure: {}", job_.id, variant.id,
+                     e.what());
+      }
+    }
+    if (request.candidates.size() < 2) return;
+
+    const bool serial = job_.pipeline == "serial";
+    std::vector<int> ordinals = serial ? std::vector<int>{ctx_.ordinals.front()} : ctx_.ordinals;
+    GpuJobScope scope(*ctx_.gpus, job_.id, ordinals);
+    auto answer = std::make_shared<std::promise<InterleavedResult>>();
+    std::future<InterleavedResult> future = answer->get_future();
+    ctx_.gpus->post(job_.id, [answer, request](WorkerClient& worker, const DeviceInfo&) {
+      try {
+        answer->set_value(worker.measure_interleaved(request));
+      } catch (...) {
+        answer->set_exception(std::current_exception());
+      }
+    });
+    try {
+      const InterleavedResult result = future.get();
+      ctx_.store.record_winner_comparison(job_.id, result);
+      spdlog::info(
+          "job {}: re-measured the top {} interleaved: winner {} ({}distinguishable from "
+          "{}, margin {:.2f}%)",
+          job_.id, request.candidates.size(), result.winner_variant_id,
+          result.distinguishable ? "" : "not ", result.runner_up_variant_id, 100.0 * result.margin);
+    } catch (const std::exception& e) {
+      spdlog::warn("job {}: interleaved re-measure of the top {} failed: {}", job_.id,
+                   request.candidates.size(), e.what());
+    }
+  }
+
+  double tolerance() const {
+    const auto it = family_.tolerance.find(job_.dtype);
+    return it == family_.tolerance.end() ? 1e-2 : it->second;
+  }
+
+  bool interrupted() {
+    if (ctx_.stopping && ctx_.stopping()) return true;
+    const auto current = ctx_.store.job(job_.id);
+    return current && current->cancel_requested;
+  }
+
+  void stop_gpu_work() {
+    ctx_.gpus->drop_queued(job_.id);
+    ctx_.gpus->wait_below(job_.id, 1);
+  }
+
+  void finish_interrupted(const std::vector<VariantRecord>& pending) {
+    publish_timing();
+    if (ctx_.stopping && ctx_.stopping()) {
+      spdlog::info("job {}: paused for shutdown; it resumes when the daemon restarts", job_.id);
+      return;
+    }
+    for (const auto& variant : pending) {
+      const auto current = ctx_.store.variant(variant.id);
+      if (current && current->status == VariantStatus::pending) {
+        VariantOutcome outcome;
+        outcome.status = VariantStatus::cancelled;
+        outcome.reason = "job cancelled";
+        ctx_.store.record_outcome(variant.id, outcome);
+      }
+    }
+    ctx_.store.set_job_status(job_.id, JobStatus::cancelled, "cancelled by request");
+    spdlog::info("job {}: cancelled", job_.id);
+  }
+
+  // Wall and busy time so far, this run added to the earlier runs of a resumed job. Lanes call
+  // it concurrently: the lock keeps a later figure from being overwritten by an earlier one.
+  void publish_timing() {
+    std::lock_guard lock(publish_mutex_);
+    if (timeline_.empty()) return;
+    std::optional<double> busy;
+    if (job_.mode == "tune") busy = base_busy_seconds_ + timeline_.busy_seconds();
+    ctx_.store.set_job_timing(job_.id, base_wall_seconds_ + timeline_.wall_seconds(), busy);
+  }
+
+  void note_task_error(const std::string& message) {
+    std::lock_guard lock(task_error_mutex_);
+    if (!task_error_) task_error_ = message;
+  }
+
+  // A GPU task hit an error that is not a variant's fault (the worker refused the request):
+  // every later variant would fail the same way, so the job fails.
+  void rethrow_task_error() {
+    std::lock_guard lock(task_error_mutex_);
+    if (task_error_) throw std::runtime_error(*task_error_);
+  }
+
+  JobRecord job_;
+  const Family& family_;
+  DeviceLimits limits_;
+  JobRunContext& ctx_;
+  JobTimeline timeline_;
+  const double base_wall_seconds_;
+  const double base_busy_seconds_;
+  std::mutex publish_mutex_;
+  std::mutex task_error_mutex_;
+  std::optional<std::string> task_error_;
+};
+
+void fail(Store& store, std::int64_t job_id, const std::string& reason) {
+  spdlog::warn("job {}: failed: {}", job_id, reason);
+  store.set_job_status(job_id, JobStatus::failed, reason);
+}
+
+}  // namespace
+
+void run_job(std::int64_t job_id, JobRunContext& ctx) {
+  try {
+    auto job = ctx.store.job(job_id);
+    if (!job || job->status == JobStatus::done || job->status == JobStatus::failed ||
+        job->status == JobStatus::cancelled)
+      return;
+    if (job->cancel_requested) {
+      ctx.store.set_job_status(job_id, JobStatus::cancelled, "cancelled by request");
+      return;
+    }
+    const Family* family = ctx.families.find(job->family);
+    if (family == nullptr)
+      return fail(ctx.store, job_id, "family '" + job->family + "' is not loaded");
+
+    std::optional<DeviceLimits> limits;
+    if (job->mode == "compile") {
+      limits = limits_for_arch(job->arch);
+      if (!limits) return fail(ctx.store, job_id, "unknown arch '" + job->arch + "'");
+    } else {
+      const DeviceInfo* device =
+          ctx.gpus == nullptr || ctx.ordinals.empty() ? nullptr : ctx.gpus->device(ctx.ordinals[0]);
+      if (device == nullptr)
+        return fail(ctx.store, job_id, "device " + job->device_uuid + " is not available");
+      limits = limits_for_device(*device);
+    }
+    JobExecution(*job, *family, *limits, ctx).run();
+  } catch (const std::exception& e) {
+    // A shutdown drops the job's GPU work mid-way; the job stays "running" and resumes.
+    if (ctx.stopping && ctx.stopping()) {
+      spdlog::info("job {}: interrupted by shutdown ({}); it resumes when the daemon restarts",
+                   job_id, e.what());
+      return;
+    }
+    fail(ctx.store, job_id, e.what());
+  }
+}
+
+}  // namespace kt

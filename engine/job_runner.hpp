@@ -1,0 +1,53 @@
+// One job through the gates: plan the variant space, compile, check and time every variant on the
+// GPUs of the job's model, record every outcome as it happens, then settle a near-tie at the top.
+//
+// Pipelines (jobs.pipeline):
+//   pipelined  compiles run ahead on the thread pool (every core) while the GPUs measure; each
+//              compiled variant becomes a GPU task that any GPU of the job's model may take
+//   serial     compile one variant, measure it on the job's own GPU, then the next: the baseline
+//              the pipelined engine is compared with
+// Compile-only jobs (mode "compile") compile ahead on the pool and touch no GPU.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <vector>
+
+#include "db/store.hpp"
+#include "engine/gpu_pool.hpp"
+#include "engine/thread_pool.hpp"
+#include "tuner/family.hpp"
+#include "tuner/measure_protocol.hpp"
+
+namespace kt {
+
+struct SchedulerOptions {
+  std::filesystem::path worker_exe;  // kerntune-worker
+  std::filesystem::path work_dir;    // cubins handed to workers live here
+  int compile_threads = 0;           // 0: hardware concurrency
+  TimingOptions timing;
+  std::chrono::milliseconds min_watchdog{20000};  // worker timeout floor, reference time unknown
+  std::uint64_t seed = 0;                         // 0: a random seed per daemon run
+  // At the end of a tune job, this many of the fastest variants are re-measured interleaved on
+  // one GPU and the winner is stored with whether it is distinguishable (< 2: never).
+  int near_tie_candidates = 3;
+};
+
+struct JobRunContext {
+  Store& store;
+  const FamilyRegistry& families;
+  const SchedulerOptions& options;
+  ThreadPool& compile_pool;
+  GpuPool* gpus = nullptr;    // null for compile-only jobs
+  std::vector<int> ordinals;  // the GPUs of the job's model (its own device first); empty: none
+  std::uint64_t seed = 1;
+  std::function<bool()> stopping;  // daemon shutdown: leave the job resumable
+};
+
+// Runs the job to done / failed / cancelled, or returns early (job left "running") when
+// ctx.stopping() turns true. Never throws: unexpected errors fail the job with the reason.
+void run_job(std::int64_t job_id, JobRunContext& ctx);
+
+}  // namespace kt

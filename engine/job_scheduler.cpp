@@ -1,0 +1,162 @@
+#include "engine/job_scheduler.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+namespace kt {
+
+struct JobScheduler::Queue {
+  struct Waiting {
+    std::int64_t job_id = 0;
+    std::vector<int> ordinals;  // the job's own GPU first, then the rest of its model
+  };
+  std::string model;  // "" for compile-only
+  std::string arch;
+  std::size_t runners = 1;
+  std::deque<Waiting> waiting;
+  std::condition_variable wake;
+  std::vector<std::thread> threads;
+};
+
+JobScheduler::JobScheduler(Store& store, const FamilyRegistry& families, SchedulerOptions options,
+                           std::vector<DeviceInfo> devices)
+    : store_(store),
+      families_(families),
+      options_(std::move(options)),
+      devices_(std::move(devices)) {
+  unsigned threads = options_.compile_threads > 0
+                         ? static_cast<unsigned>(options_.compile_threads)
+                         : std::max(1u, std::thread::hardware_concurrency());
+  compile_pool_ = std::make_unique<ThreadPool>(threads);
+  gpu_pool_ = std::make_unique<GpuPool>(devices_, options_.worker_exe);
+  seed_ = options_.seed != 0 ? options_.seed : (std::random_device{}() | 1ull);
+  queues_.push_back(std::make_unique<Queue>());
+  for (const DeviceInfo& device : devices_) {
+    const bool known = std::any_of(queues_.begin() + 1, queues_.end(), [&](const auto& queue) {
+      return queue->model == device.name && queue->arch == device.arch;
+    });
+    if (known) continue;
+    auto queue = std::make_unique<Queue>();
+    queue->model = device.name;
+    queue->arch = device.arch;
+    // One running job per GPU of the model: a job alone gets every GPU, and as many jobs as
+    // there are GPUs share them, so no job waits behind a long one while a GPU could serve it.
+    queue->runners = same_model_ordinals(devices_, device).size();
+    queues_.push_back(std::move(queue));
+  }
+}
+
+JobScheduler::~JobScheduler() {
+  stop();
+}
+
+void JobScheduler::start() {
+  {
+    std::lock_guard lock(mutex_);
+    if (started_) return;
+    started_ = true;
+    stopping_ = false;
+  }
+  gpu_pool_->start();
+  for (auto& queue : queues_) {
+    Queue* raw = queue.get();
+    for (std::size_t i = 0; i < queue->runners; ++i)
+      queue->threads.emplace_back([this, raw] { run_queue(*raw); });
+  }
+  const auto unfinished = store_.unfinished_jobs();
+  if (!unfinished.empty())
+    spdlog::info("resuming {} unfinished job(s) from the store", unfinished.size());
+  for (std::int64_t id : unfinished) enqueue(id);
+}
+
+void JobScheduler::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!started_) return;
+    stopping_ = true;
+  }
+  for (auto& queue : queues_) queue->wake.notify_all();
+  // Runners first: a job winding down still waits for its running GPU task, which needs a lane.
+  for (auto& queue : queues_) {
+    for (auto& thread : queue->threads)
+      if (thread.joinable()) thread.join();
+    queue->threads.clear();
+  }
+  gpu_pool_->stop();
+  std::lock_guard lock(mutex_);
+  started_ = false;
+}
+
+bool JobScheduler::is_stopping() {
+  std::lock_guard lock(mutex_);
+  return stopping_;
+}
+
+JobScheduler::Queue* JobScheduler::queue_for(const JobRecord& job, std::vector<int>* ordinals) {
+  if (job.mode == "compile") return queues_.front().get();
+  // The job's own GPU; failing that (a resumed job on a host whose GPUs were swapped), a GPU of
+  // the same model.
+  const auto by_uuid = std::find_if(devices_.begin(), devices_.end(),
+                                    [&](const DeviceInfo& d) { return d.uuid == job.device_uuid; });
+  const auto device =
+      by_uuid != devices_.end()
+          ? by_uuid
+          : std::find_if(devices_.begin(), devices_.end(), [&](const DeviceInfo& d) {
+              return !job.device_name.empty() && d.name == job.device_name && d.arch == job.arch;
+            });
+  if (device == devices_.end()) return nullptr;
+  std::vector<int> model = same_model_ordinals(devices_, *device);
+  std::rotate(model.begin(), std::find(model.begin(), model.end(), device->ordinal), model.end());
+  *ordinals = std::move(model);
+  for (auto& queue : queues_)
+    if (queue->model == device->name && queue->arch == device->arch) return queue.get();
+  return nullptr;
+}
+
+void JobScheduler::enqueue(std::int64_t job_id) {
+  const auto job = store_.job(job_id);
+  if (!job) return;
+  std::vector<int> ordinals;
+  Queue* queue = queue_for(*job, &ordinals);
+  if (queue == nullptr) {
+    store_.set_job_status(
+        job_id, JobStatus::failed,
+        "device " + job->device_name + " (" + job->device_uuid + ") is not present on this host");
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    queue->waiting.push_back({job_id, std::move(ordinals)});
+  }
+  queue->wake.notify_one();
+}
+
+bool JobScheduler::cancel(std::int64_t job_id) {
+  return store_.request_cancel(job_id);
+}
+
+void JobScheduler::run_queue(Queue& queue) {
+  for (;;) {
+    Queue::Waiting next;
+    {
+      std::unique_lock lock(mutex_);
+      queue.wake.wait(lock, [&] { return stopping_ || !queue.waiting.empty(); });
+      if (stopping_) return;
+      next = std::move(queue.waiting.front());
+      queue.waiting.pop_front();
+    }
+    JobRunContext ctx{store_,
+                      families_,
+                      options_,
+                      *compile_pool_,
+                      queue.model.empty() ? nullptr : gpu_pool_.get(),
+                      std::move(next.ordinals),
+                      seed_,
+                      [this] { return is_stopping(); }};
+    run_job(next.job_id, ctx);
+  }
+}
+
+}  // namespace kt

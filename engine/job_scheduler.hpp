@@ -1,0 +1,66 @@
+// Runs jobs off the I/O threads. Tune jobs queue per GPU model (same name and arch): a model with
+// G GPUs runs up to G of its jobs at once, and each running job spreads its variants over all G
+// GPUs, sharing them with the others in turn (GpuTaskQueue has the policy). Compile-only jobs run
+// one at a time on their own runner. Jobs left queued or running by a previous daemon are resumed
+// at start(); finished variants are not repeated.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "db/store.hpp"
+#include "engine/gpu_pool.hpp"
+#include "engine/job_runner.hpp"
+#include "engine/thread_pool.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/family.hpp"
+
+namespace kt {
+
+class JobScheduler {
+ public:
+  // devices: what the worker probe found (may be empty: compile jobs still run).
+  JobScheduler(Store& store, const FamilyRegistry& families, SchedulerOptions options,
+               std::vector<DeviceInfo> devices);
+  ~JobScheduler();  // stop()
+  JobScheduler(const JobScheduler&) = delete;
+  JobScheduler& operator=(const JobScheduler&) = delete;
+
+  // Starts the runner threads and the GPU lanes and re-queues unfinished jobs from the store.
+  void start();
+  // Asks running jobs to stop after their current variant and joins the threads. Jobs stay
+  // "running" in the store, so the next daemon resumes them.
+  void stop();
+  // Queues a job already created in the store (status queued).
+  void enqueue(std::int64_t job_id);
+  // Requests cancellation (stored); a running job stops after its current variant.
+  bool cancel(std::int64_t job_id);
+
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+
+ private:
+  struct Queue;  // jobs waiting for one of its runners: compile-only, or one GPU model
+  void run_queue(Queue& queue);
+  Queue* queue_for(const JobRecord& job, std::vector<int>* ordinals);
+  bool is_stopping();
+
+  Store& store_;
+  const FamilyRegistry& families_;
+  SchedulerOptions options_;
+  std::vector<DeviceInfo> devices_;
+  std::unique_ptr<ThreadPool> compile_pool_;
+  std::unique_ptr<GpuPool> gpu_pool_;
+  std::vector<std::unique_ptr<Queue>> queues_;  // [0]: compile-only; then one per GPU model
+  std::uint64_t seed_ = 1;
+  bool started_ = false;
+  bool stopping_ = false;
+  std::mutex mutex_;
+};
+
+}  // namespace kt

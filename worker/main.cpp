@@ -1,0 +1,91 @@
+// kerntune-worker: the only kerntune process that touches the CUDA driver. One per GPU, started by
+// the daemon (engine/worker_client.cpp): JSON request lines on stdin, answer lines on
+// stdout (see worker_session.hpp), logs on stderr.
+//
+//   kerntune-worker --probe       one JSON line describing the host's GPUs; exit 0 even without a
+//                                 driver ({"driver_found":false,"error":"..."})
+//   kerntune-worker --device N    serve requests for GPU N until EOF or {"op":"shutdown"}
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "worker/device_probe.hpp"
+#include "worker/worker_session.hpp"
+
+namespace {
+
+// The protocol's own descriptor. Standard output itself is pointed at stderr, so a library that
+// prints (the driver, cuBLAS) can never corrupt the protocol stream.
+int take_over_stdout() {
+  const int protocol = dup(STDOUT_FILENO);
+  if (protocol < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    std::perror("kerntune-worker: redirecting stdout");
+    std::exit(2);
+  }
+  return protocol;
+}
+
+void write_line(int fd, const std::string& text) {
+  const std::string line = text + '\n';
+  std::size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) std::_Exit(4);  // the daemon is gone: nobody to answer
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+int serve(int ordinal, int protocol_fd) {
+  kt::WorkerSession session(ordinal, [protocol_fd](const nlohmann::json& notice) {
+    write_line(protocol_fd, notice.dump());
+  });
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const kt::WorkerSession::Answer answer = session.handle_line(line);
+    write_line(protocol_fd, answer.line);
+    if (answer.context_lost) {
+      // The context is gone: leave without running destructors that would call into it.
+      spdlog::error("worker: CUDA context lost; exiting so the daemon starts a fresh worker");
+      spdlog::shutdown();
+      std::_Exit(3);
+    }
+    if (answer.exit_after) return 0;
+  }
+  return 0;  // EOF: the daemon closed our stdin
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kerntune measurement worker: loads, checks and times kernels on one GPU"};
+  bool probe = false;
+  int device = -1;
+  app.add_flag("--probe", probe, "print one JSON line describing the GPUs and exit");
+  app.add_option("--device", device, "serve requests on stdin/stdout for this GPU ordinal")
+      ->check(CLI::NonNegativeNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  const int protocol_fd = take_over_stdout();
+  spdlog::set_default_logger(spdlog::stderr_color_mt("kerntune-worker"));
+  spdlog::set_pattern("[%H:%M:%S.%e] [worker %P] [%l] %v");
+
+  if (probe) {
+    write_line(protocol_fd, kt::probe_json().dump());
+    return 0;
+  }
+  if (device < 0) {
+    std::cerr << "kerntune-worker: give --probe or --device N\n" << app.help();
+    return 2;
+  }
+  return serve(device, protocol_fd);
+}

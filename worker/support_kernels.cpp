@@ -1,0 +1,118 @@
+#include "worker/support_kernels.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "tuner/compile/nvrtc_compiler.hpp"
+#include "worker/driver_api.hpp"
+
+namespace kt::cuda {
+namespace {
+
+// dtype codes of the fill kernel's last argument.
+constexpr int kF32 = 0, kBf16 = 1, kFp16 = 2;
+
+constexpr const char* kSource = R"cuda(
+// splitmix64's finalizer: a bijective mix, good enough that neighbouring counters look unrelated.
+__device__ __forceinline__ unsigned long long kt_mix64(unsigned long long x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+extern "C" __global__ void kt_fill_uniform(void* out, unsigned long long elements,
+                                           unsigned long long seed, int dtype) {
+  const unsigned long long key = kt_mix64(seed);
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < elements; i += stride) {
+    const unsigned long long bits = kt_mix64(key ^ i);
+    // Top 24 bits -> [0, 1) exactly representable in f32 -> [-1, 1).
+    const float value = (float)(bits >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
+    if (dtype == 0) {
+      ((float*)out)[i] = value;
+    } else {
+      unsigned short half_bits;
+      if (dtype == 1)
+        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(half_bits) : "f"(value));
+      else
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(half_bits) : "f"(value));
+      ((unsigned short*)out)[i] = half_bits;
+    }
+  }
+}
+
+// Reads every 16-byte word so the lines land in L2 clean; the store never happens in practice
+// (the XOR would have to hit the sink's own address) but keeps the loads from being removed.
+extern "C" __global__ void kt_read_through(const uint4* in, unsigned long long words,
+                                           unsigned* sink) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned acc = 0;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < words; i += stride) {
+    const uint4 v = in[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == (unsigned)(unsigned long long)sink) *sink = acc;
+}
+)cuda";
+
+Module compile_and_load(const std::string& arch) {
+  CompileRequest request;
+  request.source_name = "kt_support.cu";
+  request.source = kSource;
+  request.kernel = SupportKernels::kFillKernel;
+  request.arch = arch;
+  const CompileResult compiled = compile_kernel(request);
+  if (!compiled.ok)
+    throw std::runtime_error("compiling the worker's support kernels for " + arch + " failed:\n" +
+                             compiled.log);
+  return Module(compiled.cubin);
+}
+
+}  // namespace
+
+SupportKernels::SupportKernels(const std::string& arch)
+    : module_(compile_and_load(arch)),
+      fill_(module_.function(kFillKernel)),
+      read_(module_.function(kReadKernel)) {}
+
+const char* SupportKernels::source() {
+  return kSource;
+}
+
+void SupportKernels::fill_uniform(CUdeviceptr buffer, std::int64_t elements,
+                                  const std::string& dtype, std::uint64_t seed,
+                                  CUstream stream) const {
+  int code;
+  if (dtype == "f32")
+    code = kF32;
+  else if (dtype == "bf16")
+    code = kBf16;
+  else if (dtype == "fp16")
+    code = kFp16;
+  else
+    throw std::invalid_argument("no random fill for dtype '" + dtype + "'");
+  if (elements <= 0) return;
+  unsigned long long count = static_cast<unsigned long long>(elements);
+  unsigned long long seed_arg = seed;
+  void* args[] = {&buffer, &count, &seed_arg, &code};
+  constexpr unsigned kThreads = 256;
+  const auto blocks =
+      static_cast<unsigned>(std::min<unsigned long long>((count + kThreads - 1) / kThreads, 8192));
+  KT_CU(cuLaunchKernel, fill_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args, nullptr);
+}
+
+void SupportKernels::read_through(CUdeviceptr buffer, std::size_t bytes, CUdeviceptr sink,
+                                  CUstream stream) const {
+  unsigned long long words = bytes / 16;
+  if (words == 0) return;
+  void* args[] = {&buffer, &words, &sink};
+  constexpr unsigned kThreads = 512;
+  const auto blocks =
+      static_cast<unsigned>(std::min<unsigned long long>((words + kThreads - 1) / kThreads, 4096));
+  KT_CU(cuLaunchKernel, read_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args, nullptr);
+}
+
+}  // namespace kt::cuda
