@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tuner/compile/nvrtc_compiler.hpp"
@@ -15,17 +16,30 @@
 
 namespace kt {
 
+// What a job does: tune (check and time every variant on a GPU) or compile only (no GPU).
+enum class JobMode { tune, compile };
+// How a tune job goes: compiles ahead on every core while every GPU of its model measures, or one
+// variant at a time on its own GPU (the baseline the pipelined engine is compared with).
+enum class Pipeline { pipelined, serial };
+
+// The text of the API and of the jobs table ("tune", "compile"; "pipelined", "serial"), both ways;
+// nullopt for unknown text.
+std::string_view to_string(JobMode mode);
+std::optional<JobMode> job_mode_from_string(std::string_view text);
+std::string_view to_string(Pipeline pipeline);
+std::optional<Pipeline> pipeline_from_string(std::string_view text);
+
 struct NewJob {
   std::string family;
   Shape shape;
   std::string dtype;
-  std::string mode = "tune";           // "tune" | "compile"
-  std::string arch;                    // target arch (compile mode) or the device's
-  std::string device_uuid;             // "" for compile mode
-  std::string device_name;             // the device model, "" for compile mode
-  std::int64_t budget = 0;             // max variants to run through the gates; 0 = all
-  std::string pipeline = "pipelined";  // "pipelined" (compile ahead, every GPU) | "serial"
-  std::string pinned_configs_json;     // pinned_configs_to_text(...); "" = the whole space
+  JobMode mode = JobMode::tune;
+  std::string arch;         // target arch (compile mode) or the device's
+  std::string device_uuid;  // "" for compile mode
+  std::string device_name;  // the device model, "" for compile mode
+  std::int64_t budget = 0;  // max variants to run through the gates; 0 = all
+  Pipeline pipeline = Pipeline::pipelined;
+  std::string pinned_configs_json;  // pinned_configs_to_text(...); "" = the whole space
 };
 
 struct JobRecord {
@@ -34,7 +48,7 @@ struct JobRecord {
   Shape shape;
   std::string shape_key;  // canonical_key(shape)
   std::string dtype;
-  std::string mode;
+  JobMode mode = JobMode::tune;
   std::string arch;
   std::string device_uuid;
   std::string device_name;
@@ -44,7 +58,7 @@ struct JobRecord {
   bool cancel_requested = false;
   std::optional<double> reference_us;  // cuBLAS (the family's reference) median, same job
   std::string created_at, started_at, finished_at;  // ISO 8601 UTC, "" if not yet
-  std::string pipeline = "pipelined";
+  Pipeline pipeline = Pipeline::pipelined;
   std::string pinned_configs_json;         // "" = the whole space
   int gpus = 0;                            // GPUs the job's variants were spread over (0: none yet)
   std::optional<double> wall_seconds;      // first variant handed out -> last result, all runs

@@ -48,6 +48,17 @@ void read_timing_method(const SQLite::Statement& row, TimingSummary& t) {
       static_cast<std::uint64_t>(optional_int64(row, "throttle_reasons").value_or(0));
 }
 
+// A jobs column holding an enum's text; the row is unreadable without a known value.
+template <typename Parse>
+auto read_enum(const SQLite::Statement& row, const char* column, Parse parse, std::int64_t job_id) {
+  const std::string text = row.getColumn(column).getString();
+  const auto value = parse(text);
+  if (!value)
+    throw std::runtime_error("job " + std::to_string(job_id) + " has unknown " + column + " '" +
+                             text + "'");
+  return *value;
+}
+
 }  // namespace
 
 const char* const kJobSelect =
@@ -77,7 +88,7 @@ JobRecord read_job(const SQLite::Statement& row) {
   job.shape = int_map_from_text(row.getColumn("shape_json").getString(), "shape");
   job.shape_key = row.getColumn("shape_key").getString();
   job.dtype = row.getColumn("dtype").getString();
-  job.mode = row.getColumn("mode").getString();
+  job.mode = read_enum(row, "mode", job_mode_from_string, job.id);
   job.arch = row.getColumn("arch").getString();
   job.device_uuid = row.getColumn("device_uuid").getString();
   job.device_name = row.getColumn("device_name").getString();
@@ -96,7 +107,7 @@ JobRecord read_job(const SQLite::Statement& row) {
   job.started_at = row.getColumn("started_at").getString();
   job.finished_at = row.getColumn("finished_at").getString();
   read_winner_comparison(row, job);
-  job.pipeline = row.getColumn("pipeline").getString();
+  job.pipeline = read_enum(row, "pipeline", pipeline_from_string, job.id);
   job.pinned_configs_json = row.getColumn("pinned_configs_json").getString();
   job.gpus = row.getColumn("gpus").getInt();
   job.wall_seconds = optional_double(row, "wall_seconds");

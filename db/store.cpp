@@ -146,11 +146,6 @@ std::vector<DeviceInfo> Store::devices() {
 }
 
 std::int64_t Store::create_job(const NewJob& job) {
-  if (job.mode != "tune" && job.mode != "compile")
-    throw std::invalid_argument("job mode must be 'tune' or 'compile', not '" + job.mode + "'");
-  if (job.pipeline != "pipelined" && job.pipeline != "serial")
-    throw std::invalid_argument("job pipeline must be 'pipelined' or 'serial', not '" +
-                                job.pipeline + "'");
   std::lock_guard lock(mutex_);
   return db::with_context("create_job", [&] {
     SQLite::Statement insert(
@@ -163,12 +158,12 @@ std::int64_t Store::create_job(const NewJob& job) {
     insert.bind(2, to_json(job.shape).dump());
     insert.bind(3, canonical_key(job.shape));
     insert.bind(4, job.dtype);
-    insert.bind(5, job.mode);
+    insert.bind(5, std::string(to_string(job.mode)));
     insert.bind(6, job.arch);
     insert.bind(7, job.device_uuid);
     insert.bind(8, job.device_name);
     insert.bind(9, job.budget);
-    insert.bind(10, job.pipeline);
+    insert.bind(10, std::string(to_string(job.pipeline)));
     insert.bind(11, job.pinned_configs_json);
     insert.exec();
     return db_->getLastInsertRowid();

@@ -188,7 +188,7 @@ void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcom
     // Re-recording replaces the variant's old point rather than competing with it.
     db::remove_from_front(*db_, variant_id);
     // Only tuned (not compile-only) results that were checked and timed rank on a front.
-    if (outcome.status == VariantStatus::measured && job->mode == "tune" && outcome.timing &&
+    if (outcome.status == VariantStatus::measured && job->mode == JobMode::tune && outcome.timing &&
         outcome.error) {
       const auto after = db::load_variant(*db_, variant_id);
       db::add_to_front(*db_, *job, *after);

@@ -1,6 +1,7 @@
 #include "engine/job_compile.hpp"
 
 #include <sstream>
+#include <utility>
 
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/variant_space.hpp"
@@ -12,12 +13,6 @@ const TemplateSpec* find_template(const Family& family, const std::string& name)
   for (const TemplateSpec& tmpl : family.templates)
     if (tmpl.name == name) return &tmpl;
   return nullptr;
-}
-
-std::string source_text(const Family& family, const std::string& file) {
-  for (const auto& [name, text] : family.sources)
-    if (name == file) return text;
-  return {};
 }
 
 std::string first_error_line(const std::string& log) {
@@ -55,15 +50,16 @@ std::optional<std::string> resource_overflow(const ResourceUsage& usage, const L
 
 }  // namespace
 
-CompiledVariant compile_variant(Store& store, const Family& family, const JobRecord& job,
-                                const VariantRecord& variant, const DeviceLimits& limits) {
+CompiledVariant compile_variant(const KernelLookup& cached, const Family& family,
+                                const JobRecord& job, const VariantRecord& variant,
+                                const DeviceLimits& limits) {
   CompiledVariant out;
   out.variant_id = variant.id;
+  out.arch = limits.arch;
   const TemplateSpec* tmpl = find_template(family, variant.template_name);
   if (tmpl == nullptr) {
     out.failure = failed(VariantStatus::compile_error, "compile",
                          "template '" + variant.template_name + "' no longer in the family");
-    store.record_outcome(variant.id, *out.failure);
     return out;
   }
   out.kernel = tmpl->kernel;
@@ -76,64 +72,43 @@ CompiledVariant compile_variant(Store& store, const Family& family, const JobRec
   } catch (const std::exception& e) {
     out.failure =
         failed(VariantStatus::launch_failed, "launch", std::string("manifest: ") + e.what());
-    store.record_outcome(variant.id, *out.failure);
     return out;
   }
 
-  CompileRequest request;
-  request.source_name = tmpl->source;
-  request.source = source_text(family, tmpl->source);
-  request.headers = family.sources;
-  request.kernel = tmpl->kernel;
-  request.arch = limits.arch;
-  request.options = variant_defines(*tmpl, variant.config, job.dtype, limits);
+  const CompileRequest request = compile_request(family, *tmpl, variant.config, job.dtype, limits);
   const std::string key = compile_cache_key(request);
   out.kernel_key = key;
 
   CompileResult result;
-  if (auto cached = store.find_kernel(key)) {
+  if (auto blob = cached(key)) {
     result.ok = true;
-    result.cubin = std::move(cached->cubin);
-    result.log = std::move(cached->log);
-    result.resources = cached->resources;
-    result.key = key;
+    result.cubin = std::move(blob->cubin);
+    result.log = std::move(blob->log);
+    result.resources = blob->resources;
     out.cache_hit = true;
   } else {
     result = compile_kernel(request);
-    result.key = key;
-    if (result.ok) {
-      KernelBlob blob{key,          limits.arch, tmpl->kernel,    nvrtc_version(),
-                      result.cubin, result.log,  result.resources};
-      store.put_kernel(blob);
-    }
   }
-
-  const auto& block = out.full.launch.block;
-  store.record_compile(variant.id, result, static_cast<int>(block[0] * block[1] * block[2]),
-                       static_cast<int>(out.full.launch.dynamic_smem));
-  if (!result.ok) {
-    out.failure = failed(VariantStatus::compile_error, "compile", first_error_line(result.log));
-    store.record_outcome(variant.id, *out.failure);
-    return out;
-  }
-  if (auto overflow = resource_overflow(result.resources, out.full.launch, limits)) {
+  result.key = key;
+  out.cubin = std::exchange(result.cubin, {});
+  const CompileResult& compiled = out.compile.emplace(std::move(result));
+  if (!compiled.ok)
+    out.failure = failed(VariantStatus::compile_error, "compile", first_error_line(compiled.log));
+  else if (auto overflow = resource_overflow(compiled.resources, out.full.launch, limits))
     out.failure = failed(VariantStatus::resource_exceeded, "resources", *overflow);
-    store.record_outcome(variant.id, *out.failure);
-    return out;
-  }
-  out.cubin = std::move(result.cubin);
   return out;
 }
 
-std::optional<CompiledVariant> reload_compiled(Store& store, const Family& family,
+std::optional<CompiledVariant> reload_compiled(const KernelLookup& cached, const Family& family,
                                                const JobRecord& job, const VariantRecord& variant,
                                                const DeviceLimits& limits) {
   const TemplateSpec* tmpl = find_template(family, variant.template_name);
   if (tmpl == nullptr || variant.kernel_key.empty()) return std::nullopt;
-  auto blob = store.find_kernel(variant.kernel_key);
+  auto blob = cached(variant.kernel_key);
   if (!blob || blob->cubin.empty()) return std::nullopt;
   CompiledVariant out;
   out.variant_id = variant.id;
+  out.arch = limits.arch;
   out.kernel = tmpl->kernel;
   out.kernel_key = variant.kernel_key;
   out.cubin = std::move(blob->cubin);

@@ -1,37 +1,47 @@
-// Gates 1–2 for one planned variant: evaluate its launch, compile it (through the store's
-// content-addressed kernel cache) and check its resources against the device.
+// Gates 1–2 for one planned variant: evaluate its launch, compile it (or take it from the
+// content-addressed kernel cache) and check its resources against the device. Records nothing:
+// the runner stores what comes back (job_recorder.hpp).
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
-#include "db/store.hpp"
+#include "db/model.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 #include "tuner/measure_protocol.hpp"
 
 namespace kt {
 
+// The compile cache as the compile step reads it: the kernel stored under a key, if any.
+using KernelLookup = std::function<std::optional<KernelBlob>(const std::string& key)>;
+
 struct CompiledVariant {
   std::int64_t variant_id = 0;
+  std::string arch;
   std::string kernel;       // entry point
   std::string kernel_key;   // compile cache key
-  std::vector<char> cubin;  // empty if a gate failed
+  std::vector<char> cubin;  // the kernel, whenever it compiled
   ProblemInstance full;
   std::optional<ProblemInstance> smoke;
-  std::optional<VariantOutcome> failure;  // set when the variant stops here
+  // NVRTC's result, or the cache's (its cubin moved to `cubin`); unset when the variant stopped
+  // before compiling (template gone, manifest error).
+  std::optional<CompileResult> compile;
   bool cache_hit = false;
+  std::optional<VariantOutcome> failure;  // set when the variant stops here
 };
 
 // Never throws for a bad variant: manifest evaluation errors, compile errors and resource
-// overflows come back as `failure`, already recorded in the store together with the compile
-// result (log, registers, spills, smem).
-CompiledVariant compile_variant(Store& store, const Family& family, const JobRecord& job,
-                                const VariantRecord& variant, const DeviceLimits& limits);
+// overflows come back as `failure`, with the compile result (log, registers, spills, smem).
+CompiledVariant compile_variant(const KernelLookup& cached, const Family& family,
+                                const JobRecord& job, const VariantRecord& variant,
+                                const DeviceLimits& limits);
 
 // A variant that already passed the compile gate, rebuilt from the compile cache for measuring it
-// again (the near-tie re-measure); records nothing. nullopt when its kernel is not in the cache.
-std::optional<CompiledVariant> reload_compiled(Store& store, const Family& family,
+// again (the near-tie re-measure). nullopt when its kernel is not in the cache.
+std::optional<CompiledVariant> reload_compiled(const KernelLookup& cached, const Family& family,
                                                const JobRecord& job, const VariantRecord& variant,
                                                const DeviceLimits& limits);
 

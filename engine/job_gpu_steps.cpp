@@ -67,30 +67,34 @@ VariantOutcome outcome_of(const MeasureResult& result, const ProblemInstance& pr
   return outcome;
 }
 
-void measure_and_record(Store& store, WorkerClient& worker, const DeviceInfo& device,
-                        const MeasureRequest& request, const CompiledVariant& cv,
-                        std::optional<double> reference_us, const SchedulerOptions& options,
-                        JobTimeline& timeline) {
+MeasuredVariant measure_variant(WorkerClient& worker, const DeviceInfo& device,
+                                const MeasureRequest& request, const CompiledVariant& cv,
+                                std::optional<double> reference_us, const SchedulerOptions& options,
+                                JobTimeline& timeline) {
   const auto start = JobTimeline::Clock::now();
   const MeasureResult result = worker.measure(request, fallback_watchdog(options));
   const auto end = JobTimeline::Clock::now();
   timeline.record(start, end);
-  const double measure_ms = std::chrono::duration<double, std::milli>(end - start).count();
 
-  const int smem = result.static_smem_bytes >= 0
-                       ? result.static_smem_bytes + static_cast<int>(cv.full.launch.dynamic_smem)
-                       : -1;
-  store.record_loaded_resources(cv.variant_id, result.registers, smem);
-  const VariantOutcome outcome = outcome_of(result, cv.full, reference_us);
-  store.record_outcome(cv.variant_id, outcome);
-  store.record_worker_time(cv.variant_id, device.ordinal, measure_ms);
+  MeasuredVariant measured;
+  measured.variant_id = cv.variant_id;
+  measured.outcome = outcome_of(result, cv.full, reference_us);
+  measured.registers = result.registers;
+  measured.smem_bytes =
+      result.static_smem_bytes >= 0
+          ? result.static_smem_bytes + static_cast<int>(cv.full.launch.dynamic_smem)
+          : -1;
+  measured.gpu_ordinal = device.ordinal;
+  measured.measure_ms = std::chrono::duration<double, std::milli>(end - start).count();
+  const VariantOutcome& outcome = measured.outcome;
   if (outcome.status == VariantStatus::measured)
     spdlog::info("variant {} on GPU {}: {:.1f} us ({:.1f} TFLOP/s), worker {:.0f} ms",
                  cv.variant_id, device.ordinal, outcome.timing->median_us, outcome.tflops,
-                 measure_ms);
+                 measured.measure_ms);
   else
     spdlog::info("variant {} on GPU {}: {}: {}", cv.variant_id, device.ordinal,
                  to_string(outcome.status), outcome.reason);
+  return measured;
 }
 
 std::vector<VariantRecord> near_tie_candidates(std::vector<VariantRecord> variants,

@@ -1,5 +1,6 @@
 // The GPU half of a job's gates, as steps a GPU lane runs with its worker: check and time one
-// compiled variant and record everything about it; and the pieces the runner builds them from.
+// compiled variant and say what happened (the runner records it); and the pieces the runner
+// builds them from.
 #pragma once
 
 #include <chrono>
@@ -8,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "db/store.hpp"
+#include "db/model.hpp"
 #include "engine/job_compile.hpp"
 #include "engine/job_runner.hpp"
 #include "engine/job_stats.hpp"
@@ -37,13 +38,22 @@ MeasureRequest measure_request(const CompiledVariant& cv, const JobRecord& job, 
 VariantOutcome outcome_of(const MeasureResult& result, const ProblemInstance& problem,
                           std::optional<double> reference_us);
 
-// Checks and times one variant on `worker` and stores the outcome, the resources of the loaded
-// kernel, and which GPU took how long; adds the call to `timeline`. Throws what
+// What a worker said about one variant, as the store keeps it.
+struct MeasuredVariant {
+  std::int64_t variant_id = 0;
+  VariantOutcome outcome;
+  int registers = -1;     // of the loaded kernel; -1 unknown
+  int smem_bytes = -1;    // static (loaded kernel) + dynamic shared memory; -1 unknown
+  int gpu_ordinal = 0;    // the GPU that measured it
+  double measure_ms = 0;  // wall time of the worker's measure call
+};
+
+// Checks and times one variant on `worker`; adds the call to `timeline`. Throws what
 // WorkerClient::measure throws (the worker refused the request: not this variant's fault).
-void measure_and_record(Store& store, WorkerClient& worker, const DeviceInfo& device,
-                        const MeasureRequest& request, const CompiledVariant& cv,
-                        std::optional<double> reference_us, const SchedulerOptions& options,
-                        JobTimeline& timeline);
+MeasuredVariant measure_variant(WorkerClient& worker, const DeviceInfo& device,
+                                const MeasureRequest& request, const CompiledVariant& cv,
+                                std::optional<double> reference_us, const SchedulerOptions& options,
+                                JobTimeline& timeline);
 
 // The job's near-tie candidates: its measured variants with the lowest medians, fastest first,
 // at most `count` (ties broken by id).

@@ -11,6 +11,7 @@
 #include "engine/job_compile.hpp"
 #include "engine/job_gpu_steps.hpp"
 #include "engine/job_plan.hpp"
+#include "engine/job_recorder.hpp"
 #include "engine/job_stats.hpp"
 #include "tuner/interleaved_protocol.hpp"
 
@@ -74,19 +75,19 @@ class JobExecution {
       if (row.status == VariantStatus::pending) pending.push_back(row);
     spdlog::info("job {}: {} {} {} on {} ({}): {} variants planned, {} to run", job_.id,
                  family_.name, job_.shape_key, job_.dtype, limits_.arch,
-                 job_.mode == "compile" ? "compile only" : job_.pipeline, rows.size(),
-                 pending.size());
+                 job_.mode == JobMode::compile ? "compile only" : to_string(job_.pipeline),
+                 rows.size(), pending.size());
 
     bool finished = false;
-    if (job_.mode == "compile")
+    if (job_.mode == JobMode::compile)
       finished = run_compile_only(pending);
-    else if (job_.pipeline == "serial")
+    else if (job_.pipeline == Pipeline::serial)
       finished = run_serial(pending);
     else
       finished = run_pipelined(pending);
     if (!finished) return;
     publish_timing();
-    if (job_.mode == "tune") {
+    if (job_.mode == JobMode::tune) {
       if (interrupted()) return finish_interrupted(pending);
       settle_near_tie();
     }
@@ -103,7 +104,7 @@ class JobExecution {
       const VariantRecord& variant = pending[next++];
       compiling.push_back(ctx_.compile_pool.submit([this, variant, timed] {
         const auto start = JobTimeline::Clock::now();
-        CompiledVariant cv = compile_variant(ctx_.store, family_, job_, variant, limits_);
+        CompiledVariant cv = compile(variant);
         if (timed) timeline_.record(start, JobTimeline::Clock::now());
         return cv;
       }));
@@ -115,8 +116,9 @@ class JobExecution {
     DrainOnExit drain_on_exit{compiling};
     std::size_t next = 0;
     while (next < pending.size() || !compiling.empty()) {
-      // "serial": one compile at a time, the baseline for compile throughput too.
-      const std::size_t lookahead = job_.pipeline == "serial" ? 1 : 2 * ctx_.compile_pool.size();
+      // Serial: one compile at a time, the baseline for compile throughput too.
+      const std::size_t lookahead =
+          job_.pipeline == Pipeline::serial ? 1 : 2 * ctx_.compile_pool.size();
       fill(compiling, pending, next, lookahead, /*timed=*/true);
       CompiledVariant cv = compiling.front().get();
       compiling.pop_front();
@@ -177,7 +179,7 @@ class JobExecution {
         finish_interrupted(pending);
         return false;
       }
-      CompiledVariant cv = compile_variant(ctx_.store, family_, job_, variant, limits_);
+      CompiledVariant cv = compile(variant);
       if (cv.failure) continue;
       ensure_reference(cv, home);
       post_measure(std::move(cv), home);
@@ -196,8 +198,8 @@ class JobExecution {
         job_.id,
         [this, compiled, request, reference_us](WorkerClient& worker, const DeviceInfo& device) {
           try {
-            measure_and_record(ctx_.store, worker, device, request, *compiled, reference_us,
-                               ctx_.options, timeline_);
+            record_measured(ctx_.store, measure_variant(worker, device, request, *compiled,
+                                                        reference_us, ctx_.options, timeline_));
             publish_timing();
           } catch (const std::exception& e) {
             note_task_error("variant " + std::to_string(compiled->variant_id) + ": " + e.what());
@@ -251,7 +253,7 @@ class JobExecution {
     request.timing = ctx_.options.timing;
     for (const VariantRecord& variant : top) {
       try {
-        if (auto cv = reload_compiled(ctx_.store, family_, job_, variant, limits_))
+        if (auto cv = reload_compiled(cached_kernel(), family_, job_, variant, limits_))
           request.candidates.push_back(
               measure_request(*cv, job_, tolerance(), ctx_.options, ctx_.seed));
         else
@@ -264,7 +266,7 @@ class JobExecution {
     }
     if (request.candidates.size() < 2) return;
 
-    const bool serial = job_.pipeline == "serial";
+    const bool serial = job_.pipeline == Pipeline::serial;
     std::vector<int> ordinals = serial ? std::vector<int>{ctx_.ordinals.front()} : ctx_.ordinals;
     GpuJobScope scope(*ctx_.gpus, job_.id, ordinals);
     auto answer = std::make_shared<std::promise<InterleavedResult>>();
@@ -288,6 +290,17 @@ class JobExecution {
       spdlog::warn("job {}: interleaved re-measure of the top {} failed: {}", job_.id,
                    request.candidates.size(), e.what());
     }
+  }
+
+  // Gates 1-2 for one variant, recorded as they come back (on the compile pool's threads).
+  CompiledVariant compile(const VariantRecord& variant) {
+    CompiledVariant cv = compile_variant(cached_kernel(), family_, job_, variant, limits_);
+    record_compiled(ctx_.store, cv);
+    return cv;
+  }
+
+  KernelLookup cached_kernel() const {
+    return [&store = ctx_.store](const std::string& key) { return store.find_kernel(key); };
   }
 
   double tolerance() const {
@@ -331,7 +344,7 @@ class JobExecution {
     std::lock_guard lock(publish_mutex_);
     if (timeline_.empty()) return;
     std::optional<double> busy;
-    if (job_.mode == "tune") busy = base_busy_seconds_ + timeline_.busy_seconds();
+    if (job_.mode == JobMode::tune) busy = base_busy_seconds_ + timeline_.busy_seconds();
     ctx_.store.set_job_timing(job_.id, base_wall_seconds_ + timeline_.wall_seconds(), busy);
   }
 
@@ -379,19 +392,7 @@ void run_job(std::int64_t job_id, JobRunContext& ctx) {
     const Family* family = ctx.families.find(job->family);
     if (family == nullptr)
       return fail(ctx.store, job_id, "family '" + job->family + "' is not loaded");
-
-    std::optional<DeviceLimits> limits;
-    if (job->mode == "compile") {
-      limits = limits_for_arch(job->arch);
-      if (!limits) return fail(ctx.store, job_id, "unknown arch '" + job->arch + "'");
-    } else {
-      const DeviceInfo* device =
-          ctx.gpus == nullptr || ctx.ordinals.empty() ? nullptr : ctx.gpus->device(ctx.ordinals[0]);
-      if (device == nullptr)
-        return fail(ctx.store, job_id, "device " + job->device_uuid + " is not available");
-      limits = limits_for_device(*device);
-    }
-    JobExecution(*job, *family, *limits, ctx).run();
+    JobExecution(*job, *family, ctx.target.limits, ctx).run();
   } catch (const std::exception& e) {
     // A shutdown drops the job's GPU work mid-way; the job stays "running" and resumes.
     if (ctx.stopping && ctx.stopping()) {

@@ -6,7 +6,7 @@
 //              compiled variant becomes a GPU task that any GPU of the job's model may take
 //   serial     compile one variant, measure it on the job's own GPU, then the next: the baseline
 //              the pipelined engine is compared with
-// Compile-only jobs (mode "compile") compile ahead on the pool and touch no GPU.
+// Compile-only jobs (JobMode::compile) compile ahead on the pool and touch no GPU.
 #pragma once
 
 #include <chrono>
@@ -17,6 +17,7 @@
 
 #include "db/store.hpp"
 #include "engine/gpu_pool.hpp"
+#include "engine/job_target.hpp"
 #include "engine/thread_pool.hpp"
 #include "tuner/family.hpp"
 #include "tuner/measure_protocol.hpp"
@@ -41,13 +42,16 @@ struct JobRunContext {
   const SchedulerOptions& options;
   ThreadPool& compile_pool;
   GpuPool* gpus = nullptr;    // null for compile-only jobs
+  JobTarget target;           // resolved when the job was queued
   std::vector<int> ordinals;  // the GPUs of the job's model (its own device first); empty: none
   std::uint64_t seed = 1;
   std::function<bool()> stopping;  // daemon shutdown: leave the job resumable
 };
 
 // Runs the job to done / failed / cancelled, or returns early (job left "running") when
-// ctx.stopping() turns true. Never throws: unexpected errors fail the job with the reason.
+// ctx.stopping() turns true. Never throws: unexpected errors fail the job with the reason. The
+// runner is the one writer of the job's progress: the compile and GPU steps return what happened
+// and the runner records it (job_recorder.hpp).
 void run_job(std::int64_t job_id, JobRunContext& ctx);
 
 }  // namespace kt

@@ -10,6 +10,7 @@ namespace kt {
 struct JobScheduler::Queue {
   struct Waiting {
     std::int64_t job_id = 0;
+    JobTarget target;
     std::vector<int> ordinals;  // the job's own GPU first, then the rest of its model
   };
   std::string model;  // "" for compile-only
@@ -68,7 +69,21 @@ void JobScheduler::start() {
   const auto unfinished = store_.unfinished_jobs();
   if (!unfinished.empty())
     spdlog::info("resuming {} unfinished job(s) from the store", unfinished.size());
-  for (std::int64_t id : unfinished) enqueue(id);
+  for (std::int64_t id : unfinished) resume(id);
+}
+
+void JobScheduler::resume(std::int64_t job_id) {
+  const auto job = store_.job(job_id);
+  if (!job) return;
+  try {
+    enqueue(*job, resolve_target(target_spec_of(*job), devices_));
+  } catch (const TargetError& error) {
+    const std::string reason = job->mode == JobMode::compile
+                                   ? error.what()
+                                   : "device " + job->device_name + " (" + job->device_uuid +
+                                         ") is not present on this host";
+    store_.set_job_status(job_id, JobStatus::failed, reason);
+  }
 }
 
 void JobScheduler::stop() {
@@ -94,41 +109,29 @@ bool JobScheduler::is_stopping() {
   return stopping_;
 }
 
-JobScheduler::Queue* JobScheduler::queue_for(const JobRecord& job, std::vector<int>* ordinals) {
-  if (job.mode == "compile") return queues_.front().get();
-  // The job's own GPU; failing that (a resumed job on a host whose GPUs were swapped), a GPU of
-  // the same model.
-  const auto by_uuid = std::find_if(devices_.begin(), devices_.end(),
-                                    [&](const DeviceInfo& d) { return d.uuid == job.device_uuid; });
-  const auto device =
-      by_uuid != devices_.end()
-          ? by_uuid
-          : std::find_if(devices_.begin(), devices_.end(), [&](const DeviceInfo& d) {
-              return !job.device_name.empty() && d.name == job.device_name && d.arch == job.arch;
-            });
-  if (device == devices_.end()) return nullptr;
-  std::vector<int> model = same_model_ordinals(devices_, *device);
-  std::rotate(model.begin(), std::find(model.begin(), model.end(), device->ordinal), model.end());
+JobScheduler::Queue* JobScheduler::queue_for(const JobTarget& target, std::vector<int>* ordinals) {
+  if (!target.device) return queues_.front().get();
+  const DeviceInfo& device = *target.device;
+  std::vector<int> model = same_model_ordinals(devices_, device);
+  std::rotate(model.begin(), std::find(model.begin(), model.end(), device.ordinal), model.end());
   *ordinals = std::move(model);
   for (auto& queue : queues_)
-    if (queue->model == device->name && queue->arch == device->arch) return queue.get();
+    if (queue->model == device.name && queue->arch == device.arch) return queue.get();
   return nullptr;
 }
 
-void JobScheduler::enqueue(std::int64_t job_id) {
-  const auto job = store_.job(job_id);
-  if (!job) return;
+void JobScheduler::enqueue(const JobRecord& job, JobTarget target) {
   std::vector<int> ordinals;
-  Queue* queue = queue_for(*job, &ordinals);
+  Queue* queue = queue_for(target, &ordinals);
   if (queue == nullptr) {
     store_.set_job_status(
-        job_id, JobStatus::failed,
-        "device " + job->device_name + " (" + job->device_uuid + ") is not present on this host");
+        job.id, JobStatus::failed,
+        "device " + job.device_name + " (" + job.device_uuid + ") is not present on this host");
     return;
   }
   {
     std::lock_guard lock(mutex_);
-    queue->waiting.push_back({job_id, std::move(ordinals)});
+    queue->waiting.push_back({job.id, std::move(target), std::move(ordinals)});
   }
   queue->wake.notify_one();
 }
@@ -152,6 +155,7 @@ void JobScheduler::run_queue(Queue& queue) {
                       options_,
                       *compile_pool_,
                       queue.model.empty() ? nullptr : gpu_pool_.get(),
+                      std::move(next.target),
                       std::move(next.ordinals),
                       seed_,
                       [this] { return is_stopping(); }};

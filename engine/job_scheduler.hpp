@@ -17,6 +17,7 @@
 #include "db/store.hpp"
 #include "engine/gpu_pool.hpp"
 #include "engine/job_runner.hpp"
+#include "engine/job_target.hpp"
 #include "engine/thread_pool.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
@@ -32,13 +33,15 @@ class JobScheduler {
   JobScheduler(const JobScheduler&) = delete;
   JobScheduler& operator=(const JobScheduler&) = delete;
 
-  // Starts the runner threads and the GPU lanes and re-queues unfinished jobs from the store.
+  // Starts the runner threads and the GPU lanes and re-queues unfinished jobs from the store, each
+  // with its target resolved again on this host (a job whose GPU model is gone fails).
   void start();
   // Asks running jobs to stop after their current variant and joins the threads. Jobs stay
   // "running" in the store, so the next daemon resumes them.
   void stop();
-  // Queues a job already created in the store (status queued).
-  void enqueue(std::int64_t job_id);
+  // Queues a job already created in the store (status queued), for the target it was checked
+  // against (resolve_target with this scheduler's devices).
+  void enqueue(const JobRecord& job, JobTarget target);
   // Requests cancellation (stored); a running job stops after its current variant.
   bool cancel(std::int64_t job_id);
 
@@ -47,7 +50,8 @@ class JobScheduler {
  private:
   struct Queue;  // jobs waiting for one of its runners: compile-only, or one GPU model
   void run_queue(Queue& queue);
-  Queue* queue_for(const JobRecord& job, std::vector<int>* ordinals);
+  void resume(std::int64_t job_id);
+  Queue* queue_for(const JobTarget& target, std::vector<int>* ordinals);
   bool is_stopping();
 
   Store& store_;

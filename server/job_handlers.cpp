@@ -62,11 +62,11 @@ bool is_finished(JobStatus status) {
 
 ApiResponse create_job(const ApiRequest& request, AppContext& context) {
   reject_unknown_params(request, {});
-  const NewJob job = parse_job_request(request.http.body(), context);
-  const std::int64_t id = context.store.create_job(job);
-  context.scheduler.enqueue(id);
+  JobSubmission submission = parse_job_request(request.http.body(), context);
+  const std::int64_t id = context.store.create_job(submission.job);
   const auto stored = context.store.job(id);
   if (!stored) throw std::runtime_error("job " + std::to_string(id) + " vanished after insert");
+  context.scheduler.enqueue(*stored, std::move(submission.target));
   ApiResponse response = json_response(HttpStatus::accepted, job_view(context, *stored));
   response.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(id));
   return response;

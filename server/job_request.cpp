@@ -75,20 +75,21 @@ std::int64_t budget_of(const nlohmann::json& body) {
                  "budget must be >= 0 (0 = every variant), got " + budget.dump());
 }
 
-std::string device_list(const std::vector<DeviceInfo>& devices) {
-  std::string text;
-  for (const DeviceInfo& device : devices)
-    text += (text.empty() ? "" : ", ") + std::to_string(device.ordinal) + ": " + device.name +
-            " (" + device.uuid + ")";
-  return text;
+Pipeline pipeline_of(const nlohmann::json& body) {
+  const std::string text = optional_string(body, "pipeline", "pipelined");
+  const auto pipeline = pipeline_from_string(text);
+  if (!pipeline)
+    throw ApiError(HttpStatus::unprocessable_entity, "invalid_pipeline",
+                   "unknown pipeline '" + text + "'; expected \"pipelined\" or \"serial\"");
+  return *pipeline;
 }
 
-std::string pipeline_of(const nlohmann::json& body) {
-  const std::string pipeline = optional_string(body, "pipeline", "pipelined");
-  if (pipeline != "pipelined" && pipeline != "serial")
-    throw ApiError(HttpStatus::unprocessable_entity, "invalid_pipeline",
-                   "unknown pipeline '" + pipeline + "'; expected \"pipelined\" or \"serial\"");
-  return pipeline;
+JobMode mode_of(const std::string& text) {
+  const auto mode = job_mode_from_string(text);
+  if (!mode)
+    throw ApiError(HttpStatus::unprocessable_entity, "invalid_mode",
+                   "unknown mode '" + text + "'; expected \"tune\" or \"compile\"");
+  return *mode;
 }
 
 // "configs": measure only these points of the space (checked against the job's target).
@@ -103,33 +104,33 @@ std::string pinned_configs_of(const nlohmann::json& body, const Family& family, 
   }
 }
 
-const DeviceInfo& choose_device(NewJob& job, const nlohmann::json& body,
-                                const AppContext& context) {
-  const std::string selector = device_selector(body);
-  if (context.devices.empty()) {
-    const std::string why = context.device_error.empty() ? "no device found" : context.device_error;
-    throw ApiError(HttpStatus::service_unavailable, "no_device",
-                   "no GPU on this host (" + why +
-                       "); use \"mode\":\"compile\" with \"arch\" to compile only");
+// The job's arch and GPU, checked against this host's devices.
+JobTarget target_of(const NewJob& job, const nlohmann::json& body, const AppContext& context) {
+  try {
+    return resolve_target({job.mode, job.arch, device_selector(body), ""}, context.devices);
+  } catch (const TargetError& error) {
+    switch (error.problem()) {
+      case TargetProblem::no_device: {
+        const std::string why =
+            context.device_error.empty() ? "no device found" : context.device_error;
+        throw ApiError(HttpStatus::service_unavailable, "no_device",
+                       "no GPU on this host (" + why +
+                           "); use \"mode\":\"compile\" with \"arch\" to compile only");
+      }
+      case TargetProblem::unknown_device:
+        throw ApiError(HttpStatus::unprocessable_entity, "unknown_device", error.what());
+      case TargetProblem::arch_mismatch:
+        throw ApiError(HttpStatus::unprocessable_entity, "arch_mismatch", error.what());
+      case TargetProblem::unknown_arch:
+        break;
+    }
+    throw ApiError(HttpStatus::unprocessable_entity, "unknown_arch", error.what());
   }
-  const DeviceInfo* device = select_device(context.devices, selector);
-  if (!device)
-    throw ApiError(
-        HttpStatus::unprocessable_entity, "unknown_device",
-        "no device matches '" + selector + "'; devices: " + device_list(context.devices));
-  if (!job.arch.empty() && job.arch != device->arch)
-    throw ApiError(HttpStatus::unprocessable_entity, "arch_mismatch",
-                   "arch " + job.arch + " does not match device " + device->name + " (" +
-                       device->arch + "); leave \"arch\" out for tune jobs");
-  job.arch = device->arch;
-  job.device_uuid = device->uuid;
-  job.device_name = device->name;
-  return *device;
 }
 
 }  // namespace
 
-NewJob parse_job_request(const std::string& body_text, const AppContext& context) {
+JobSubmission parse_job_request(const std::string& body_text, const AppContext& context) {
   const nlohmann::json body = parse_body(body_text, context);
 
   NewJob job;
@@ -137,7 +138,7 @@ NewJob parse_job_request(const std::string& body_text, const AppContext& context
   job.dtype = required_string(body, "dtype");
   if (!body.contains("shape"))
     throw ApiError(HttpStatus::bad_request, "invalid_field", "missing field 'shape'");
-  job.mode = optional_string(body, "mode", "tune");
+  const std::string mode = optional_string(body, "mode", "tune");
   job.arch = optional_string(body, "arch", "");
   job.budget = budget_of(body);
   job.pipeline = pipeline_of(body);
@@ -147,24 +148,15 @@ NewJob parse_job_request(const std::string& body_text, const AppContext& context
   require_dtype(family, job.dtype);
   job.shape = shape_from_json(family, body.at("shape"), job.dtype);
 
-  std::optional<DeviceLimits> limits;
-  if (job.mode == "compile") {
-    if (job.arch.empty())
-      throw ApiError(HttpStatus::unprocessable_entity, "unknown_arch",
-                     "\"mode\":\"compile\" needs \"arch\", e.g. \"sm_90a\" or \"sm_100a\"");
-    limits = limits_for_arch(job.arch);
-    if (!limits)
-      throw ApiError(HttpStatus::unprocessable_entity, "unknown_arch",
-                     "unknown arch '" + job.arch + "' (known: sm_80, sm_86, sm_89, sm_90a, " +
-                         "sm_100a, sm_103a, sm_120a, ...)");
-  } else if (job.mode == "tune") {
-    limits = limits_for_device(choose_device(job, body, context));
-  } else {
-    throw ApiError(HttpStatus::unprocessable_entity, "invalid_mode",
-                   "unknown mode '" + job.mode + "'; expected \"tune\" or \"compile\"");
+  job.mode = mode_of(mode);
+  JobTarget target = target_of(job, body, context);
+  job.arch = target.arch;
+  if (target.device) {
+    job.device_uuid = target.device->uuid;
+    job.device_name = target.device->name;
   }
-  job.pinned_configs_json = pinned_configs_of(body, family, job, *limits);
-  return job;
+  job.pinned_configs_json = pinned_configs_of(body, family, job, target.limits);
+  return {std::move(job), std::move(target)};
 }
 
 }  // namespace kt

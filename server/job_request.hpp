@@ -5,6 +5,7 @@
 #include <string>
 
 #include "db/model.hpp"
+#include "engine/job_target.hpp"
 #include "server/app_context.hpp"
 
 namespace kt {
@@ -14,6 +15,11 @@ namespace kt {
 // arch_mismatch / unknown_device / invalid_budget / invalid_pipeline, 400 invalid_configs (a
 // pinned config that is not a point of the space for the job, with the reason), 503 no_device
 // (tune mode on a host without a usable GPU).
-NewJob parse_job_request(const std::string& body, const AppContext& context);
+// The job to store and the target it was checked against (handed on to the scheduler).
+struct JobSubmission {
+  NewJob job;
+  JobTarget target;
+};
+JobSubmission parse_job_request(const std::string& body, const AppContext& context);
 
 }  // namespace kt

@@ -106,7 +106,7 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
       {"shape", to_json(job.shape)},
       {"shape_key", job.shape_key},
       {"dtype", job.dtype},
-      {"mode", job.mode},
+      {"mode", std::string(to_string(job.mode))},
       {"arch", job.arch},
       {"device_uuid", text_or_null(job.device_uuid)},
       {"device_name", text_or_null(job.device_name)},
@@ -120,7 +120,7 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
       {"finished_at", text_or_null(job.finished_at)},
   };
   j["comparison"] = comparison_view(job);
-  j["pipeline"] = job.pipeline;
+  j["pipeline"] = std::string(to_string(job.pipeline));
   j["gpus"] = job.gpus;
   j["configs"] = pinned_configs_view(job.pinned_configs_json);
   if (progress) j["progress"] = progress_to_json(*progress);

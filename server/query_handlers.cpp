@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "engine/job_target.hpp"
 #include "server/json_views.hpp"
 #include "server/request_parsing.hpp"
 

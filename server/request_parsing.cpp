@@ -134,23 +134,4 @@ Shape shape_from_query(const Family& family, const std::map<std::string, std::st
   return result;
 }
 
-const DeviceInfo* select_device(const std::vector<DeviceInfo>& devices,
-                                const std::string& selector) {
-  if (devices.empty()) return nullptr;
-  if (selector.empty()) return &devices.front();
-  if (const auto ordinal = parse_decimal(selector)) {
-    for (const DeviceInfo& device : devices)
-      if (device.ordinal == *ordinal) return &device;
-    return nullptr;
-  }
-  const std::string wanted = lower(selector);
-  for (const DeviceInfo& device : devices) {
-    const std::string uuid = lower(device.uuid);
-    if (uuid == wanted || uuid == "gpu-" + wanted) return &device;
-  }
-  for (const DeviceInfo& device : devices)
-    if (lower(device.name).find(wanted) != std::string::npos) return &device;
-  return nullptr;
-}
-
 }  // namespace kt

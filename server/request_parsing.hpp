@@ -1,6 +1,6 @@
-// Checks shared by the handlers: ids in paths, families, dtypes, shapes (from JSON bodies or
-// query strings) and device selectors. Each throws ApiError with the status and code the API
-// documents (docs/api.md), so handlers read as the happy path.
+// Checks shared by the handlers: ids in paths, families, dtypes and shapes (from JSON bodies or
+// query strings). Each throws ApiError with the status and code the API documents (docs/api.md),
+// so handlers read as the happy path.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,6 @@
 
 #include "server/api_response.hpp"
 #include "tuner/config.hpp"
-#include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 
 namespace kt {
@@ -37,10 +36,5 @@ Shape shape_from_json(const Family& family, const nlohmann::json& shape, const s
 // (case-insensitively) is a dim; other names are left to the caller.
 Shape shape_from_query(const Family& family, const std::map<std::string, std::string>& query,
                        const std::string& dtype);
-
-// A GPU by ordinal ("0"), UUID (with or without "GPU-") or case-insensitive name substring; the
-// first device for an empty selector. nullptr if none matches.
-const DeviceInfo* select_device(const std::vector<DeviceInfo>& devices,
-                                const std::string& selector);
 
 }  // namespace kt

@@ -249,6 +249,22 @@ std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config&
   return options;
 }
 
+CompileRequest compile_request(const Family& family, const TemplateSpec& tmpl, const Config& config,
+                               const std::string& dtype, const DeviceLimits& limits) {
+  CompileRequest request;
+  request.source_name = tmpl.source;
+  for (const auto& [name, text] : family.sources) {
+    if (name != tmpl.source) continue;
+    request.source = text;
+    break;
+  }
+  request.headers = family.sources;
+  request.kernel = tmpl.kernel;
+  request.arch = limits.arch;
+  request.options = variant_defines(tmpl, config, dtype, limits);
+  return request;
+}
+
 namespace {
 
 // The TMA view must stay inside its buffer and within the copy engine's limits; a variant that

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/config.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/expression.hpp"
@@ -38,6 +39,11 @@ std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& s
 // -DKT_SM=<sm>, then the template's own options. (The arch option is added by the compiler.)
 std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config& config,
                                          const std::string& dtype, const DeviceLimits& limits);
+
+// The NVRTC request for a variant: the template's source with the family's sources as headers, its
+// kernel, the target arch and variant_defines(...).
+CompileRequest compile_request(const Family& family, const TemplateSpec& tmpl, const Config& config,
+                               const std::string& dtype, const DeviceLimits& limits);
 
 // Evaluates buffers, args, launch, reference params, flops and bytes for one shape. For a kernel
 // reference, reference.params holds {"source", "kernel", "output", "args": [evaluated args, the

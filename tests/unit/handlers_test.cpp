@@ -355,7 +355,7 @@ TEST_F(HandlersTest, StoredResultsAreServed) {
   job.family = "gemm";
   job.shape = {{"M", 256}, {"N", 256}, {"K", 128}};
   job.dtype = "bf16";
-  job.mode = "tune";
+  job.mode = JobMode::tune;
   job.arch = "sm_90a";
   job.device_uuid = device.uuid;
   job.device_name = device.name;

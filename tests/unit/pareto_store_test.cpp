@@ -37,7 +37,7 @@ TEST_F(ParetoStoreTest, FrontDropsDominatedPointsAndDominatingOnesEvict) {
 
   // A compile-only job's results never rank.
   NewJob compile_job = tune_job();
-  compile_job.mode = "compile";
+  compile_job.mode = JobMode::compile;
   const auto compile_id = store.create_job(compile_job);
   const auto compile_variants = plan(store, compile_id, 1);
   store.record_outcome(compile_variants[0].id, measured(1, 0));

@@ -1,0 +1,50 @@
+#include "db/model.hpp"
+
+#include <utility>
+
+namespace kt {
+namespace {
+
+constexpr std::pair<JobMode, std::string_view> kModeNames[] = {
+    {JobMode::tune, "tune"},
+    {JobMode::compile, "compile"},
+};
+constexpr std::pair<Pipeline, std::string_view> kPipelineNames[] = {
+    {Pipeline::pipelined, "pipelined"},
+    {Pipeline::serial, "serial"},
+};
+
+template <typename Enum, std::size_t N>
+std::string_view name_of(Enum value, const std::pair<Enum, std::string_view> (&names)[N]) {
+  for (const auto& [known, name] : names)
+    if (known == value) return name;
+  return "unknown";
+}
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> value_of(std::string_view text,
+                             const std::pair<Enum, std::string_view> (&names)[N]) {
+  for (const auto& [value, name] : names)
+    if (name == text) return value;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(JobMode mode) {
+  return name_of(mode, kModeNames);
+}
+
+std::optional<JobMode> job_mode_from_string(std::string_view text) {
+  return value_of(text, kModeNames);
+}
+
+std::string_view to_string(Pipeline pipeline) {
+  return name_of(pipeline, kPipelineNames);
+}
+
+std::optional<Pipeline> pipeline_from_string(std::string_view text) {
+  return value_of(text, kPipelineNames);
+}
+
+}  // namespace kt

@@ -1,0 +1,97 @@
+#include "engine/job_target.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+
+namespace kt {
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// Digits only: an ordinal, not a UUID or name that happens to start with one.
+std::optional<std::int64_t> ordinal_of(const std::string& text) {
+  if (text.empty() ||
+      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    return std::nullopt;
+  std::int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::string device_list(const std::vector<DeviceInfo>& devices) {
+  std::string text;
+  for (const DeviceInfo& device : devices)
+    text += (text.empty() ? "" : ", ") + std::to_string(device.ordinal) + ": " + device.name +
+            " (" + device.uuid + ")";
+  return text;
+}
+
+JobTarget compile_target(const std::string& arch) {
+  if (arch.empty())
+    throw TargetError(TargetProblem::unknown_arch,
+                      "\"mode\":\"compile\" needs \"arch\", e.g. \"sm_90a\" or \"sm_100a\"");
+  std::optional<DeviceLimits> limits = limits_for_arch(arch);
+  if (!limits)
+    throw TargetError(TargetProblem::unknown_arch, "unknown arch '" + arch +
+                                                       "' (known: sm_80, sm_86, sm_89, sm_90a, " +
+                                                       "sm_100a, sm_103a, sm_120a, ...)");
+  return {arch, std::nullopt, std::move(*limits)};
+}
+
+const DeviceInfo* same_model(const std::vector<DeviceInfo>& devices, const std::string& model,
+                             const std::string& arch) {
+  if (model.empty()) return nullptr;
+  const auto found = std::find_if(devices.begin(), devices.end(), [&](const DeviceInfo& d) {
+    return d.name == model && d.arch == arch;
+  });
+  return found == devices.end() ? nullptr : &*found;
+}
+
+}  // namespace
+
+const DeviceInfo* select_device(const std::vector<DeviceInfo>& devices,
+                                const std::string& selector) {
+  if (devices.empty()) return nullptr;
+  if (selector.empty()) return &devices.front();
+  if (const auto ordinal = ordinal_of(selector)) {
+    for (const DeviceInfo& device : devices)
+      if (device.ordinal == *ordinal) return &device;
+    return nullptr;
+  }
+  const std::string wanted = lower(selector);
+  for (const DeviceInfo& device : devices) {
+    const std::string uuid = lower(device.uuid);
+    if (uuid == wanted || uuid == "gpu-" + wanted) return &device;
+  }
+  for (const DeviceInfo& device : devices)
+    if (lower(device.name).find(wanted) != std::string::npos) return &device;
+  return nullptr;
+}
+
+JobTarget resolve_target(const TargetSpec& spec, const std::vector<DeviceInfo>& devices) {
+  if (spec.mode == JobMode::compile) return compile_target(spec.arch);
+  if (devices.empty()) throw TargetError(TargetProblem::no_device, "no GPU on this host");
+  const DeviceInfo* device = select_device(devices, spec.device);
+  if (device == nullptr) device = same_model(devices, spec.fallback_model, spec.arch);
+  if (device == nullptr)
+    throw TargetError(TargetProblem::unknown_device,
+                      "no device matches '" + spec.device + "'; devices: " + device_list(devices));
+  if (!spec.arch.empty() && spec.arch != device->arch)
+    throw TargetError(TargetProblem::arch_mismatch,
+                      "arch " + spec.arch + " does not match device " + device->name + " (" +
+                          device->arch + "); leave \"arch\" out for tune jobs");
+  return {device->arch, *device, limits_for_device(*device)};
+}
+
+TargetSpec target_spec_of(const JobRecord& job) {
+  return {job.mode, job.arch, job.device_uuid, job.device_name};
+}
+
+}  // namespace kt
