@@ -70,6 +70,14 @@ std::string DaemonProcess::url() const {
   return "http://127.0.0.1:" + std::to_string(port_);
 }
 
+bool DaemonProcess::alive() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  pid_ = -1;
+  return false;
+}
+
 void DaemonProcess::wait_healthy(std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {

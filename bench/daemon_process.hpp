@@ -1,7 +1,8 @@
-// A kerntuned of its own, started by a benchmark on a free loopback port with the given database,
-// its output in a log file; stopped (SIGTERM, then SIGKILL) and reaped with the owner. The engine
-// benchmark runs each sweep on a fresh one so that both sweeps start from an empty compile cache
-// and, as job 1 of their database, draw the same seeded sample of the space.
+// A kerntuned of its own on a free loopback port with the given database, its output in a log
+// file; stopped (SIGTERM, then SIGKILL) and reaped with the owner. The engine benchmark runs each
+// sweep on a fresh one so that both sweeps start from an empty compile cache and, as job 1 of
+// their database, draw the same seeded sample of the space; the daemon-level tests drive one the
+// way a user does.
 #pragma once
 
 #include <sys/types.h>
@@ -30,6 +31,8 @@ class DaemonProcess {
   // Waits for GET /healthz; throws std::runtime_error with the log's tail if the daemon exits or
   // does not answer in time.
   void wait_healthy(std::chrono::seconds limit);
+  // Still running (not exited, not stopped)?
+  bool alive();
   // SIGTERM, up to grace for it to exit, then SIGKILL; says how it ended. Idempotent.
   std::string stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
   // The last max_bytes of the log.

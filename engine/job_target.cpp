@@ -1,29 +1,11 @@
 #include "engine/job_target.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <cstdint>
+
+#include "tuner/text.hpp"
 
 namespace kt {
 namespace {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-// Digits only: an ordinal, not a UUID or name that happens to start with one.
-std::optional<std::int64_t> ordinal_of(const std::string& text) {
-  if (text.empty() ||
-      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
-    return std::nullopt;
-  std::int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 std::string device_list(const std::vector<DeviceInfo>& devices) {
   std::string text;
@@ -60,18 +42,18 @@ const DeviceInfo* select_device(const std::vector<DeviceInfo>& devices,
                                 const std::string& selector) {
   if (devices.empty()) return nullptr;
   if (selector.empty()) return &devices.front();
-  if (const auto ordinal = ordinal_of(selector)) {
+  if (const auto ordinal = parse_decimal(selector)) {
     for (const DeviceInfo& device : devices)
       if (device.ordinal == *ordinal) return &device;
     return nullptr;
   }
-  const std::string wanted = lower(selector);
+  const std::string wanted = ascii_lower(selector);
   for (const DeviceInfo& device : devices) {
-    const std::string uuid = lower(device.uuid);
+    const std::string uuid = ascii_lower(device.uuid);
     if (uuid == wanted || uuid == "gpu-" + wanted) return &device;
   }
   for (const DeviceInfo& device : devices)
-    if (lower(device.name).find(wanted) != std::string::npos) return &device;
+    if (ascii_lower(device.name).find(wanted) != std::string::npos) return &device;
   return nullptr;
 }
 

@@ -6,27 +6,11 @@
 #include <limits>
 #include <optional>
 
+#include "tuner/text.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {
 namespace {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-// Digits only, no sign, fits int64.
-std::optional<std::int64_t> parse_decimal(const std::string& text) {
-  if (text.empty() ||
-      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
-    return std::nullopt;
-  std::int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
@@ -86,9 +70,9 @@ void require_dtype(const Family& family, const std::string& dtype) {
 }
 
 std::string canonical_dim_name(const Family& family, const std::string& name) {
-  const std::string wanted = lower(name);
+  const std::string wanted = ascii_lower(name);
   for (const DimSpec& dim : family.dims)
-    if (lower(dim.name) == wanted) return dim.name;
+    if (ascii_lower(dim.name) == wanted) return dim.name;
   return name;
 }
 

@@ -2,14 +2,13 @@
 
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace kt::cuda {
 
 void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
   std::string_view path = file;
-  if (const auto pos = path.rfind("/tuner/"); pos != std::string_view::npos)
+  if (const auto pos = path.rfind("/worker/"); pos != std::string_view::npos)
     path = path.substr(pos + 1);
   throw CublasError(status, std::string(call) + " at " + std::string(path) + ":" +
                                 std::to_string(line) + ": " + cublasGetStatusName(status) + " (" +
@@ -17,34 +16,15 @@ void check_cublas(cublasStatus_t status, const char* call, const char* file, int
 }
 
 CublasHandle::CublasHandle() {
-  KT_CUBLAS(cublasCreate(&handle_));
-}
-
-CublasHandle::~CublasHandle() {
-  destroy();
-}
-
-CublasHandle::CublasHandle(CublasHandle&& other) noexcept
-    : handle_(std::exchange(other.handle_, nullptr)) {}
-
-CublasHandle& CublasHandle::operator=(CublasHandle&& other) noexcept {
-  if (this != &other) {
-    destroy();
-    handle_ = std::exchange(other.handle_, nullptr);
-  }
-  return *this;
+  cublasHandle_t handle = nullptr;
+  KT_CUBLAS(cublasCreate(&handle));
+  handle_ = UniqueHandle<cublasHandle_t, Destroy>(handle);
 }
 
 cublasHandle_t CublasHandle::on(CUstream stream) {
   // CUstream and cudaStream_t are the same handle type (struct CUstream_st*).
-  KT_CUBLAS(cublasSetStream(handle_, stream));
-  return handle_;
-}
-
-void CublasHandle::destroy() noexcept {
-  if (handle_ == nullptr) return;
-  cublasDestroy(handle_);
-  handle_ = nullptr;
+  KT_CUBLAS(cublasSetStream(handle_.get(), stream));
+  return handle_.get();
 }
 
 }  // namespace kt::cuda

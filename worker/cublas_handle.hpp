@@ -7,6 +7,8 @@
 
 #include <stdexcept>
 
+#include "worker/cuda_handle.hpp"
+
 namespace kt::cuda {
 
 class CublasError : public std::runtime_error {
@@ -25,18 +27,15 @@ void check_cublas(cublasStatus_t status, const char* call, const char* file, int
 class CublasHandle {
  public:
   CublasHandle();
-  ~CublasHandle();
-  CublasHandle(CublasHandle&& other) noexcept;
-  CublasHandle& operator=(CublasHandle&& other) noexcept;
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
 
   // The handle, bound to stream for the calls that follow.
   cublasHandle_t on(CUstream stream);
 
  private:
-  void destroy() noexcept;
-  cublasHandle_t handle_ = nullptr;
+  struct Destroy {
+    void operator()(cublasHandle_t handle) const noexcept { cublasDestroy(handle); }
+  };
+  UniqueHandle<cublasHandle_t, Destroy> handle_;
 };
 
 }  // namespace kt::cuda

@@ -3,55 +3,37 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 #include "worker/driver_api.hpp"
 
 namespace kt::cuda {
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  KT_CU(cuMemAlloc, &ptr_, std::max<std::size_t>(bytes, 1));
-}
-
-DeviceBuffer::~DeviceBuffer() {
-  free();
-}
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  if (this != &other) {
-    free();
-    ptr_ = std::exchange(other.ptr_, 0);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
+DeviceBuffer::DeviceBuffer(std::size_t bytes) {
+  Allocation allocation{0, bytes};
+  KT_CU(cuMemAlloc, &allocation.ptr, std::max<std::size_t>(bytes, 1));
+  allocation_ = UniqueHandle<Allocation, Free>(allocation);
 }
 
 void DeviceBuffer::copy_to_host(void* host, std::size_t bytes) const {
-  if (bytes > bytes_)
+  if (bytes > this->bytes())
     throw std::out_of_range("copy of " + std::to_string(bytes) + " bytes from a buffer of " +
-                            std::to_string(bytes_));
-  if (bytes > 0) KT_CU(cuMemcpyDtoH, host, ptr_, bytes);
+                            std::to_string(this->bytes()));
+  if (bytes > 0) KT_CU(cuMemcpyDtoH, host, get(), bytes);
 }
 
 void DeviceBuffer::copy_from_host(const void* host, std::size_t bytes) {
-  if (bytes > bytes_)
+  if (bytes > this->bytes())
     throw std::out_of_range("copy of " + std::to_string(bytes) + " bytes into a buffer of " +
-                            std::to_string(bytes_));
-  if (bytes > 0) KT_CU(cuMemcpyHtoD, ptr_, host, bytes);
+                            std::to_string(this->bytes()));
+  if (bytes > 0) KT_CU(cuMemcpyHtoD, get(), host, bytes);
 }
 
 void DeviceBuffer::fill_bytes(unsigned char value, CUstream stream) {
-  if (bytes_ > 0) KT_CU(cuMemsetD8Async, ptr_, value, bytes_, stream);
+  if (bytes() > 0) KT_CU(cuMemsetD8Async, get(), value, bytes(), stream);
 }
 
-void DeviceBuffer::free() noexcept {
-  if (ptr_ == 0) return;
-  driver().cuMemFree(ptr_);  // fails harmlessly on a context lost to a sticky error
-  ptr_ = 0;
-  bytes_ = 0;
+void DeviceBuffer::Free::operator()(const Allocation& allocation) const noexcept {
+  driver().cuMemFree(allocation.ptr);  // fails harmlessly on a context lost to a sticky error
 }
 
 }  // namespace kt::cuda

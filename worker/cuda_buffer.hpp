@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "worker/cuda_handle.hpp"
+
 namespace kt::cuda {
 
 class DeviceBuffer {
@@ -12,14 +14,9 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   // A zero-byte request still allocates one byte, so every buffer has a valid address.
   explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-  CUdeviceptr get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
+  CUdeviceptr get() const { return allocation_.get().ptr; }
+  std::size_t bytes() const { return allocation_.get().bytes; }
 
   void copy_to_host(void* host, std::size_t bytes) const;
   void copy_from_host(const void* host, std::size_t bytes);
@@ -28,9 +25,15 @@ class DeviceBuffer {
   void fill_bytes(unsigned char value, CUstream stream);
 
  private:
-  void free() noexcept;
-  CUdeviceptr ptr_ = 0;
-  std::size_t bytes_ = 0;
+  struct Allocation {
+    CUdeviceptr ptr = 0;
+    std::size_t bytes = 0;  // as asked for
+    bool operator==(const Allocation&) const = default;
+  };
+  struct Free {
+    void operator()(const Allocation& allocation) const noexcept;
+  };
+  UniqueHandle<Allocation, Free> allocation_;
 };
 
 }  // namespace kt::cuda

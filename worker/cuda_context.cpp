@@ -1,49 +1,26 @@
 #include "worker/cuda_context.hpp"
 
-#include <utility>
-
 #include "worker/driver_api.hpp"
 
 namespace kt::cuda {
 
 PrimaryContext::PrimaryContext(int ordinal) {
-  KT_CU(cuDeviceGet, &device_, ordinal);
-  KT_CU(cuDevicePrimaryCtxRetain, &context_, device_);
-  try {
-    make_current();
-  } catch (...) {
-    release();
-    throw;
-  }
-}
-
-PrimaryContext::~PrimaryContext() {
-  release();
-}
-
-PrimaryContext::PrimaryContext(PrimaryContext&& other) noexcept
-    : device_(other.device_), context_(std::exchange(other.context_, nullptr)) {}
-
-PrimaryContext& PrimaryContext::operator=(PrimaryContext&& other) noexcept {
-  if (this != &other) {
-    release();
-    device_ = other.device_;
-    context_ = std::exchange(other.context_, nullptr);
-  }
-  return *this;
+  Retained retained;
+  KT_CU(cuDeviceGet, &retained.device, ordinal);
+  KT_CU(cuDevicePrimaryCtxRetain, &retained.context, retained.device);
+  retained_ = UniqueHandle<Retained, Release>(retained);
+  make_current();  // on failure the retain is released with retained_
 }
 
 void PrimaryContext::make_current() const {
-  KT_CU(cuCtxSetCurrent, context_);
+  KT_CU(cuCtxSetCurrent, get());
 }
 
-void PrimaryContext::release() noexcept {
-  if (context_ == nullptr) return;
+void PrimaryContext::Release::operator()(const Retained& retained) const noexcept {
   // Errors are ignored: after a sticky fault the context is gone and release is all that's left.
   const DriverApi& api = driver();
   api.cuCtxSetCurrent(nullptr);
-  api.cuDevicePrimaryCtxRelease(device_);
-  context_ = nullptr;
+  api.cuDevicePrimaryCtxRelease(retained.device);
 }
 
 }  // namespace kt::cuda

@@ -5,26 +5,30 @@
 
 #include <cuda.h>
 
+#include "worker/cuda_handle.hpp"
+
 namespace kt::cuda {
 
 class PrimaryContext {
  public:
   explicit PrimaryContext(int ordinal);
-  ~PrimaryContext();
-  PrimaryContext(PrimaryContext&& other) noexcept;
-  PrimaryContext& operator=(PrimaryContext&& other) noexcept;
-  PrimaryContext(const PrimaryContext&) = delete;
-  PrimaryContext& operator=(const PrimaryContext&) = delete;
 
   // Makes the context current on the calling thread.
   void make_current() const;
-  CUcontext get() const { return context_; }
-  CUdevice device() const { return device_; }
+  CUcontext get() const { return retained_.get().context; }
+  CUdevice device() const { return retained_.get().device; }
 
  private:
-  void release() noexcept;
-  CUdevice device_ = 0;
-  CUcontext context_ = nullptr;
+  // A retain of the device's primary context; released with the device it was taken on.
+  struct Retained {
+    CUdevice device = 0;
+    CUcontext context = nullptr;
+    bool operator==(const Retained&) const = default;
+  };
+  struct Release {
+    void operator()(const Retained& retained) const noexcept;
+  };
+  UniqueHandle<Retained, Release> retained_;
 };
 
 }  // namespace kt::cuda

@@ -3,24 +3,23 @@
 
 #include <cuda.h>
 
+#include "worker/cuda_handle.hpp"
+
 namespace kt::cuda {
 
 class Event {
  public:
   Event();
-  ~Event();
-  Event(Event&& other) noexcept;
-  Event& operator=(Event&& other) noexcept;
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
 
-  CUevent get() const { return event_; }
+  CUevent get() const { return event_.get(); }
   void record(CUstream stream) const;
   void synchronize() const;
 
  private:
-  void destroy() noexcept;
-  CUevent event_ = nullptr;
+  struct Destroy {
+    void operator()(CUevent event) const noexcept;
+  };
+  UniqueHandle<CUevent, Destroy> event_;
 };
 
 // Milliseconds between two recorded, completed events (cuEventElapsedTime, ~0.5 us resolution).

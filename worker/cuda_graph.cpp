@@ -1,27 +1,15 @@
 #include "worker/cuda_graph.hpp"
 
-#include <utility>
-
 #include "worker/driver_api.hpp"
 
 namespace kt::cuda {
 namespace {
 
 // The captured (not yet instantiated) graph.
-class Graph {
- public:
-  Graph() = default;
-  ~Graph() {
-    if (graph_ != nullptr) driver().cuGraphDestroy(graph_);
-  }
-  Graph(const Graph&) = delete;
-  Graph& operator=(const Graph&) = delete;
-  CUgraph* out() { return &graph_; }
-  CUgraph get() const { return graph_; }
-
- private:
-  CUgraph graph_ = nullptr;
+struct DestroyGraph {
+  void operator()(CUgraph graph) const noexcept { driver().cuGraphDestroy(graph); }
 };
+using Graph = UniqueHandle<CUgraph, DestroyGraph>;
 
 // Ends the capture on every path: a launch that throws mid-capture must not leave the stream
 // capturing (every later call on it would fail).
@@ -40,9 +28,11 @@ class CaptureScope {
   CaptureScope(const CaptureScope&) = delete;
   CaptureScope& operator=(const CaptureScope&) = delete;
 
-  void end(Graph& graph) {
+  Graph end() {
     ended_ = true;
-    KT_CU(cuStreamEndCapture, stream_, graph.out());
+    CUgraph graph = nullptr;
+    KT_CU(cuStreamEndCapture, stream_, &graph);
+    return Graph(graph);
   }
 
  private:
@@ -52,28 +42,12 @@ class CaptureScope {
 
 }  // namespace
 
-GraphExec::~GraphExec() {
-  destroy();
-}
-
-GraphExec::GraphExec(GraphExec&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
-
-GraphExec& GraphExec::operator=(GraphExec&& other) noexcept {
-  if (this != &other) {
-    destroy();
-    exec_ = std::exchange(other.exec_, nullptr);
-  }
-  return *this;
-}
-
 void GraphExec::launch(CUstream stream) const {
-  KT_CU(cuGraphLaunch, exec_, stream);
+  KT_CU(cuGraphLaunch, exec_.get(), stream);
 }
 
-void GraphExec::destroy() noexcept {
-  if (exec_ == nullptr) return;
-  driver().cuGraphExecDestroy(exec_);
-  exec_ = nullptr;
+void GraphExec::Destroy::operator()(CUgraphExec exec) const noexcept {
+  driver().cuGraphExecDestroy(exec);
 }
 
 GraphExec capture_graph(CUstream stream, const std::function<void(CUstream)>& enqueue,
@@ -82,7 +56,7 @@ GraphExec capture_graph(CUstream stream, const std::function<void(CUstream)>& en
   {
     CaptureScope capture(stream);
     for (int i = 0; i < launches; ++i) enqueue(stream);
-    capture.end(graph);
+    graph = capture.end();
   }
   CUgraphExec exec = nullptr;
   KT_CU(cuGraphInstantiateWithFlags, &exec, graph.get(), 0);

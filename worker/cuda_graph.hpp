@@ -6,25 +6,24 @@
 
 #include <functional>
 
+#include "worker/cuda_handle.hpp"
+
 namespace kt::cuda {
 
 class GraphExec {
  public:
   GraphExec() = default;
   explicit GraphExec(CUgraphExec exec) : exec_(exec) {}
-  ~GraphExec();
-  GraphExec(GraphExec&& other) noexcept;
-  GraphExec& operator=(GraphExec&& other) noexcept;
-  GraphExec(const GraphExec&) = delete;
-  GraphExec& operator=(const GraphExec&) = delete;
 
-  explicit operator bool() const { return exec_ != nullptr; }
+  explicit operator bool() const { return static_cast<bool>(exec_); }
   // Enqueues the whole graph on stream.
   void launch(CUstream stream) const;
 
  private:
-  void destroy() noexcept;
-  CUgraphExec exec_ = nullptr;
+  struct Destroy {
+    void operator()(CUgraphExec exec) const noexcept;
+  };
+  UniqueHandle<CUgraphExec, Destroy> exec_;
 };
 
 // Records `launches` calls of enqueue(stream) into a graph (stream capture, thread-local mode:

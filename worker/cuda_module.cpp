@@ -5,40 +5,25 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
-#include <utility>
 
 #include "worker/driver_api.hpp"
 
 namespace kt::cuda {
 
 Module::Module(const void* image) {
-  KT_CU(cuModuleLoadData, &module_, image);
-}
-
-Module::~Module() {
-  unload();
-}
-
-Module::Module(Module&& other) noexcept : module_(std::exchange(other.module_, nullptr)) {}
-
-Module& Module::operator=(Module&& other) noexcept {
-  if (this != &other) {
-    unload();
-    module_ = std::exchange(other.module_, nullptr);
-  }
-  return *this;
+  CUmodule module = nullptr;
+  KT_CU(cuModuleLoadData, &module, image);
+  module_ = UniqueHandle<CUmodule, Unload>(module);
 }
 
 CUfunction Module::function(const std::string& name) const {
   CUfunction function = nullptr;
-  KT_CU(cuModuleGetFunction, &function, module_, name.c_str());
+  KT_CU(cuModuleGetFunction, &function, get(), name.c_str());
   return function;
 }
 
-void Module::unload() noexcept {
-  if (module_ == nullptr) return;
-  driver().cuModuleUnload(module_);  // fails harmlessly on a context lost to a sticky error
-  module_ = nullptr;
+void Module::Unload::operator()(CUmodule module) const noexcept {
+  driver().cuModuleUnload(module);  // fails harmlessly on a context lost to a sticky error
 }
 
 std::vector<char> read_binary_file(const std::string& path) {

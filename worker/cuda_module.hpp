@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "worker/cuda_handle.hpp"
+
 namespace kt::cuda {
 
 class Module {
@@ -14,19 +16,16 @@ class Module {
   explicit Module(const void* image);
   explicit Module(const std::vector<char>& image)
       : Module(static_cast<const void*>(image.data())) {}
-  ~Module();
-  Module(Module&& other) noexcept;
-  Module& operator=(Module&& other) noexcept;
-  Module(const Module&) = delete;
-  Module& operator=(const Module&) = delete;
 
   // Throws CudaError (CUDA_ERROR_NOT_FOUND) if the module has no such entry point.
   CUfunction function(const std::string& name) const;
-  CUmodule get() const { return module_; }
+  CUmodule get() const { return module_.get(); }
 
  private:
-  void unload() noexcept;
-  CUmodule module_ = nullptr;
+  struct Unload {
+    void operator()(CUmodule module) const noexcept;
+  };
+  UniqueHandle<CUmodule, Unload> module_;
 };
 
 // Reads a file into memory (cubins are handed over as paths); throws std::runtime_error.

@@ -4,24 +4,23 @@
 
 #include <cuda.h>
 
+#include "worker/cuda_handle.hpp"
+
 namespace kt::cuda {
 
 class Stream {
  public:
   Stream();
-  ~Stream();
-  Stream(Stream&& other) noexcept;
-  Stream& operator=(Stream&& other) noexcept;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
 
-  CUstream get() const { return stream_; }
+  CUstream get() const { return stream_.get(); }
   // Waits for all work on the stream; a kernel fault surfaces here as CudaError.
   void synchronize() const;
 
  private:
-  void destroy() noexcept;
-  CUstream stream_ = nullptr;
+  struct Destroy {
+    void operator()(CUstream stream) const noexcept;
+  };
+  UniqueHandle<CUstream, Destroy> stream_;
 };
 
 }  // namespace kt::cuda

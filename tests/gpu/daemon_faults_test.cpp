@@ -11,10 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/daemon_process.hpp"
 #include "client/kerntune_client.hpp"
-#include "engine/worker_client.hpp"
-#include "support/daemon_process.hpp"
 #include "support/fault_family.hpp"
+#include "support/gpu_fixture.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/family.hpp"
@@ -53,15 +53,8 @@ TEST(FaultFamily, LoadsAndOnlyThePlantedErrorFailsToCompile) {
   for (const VariantPlan& plan : plans) {
     EXPECT_FALSE(plan.pruned_by.has_value()) << *plan.pruned_by;
     if (plan.config.at("COPY") != 0) continue;
-    CompileRequest request;
-    request.source_name = plan.tmpl->source;
-    for (const auto& [name, text] : family.sources)
-      if (name == plan.tmpl->source) request.source = text;
-    request.headers = family.sources;
-    request.kernel = plan.tmpl->kernel;
-    request.arch = limits.arch;
-    request.options = variant_defines(*plan.tmpl, plan.config, "bf16", limits);
-    const CompileResult result = compile_kernel(request);
+    const CompileResult result =
+        compile_kernel(compile_request(family, *plan.tmpl, plan.config, "bf16", limits));
     const bool planted_error =
         plan.config.at("BEHAVIOUR") == static_cast<std::int64_t>(PlantedFault::compile_error);
     EXPECT_EQ(result.ok, !planted_error) << canonical_key(plan.config) << ":\n" << result.log;
@@ -71,32 +64,20 @@ TEST(FaultFamily, LoadsAndOnlyThePlantedErrorFailsToCompile) {
   }
 }
 
-class DaemonOnGpu : public ::testing::Test {
+class DaemonOnGpu : public test::GpuTest {
  protected:
-  static void SetUpTestSuite() {
-    probe_ = new ProbeResult(probe_devices(test::binary_dir() / "kerntune-worker"));
-  }
-  static void TearDownTestSuite() {
-    delete probe_;
-    probe_ = nullptr;
-  }
-
   void SetUp() override {
-    if (probe_->devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe_->error;
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
     test::write_fault_family(dir_.path() / "families");
-    daemon_ = std::make_unique<test::DaemonProcess>(
-        dir_.path() / "kerntune.db", dir_.path() / "families", dir_.path() / "kerntuned.log",
-        std::vector<std::string>{"--compile-threads", "4"});
-    ASSERT_TRUE(daemon_->wait_healthy(180s)) << daemon_->log();
+    daemon_ = std::make_unique<bench::DaemonProcess>(
+        test::binary_dir() / "kerntuned", dir_.path() / "kerntune.db",
+        dir_.path() / "kerntuned.log",
+        std::vector<std::string>{"--families", (dir_.path() / "families").string(), "--worker",
+                                 (test::binary_dir() / "kerntune-worker").string(),
+                                 "--compile-threads", "4"});
+    daemon_->wait_healthy(180s);
     client_ = std::make_unique<Client>(daemon_->url(), 60s);
-  }
-
-  // GPUs of the same model as the first one (a job spreads over these).
-  static int same_model_gpus() {
-    int count = 0;
-    for (const DeviceInfo& d : probe_->devices)
-      if (d.name == probe_->devices.front().name && d.arch == probe_->devices.front().arch) ++count;
-    return count;
   }
 
   std::int64_t submit(const std::string& body) {
@@ -111,7 +92,7 @@ class DaemonOnGpu : public ::testing::Test {
       const std::string status = job["status"];
       if (status != "queued" && status != "running") return job;
       if (std::chrono::steady_clock::now() > deadline || !daemon_->alive()) {
-        ADD_FAILURE() << "job " << id << " still " << status << "\n" << daemon_->log();
+        ADD_FAILURE() << "job " << id << " still " << status << "\n" << daemon_->log_tail();
         return job;
       }
       std::this_thread::sleep_for(250ms);
@@ -129,13 +110,10 @@ class DaemonOnGpu : public ::testing::Test {
     return out;
   }
 
-  static ProbeResult* probe_;
   test::TempDir dir_;
-  std::unique_ptr<test::DaemonProcess> daemon_;
+  std::unique_ptr<bench::DaemonProcess> daemon_;
   std::unique_ptr<Client> client_;
 };
-
-ProbeResult* DaemonOnGpu::probe_ = nullptr;
 
 TEST_F(DaemonOnGpu, EveryPlantedFaultEndsInItsStateAndEveryGoodVariantIsMeasured) {
   nlohmann::json configs = nlohmann::json::array();
@@ -143,13 +121,14 @@ TEST_F(DaemonOnGpu, EveryPlantedFaultEndsInItsStateAndEveryGoodVariantIsMeasured
     configs.push_back(config(static_cast<PlantedFault>(b)));
   const std::int64_t id = submit(job_body(configs));
   const nlohmann::json job = wait_until_finished(id, 600s);
-  ASSERT_EQ(job["status"], "done") << job.dump(2) << "\n" << daemon_->log();
+  ASSERT_EQ(job["status"], "done") << job.dump(2) << "\n" << daemon_->log_tail();
   EXPECT_TRUE(daemon_->alive());
   EXPECT_EQ(client_->health()["status"], "ok");
   ASSERT_TRUE(job["reference_us"].is_number()) << job.dump(2);
 
   const auto variants = variants_by_fault(id);
-  ASSERT_EQ(variants.size(), static_cast<std::size_t>(test::kPlantedFaultCount)) << daemon_->log();
+  ASSERT_EQ(variants.size(), static_cast<std::size_t>(test::kPlantedFaultCount))
+      << daemon_->log_tail();
   std::set<std::int64_t> measured_ids;
   for (const auto& [fault, v] : variants) {
     SCOPED_TRACE(v.dump(2));
@@ -194,7 +173,7 @@ TEST_F(DaemonOnGpu, EveryPlantedFaultEndsInItsStateAndEveryGoodVariantIsMeasured
   const std::int64_t again =
       submit(job_body(nlohmann::json::array({config(PlantedFault::correct, 1)}), "serial"));
   const nlohmann::json second = wait_until_finished(again, 300s);
-  ASSERT_EQ(second["status"], "done") << second.dump(2) << "\n" << daemon_->log();
+  ASSERT_EQ(second["status"], "done") << second.dump(2) << "\n" << daemon_->log_tail();
   EXPECT_EQ(second["pipeline"], "serial");
   EXPECT_EQ(second["gpus"], 1);
   EXPECT_EQ(second["stats"]["variants_measured"], 1);

@@ -5,17 +5,13 @@
 // an arch the template does not target.
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "engine/worker_client.hpp"
-#include "support/test_paths.hpp"
-#include "tuner/compile/nvrtc_compiler.hpp"
-#include "tuner/device_limits.hpp"
-#include "tuner/family.hpp"
+#include "support/gemm_templates.hpp"
+#include "support/gpu_fixture.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {
@@ -23,15 +19,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const Family& gemm_family() {
-  static const Family family = load_family(test::source_dir() / "kernel_templates" / "gemm");
-  return family;
-}
+using test::gemm_family;
 
 const TemplateSpec& skinny_template() {
-  for (const TemplateSpec& tmpl : gemm_family().templates)
-    if (tmpl.name == "skinny_splitk") return tmpl;
-  throw std::runtime_error("no template skinny_splitk in the gemm family");
+  return test::gemm_template("skinny_splitk");
 }
 
 Config config(std::int64_t bm, std::int64_t bn, std::int64_t bk, std::int64_t warps_n,
@@ -64,47 +55,23 @@ std::string describe(const Config& c, const Shape& s) {
          "x" + std::to_string(s.at("K"));
 }
 
-class SkinnyOnGpu : public ::testing::Test {
+class SkinnyOnGpu : public test::WorkerGpuTest {
  protected:
-  static void SetUpTestSuite() {
-    probe_ = new ProbeResult(probe_devices(test::binary_dir() / "kerntune-worker"));
-  }
-  static void TearDownTestSuite() {
-    delete probe_;
-    probe_ = nullptr;
-  }
-
   void SetUp() override {
-    if (probe_->devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe_->error;
-    device_ = probe_->devices.front();
+    WorkerGpuTest::SetUp();
+    if (IsSkipped()) return;
     const auto& archs = skinny_template().archs;
     if (std::find(archs.begin(), archs.end(), device_.arch) == archs.end())
       GTEST_SKIP() << "skinny_splitk does not target " << device_.arch;
-    limits_ = limits_for_device(device_);
-    client_ =
-        std::make_unique<WorkerClient>(test::binary_dir() / "kerntune-worker", device_.ordinal);
   }
 
   // The request the tuner would send for this variant and shape (smoke instance included).
   MeasureRequest request(const Config& c, const Shape& s, const std::string& dtype, bool time) {
     const TemplateSpec& tmpl = skinny_template();
-    CompileRequest compile;
-    compile.source_name = tmpl.source;
-    for (const auto& [name, text] : gemm_family().sources)
-      if (name == tmpl.source) compile.source = text;
-    compile.headers = gemm_family().sources;
-    compile.kernel = tmpl.kernel;
-    compile.arch = limits_.arch;
-    compile.options = variant_defines(tmpl, c, dtype, limits_);
-    const CompileResult compiled = compile_kernel(compile);
-    EXPECT_TRUE(compiled.ok) << describe(c, s) << "\n" << compiled.log;
-    const auto path = dir_.path() / ("skinny_" + std::to_string(++cubins_) + ".cubin");
-    std::ofstream(path, std::ios::binary)
-        .write(compiled.cubin.data(), static_cast<std::streamsize>(compiled.cubin.size()));
-
     MeasureRequest r;
-    r.variant_id = cubins_;
-    r.cubin_path = path.string();
+    r.variant_id = ++cubins_;
+    r.cubin_path = write_cubin(compile_request(gemm_family(), tmpl, c, dtype, limits_),
+                               "skinny_" + std::to_string(cubins_));
     r.kernel = tmpl.kernel;
     r.smoke =
         instantiate(gemm_family(), tmpl, c, smoke_shape_for(gemm_family(), {}), dtype, limits_);
@@ -119,15 +86,8 @@ class SkinnyOnGpu : public ::testing::Test {
     return r;
   }
 
-  static ProbeResult* probe_;
-  DeviceInfo device_;
-  DeviceLimits limits_;
-  test::TempDir dir_;
-  std::unique_ptr<WorkerClient> client_;
   int cubins_ = 0;
 };
-
-ProbeResult* SkinnyOnGpu::probe_ = nullptr;
 
 TEST_F(SkinnyOnGpu, RaggedShapesMatchCublas) {
   const std::vector<Shape> shapes = {

@@ -7,16 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "engine/worker_client.hpp"
 #include "support/gemm_templates.hpp"
-#include "support/test_paths.hpp"
+#include "support/gpu_fixture.hpp"
 
 namespace kt::test {
 
@@ -25,26 +22,16 @@ inline std::string shape_text(const Shape& s) {
          std::to_string(s.at("K"));
 }
 
-class GemmTemplateOnGpu : public ::testing::Test {
+class GemmTemplateOnGpu : public WorkerGpuTest {
  protected:
   explicit GemmTemplateOnGpu(std::string tmpl) : tmpl_(std::move(tmpl)) {}
 
-  static void SetUpTestSuite() {
-    probe_ = new ProbeResult(probe_devices(binary_dir() / "kerntune-worker"));
-  }
-  static void TearDownTestSuite() {
-    delete probe_;
-    probe_ = nullptr;
-  }
-
   void SetUp() override {
-    if (probe_->devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe_->error;
-    device_ = probe_->devices.front();
+    WorkerGpuTest::SetUp();
+    if (IsSkipped()) return;
     const auto& archs = gemm_template(tmpl_).archs;
     if (std::find(archs.begin(), archs.end(), device_.arch) == archs.end())
       GTEST_SKIP() << tmpl_ << " does not target " << device_.arch;
-    limits_ = limits_for_device(device_);
-    client_ = std::make_unique<WorkerClient>(binary_dir() / "kerntune-worker", device_.ordinal);
   }
 
   std::string describe(const Config& c, const std::string& dtype, const Shape& s) const {
@@ -55,13 +42,9 @@ class GemmTemplateOnGpu : public ::testing::Test {
   std::string cubin(const Config& c, const std::string& dtype) {
     const std::string key = canonical_key(c) + "/" + dtype;
     if (auto it = cubins_.find(key); it != cubins_.end()) return it->second;
-    const CompileResult compiled =
-        compile_variant(gemm_family(), gemm_template(tmpl_), c, dtype, limits_);
-    EXPECT_TRUE(compiled.ok) << tmpl_ << " " << key << "\n" << compiled.log;
-    const auto path = dir_.path() / (std::to_string(cubins_.size()) + ".cubin");
-    std::ofstream(path, std::ios::binary)
-        .write(compiled.cubin.data(), static_cast<std::streamsize>(compiled.cubin.size()));
-    return cubins_[key] = path.string();
+    return cubins_[key] =
+               write_cubin(compile_request(gemm_family(), gemm_template(tmpl_), c, dtype, limits_),
+                           std::to_string(cubins_.size()));
   }
 
   // The request the tuner sends for this variant and shape; the smoke instance is the family's
@@ -139,11 +122,6 @@ class GemmTemplateOnGpu : public ::testing::Test {
   }
 
   std::string tmpl_;
-  static inline ProbeResult* probe_ = nullptr;
-  DeviceInfo device_;
-  DeviceLimits limits_;
-  TempDir dir_;
-  std::unique_ptr<WorkerClient> client_;
   std::map<std::string, std::string> cubins_;
   int requests_ = 0;
 };

@@ -7,18 +7,14 @@
 // not multiples of any tile, M = 1, K a multiple of 8 but not of 64; 2000x3000 has more tiles
 // than an H100 has SMs, so stream-K splits its last wave.
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "engine/worker_client.hpp"
-#include "support/test_paths.hpp"
-#include "tuner/compile/nvrtc_compiler.hpp"
-#include "tuner/device_limits.hpp"
-#include "tuner/family.hpp"
+#include "support/gemm_templates.hpp"
+#include "support/gpu_fixture.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {
@@ -26,15 +22,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const Family& gemm_family() {
-  static const Family family = load_family(test::source_dir() / "kernel_templates" / "gemm");
-  return family;
-}
+using test::gemm_family;
 
 const TemplateSpec& wgmma_template() {
-  for (const TemplateSpec& tmpl : gemm_family().templates)
-    if (tmpl.name == "wgmma_tma_ws") return tmpl;
-  throw std::runtime_error("no wgmma_tma_ws template");
+  return test::gemm_template("wgmma_tma_ws");
 }
 
 struct Variant {
@@ -81,41 +72,18 @@ const std::vector<Shape> kShapes = {
     {{"M", 2000}, {"N", 3000}, {"K", 1040}},
 };
 
-class WgmmaOnGpu : public ::testing::Test {
+class WgmmaOnGpu : public test::WorkerGpuTest {
  protected:
-  static void SetUpTestSuite() {
-    probe_ = new ProbeResult(probe_devices(test::binary_dir() / "kerntune-worker"));
-  }
-  static void TearDownTestSuite() {
-    delete probe_;
-    probe_ = nullptr;
-  }
-
   void SetUp() override {
-    if (probe_->devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe_->error;
-    device_ = probe_->devices.front();
+    WorkerGpuTest::SetUp();
+    if (IsSkipped()) return;
     if (device_.arch != "sm_90a") GTEST_SKIP() << "wgmma needs sm_90a, found " << device_.arch;
-    limits_ = limits_for_device(device_);
-    client_ =
-        std::make_unique<WorkerClient>(test::binary_dir() / "kerntune-worker", device_.ordinal);
   }
 
   std::string compile(const Variant& variant, int index) {
-    const TemplateSpec& tmpl = wgmma_template();
-    CompileRequest request;
-    request.source_name = tmpl.source;
-    for (const auto& [name, text] : gemm_family().sources)
-      if (name == tmpl.source) request.source = text;
-    request.headers = gemm_family().sources;
-    request.kernel = tmpl.kernel;
-    request.arch = device_.arch;
-    request.options = variant_defines(tmpl, variant.config, variant.dtype, limits_);
-    const CompileResult compiled = compile_kernel(request);
-    EXPECT_TRUE(compiled.ok) << compiled.log;
-    const auto path = dir_.path() / ("wgmma_" + std::to_string(index) + ".cubin");
-    std::ofstream(path, std::ios::binary)
-        .write(compiled.cubin.data(), static_cast<std::streamsize>(compiled.cubin.size()));
-    return path.string();
+    return write_cubin(
+        compile_request(gemm_family(), wgmma_template(), variant.config, variant.dtype, limits_),
+        "wgmma_" + std::to_string(index));
   }
 
   MeasureRequest request(const Variant& variant, const std::string& cubin, const Shape& shape,
@@ -131,15 +99,7 @@ class WgmmaOnGpu : public ::testing::Test {
     r.time = false;
     return r;
   }
-
-  static ProbeResult* probe_;
-  DeviceInfo device_;
-  DeviceLimits limits_;
-  test::TempDir dir_;
-  std::unique_ptr<WorkerClient> client_;
 };
-
-ProbeResult* WgmmaOnGpu::probe_ = nullptr;
 
 TEST_F(WgmmaOnGpu, EveryFeatureIsRightOnRaggedShapes) {
   int id = 0;

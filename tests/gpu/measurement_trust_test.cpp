@@ -4,68 +4,16 @@
 #include <dlfcn.h>
 
 #include <chrono>
-#include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "engine/worker_client.hpp"
-#include "support/test_paths.hpp"
-#include "tuner/compile/nvrtc_compiler.hpp"
+#include "support/gpu_fixture.hpp"
+#include "support/naive_gemm.hpp"
 
 namespace kt {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A naive bf16 GEMM, C[m,n] = sum_k A[m,k] * B[n,k] (the GEMM family's argument order C, A, B,
-// M, N, K): correct, so it passes the worker's checks; HANG makes it loop forever.
-constexpr const char* kNaiveGemm = R"cuda(
-__device__ __forceinline__ float bf16_at(const unsigned short* p, long long i) {
-  return __int_as_float(((unsigned)p[i]) << 16);
-}
-extern "C" __global__ void naive_gemm(unsigned short* C, const unsigned short* A,
-                                      const unsigned short* B, int M, int N, int K) {
-#ifdef HANG
-  for (;;) asm volatile("nanosleep.u32 1000;");
-#endif
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  const int row = blockIdx.y * blockDim.y + threadIdx.y;
-  if (row >= M || col >= N) return;
-  float acc = 0.0f;
-  for (int k = 0; k < K; ++k) acc += bf16_at(A, (long long)row * K + k) * bf16_at(B, (long long)col * K + k);
-  unsigned short bits;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(bits) : "f"(acc));
-  C[(long long)row * N + col] = bits;
-}
-)cuda";
-
-ProblemInstance gemm(int m, int n, int k) {
-  ProblemInstance p;
-  p.shape = {{"M", m}, {"N", n}, {"K", k}};
-  p.dtype = "bf16";
-  p.buffers = {{"A", "input", "bf16", std::int64_t{m} * k},
-               {"B", "input", "bf16", std::int64_t{n} * k},
-               {"C", "output", "bf16", std::int64_t{m} * n}};
-  auto buffer = [](const char* name) {
-    ArgInstance a;
-    a.buffer = name;
-    return a;
-  };
-  auto i32 = [](int value) {
-    ArgInstance a;
-    a.kind = ArgInstance::Kind::i32;
-    a.value = value;
-    return a;
-  };
-  p.args = {buffer("C"), buffer("A"), buffer("B"), i32(m), i32(n), i32(k)};
-  p.launch.block = {16, 16, 1};
-  p.launch.grid = {static_cast<std::uint32_t>((n + 15) / 16),
-                   static_cast<std::uint32_t>((m + 15) / 16), 1};
-  p.reference.kind = "cublas_gemm";
-  p.reference.params = {{"a", "A"}, {"b", "B"}, {"c", "C"}, {"m", m}, {"n", n}, {"k", k}};
-  p.flops = 2.0 * m * n * k;
-  return p;
-}
 
 bool nvml_present() {
   void* handle = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
@@ -73,44 +21,16 @@ bool nvml_present() {
   return handle != nullptr;
 }
 
-class MeasurementOnGpu : public ::testing::Test {
+class MeasurementOnGpu : public test::WorkerGpuTest {
  protected:
-  static void SetUpTestSuite() {
-    probe_ = new ProbeResult(probe_devices(test::binary_dir() / "kerntune-worker"));
-  }
-  static void TearDownTestSuite() {
-    delete probe_;
-    probe_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (probe_->devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe_->error;
-    device_ = probe_->devices.front();
-    client_ =
-        std::make_unique<WorkerClient>(test::binary_dir() / "kerntune-worker", device_.ordinal);
-  }
-
-  std::string cubin(bool hang) {
-    CompileRequest request;
-    request.source_name = "naive_gemm.cu";
-    request.source = kNaiveGemm;
-    request.kernel = "naive_gemm";
-    request.arch = device_.arch;
-    if (hang) request.options = {"-DHANG"};
-    const CompileResult compiled = compile_kernel(request);
-    EXPECT_TRUE(compiled.ok) << compiled.log;
-    const auto path = dir_.path() / (hang ? "hang.cubin" : "gemm.cubin");
-    std::ofstream(path, std::ios::binary)
-        .write(compiled.cubin.data(), static_cast<std::streamsize>(compiled.cubin.size()));
-    return path.string();
-  }
-
   MeasureRequest request(std::int64_t id, int m, int n, int k, bool hang = false) {
     MeasureRequest r;
     r.variant_id = id;
-    r.cubin_path = cubin(hang);
-    r.kernel = "naive_gemm";
-    r.full = gemm(m, n, k);
+    r.cubin_path = write_cubin(
+        test::naive_gemm_compile(hang ? test::NaiveGemm::loops_forever : test::NaiveGemm::correct),
+        hang ? "hang" : "gemm");
+    r.kernel = test::kNaiveGemmKernel;
+    r.full = test::naive_gemm_problem(m, n, k);
     r.tolerance = 1e-2;
     r.seed = 99;
     r.timing.warmup_runs = 2;
@@ -119,14 +39,7 @@ class MeasurementOnGpu : public ::testing::Test {
     r.timing.max_seconds = 1.0;
     return r;
   }
-
-  static ProbeResult* probe_;
-  DeviceInfo device_;
-  test::TempDir dir_;
-  std::unique_ptr<WorkerClient> client_;
 };
-
-ProbeResult* MeasurementOnGpu::probe_ = nullptr;
 
 TEST_F(MeasurementOnGpu, ATinyKernelIsTimedAsAGraphWithASanePerLaunchTime) {
   MeasureRequest r = request(1, 64, 64, 32);  // a microsecond or two: launch-bound
@@ -167,7 +80,7 @@ TEST_F(MeasurementOnGpu, NvmlReadingsComeWithEveryMeasurement) {
   EXPECT_LE(r.timing->discarded_samples, 2 * 300);
 
   ReferenceTimingRequest reference;
-  reference.problem = gemm(1024, 1024, 1024);
+  reference.problem = test::naive_gemm_problem(1024, 1024, 1024);
   reference.timing.max_seconds = 0.5;
   std::string reason;
   const auto timing = client_->time_reference(reference, 60s, &reason);

@@ -2,13 +2,12 @@
 
 #include <future>
 
-#include "support/test_paths.hpp"
+#include "support/shipped_family.hpp"
 
 namespace kt::test {
 
 const Family& gemm_family() {
-  static const Family family = load_family(source_dir() / "kernel_templates" / "gemm");
-  return family;
+  return shipped_family("gemm");
 }
 
 const TemplateSpec& gemm_template(const std::string& name) {

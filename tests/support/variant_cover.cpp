@@ -45,15 +45,7 @@ std::vector<VariantPlan> covering_set(const std::vector<VariantPlan>& plans) {
 
 CompileResult compile_variant(const Family& family, const TemplateSpec& tmpl, const Config& config,
                               const std::string& dtype, const DeviceLimits& limits) {
-  CompileRequest request;
-  request.source_name = tmpl.source;
-  for (const auto& [file, text] : family.sources)
-    if (file == tmpl.source) request.source = text;
-  request.headers = family.sources;
-  request.kernel = tmpl.kernel;
-  request.arch = limits.arch;
-  request.options = variant_defines(tmpl, config, dtype, limits);
-  return compile_kernel(request);
+  return compile_kernel(compile_request(family, tmpl, config, dtype, limits));
 }
 
 DeviceLimits limits_with_sms(const std::string& arch, int sm_count) {

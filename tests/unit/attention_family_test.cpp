@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/test_paths.hpp"
+#include "support/shipped_family.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
@@ -21,9 +21,7 @@ namespace kt {
 namespace {
 
 const Family& attention_family() {
-  static const Family family =
-      load_family(test::source_dir() / "kernel_templates" / "attention_fwd");
-  return family;
+  return test::shipped_family("attention_fwd");
 }
 
 DeviceLimits hopper_limits() {

@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/shipped_family.hpp"
 #include "support/variant_cover.hpp"
-#include "support/test_paths.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
@@ -22,9 +22,7 @@ namespace {
 constexpr const char* kTemplate = "mma_flash2";
 
 const Family& attention_family() {
-  static const Family family =
-      load_family(test::source_dir() / "kernel_templates" / "attention_fwd");
-  return family;
+  return test::shipped_family("attention_fwd");
 }
 
 const TemplateSpec& flash2() {
@@ -49,16 +47,8 @@ std::vector<VariantPlan> survivors(const std::string& arch) {
 }
 
 CompileResult compile_for(const Config& config, const std::string& dtype, const std::string& arch) {
-  const TemplateSpec& tmpl = flash2();
-  CompileRequest request;
-  request.source_name = tmpl.source;
-  for (const auto& [name, text] : attention_family().sources)
-    if (name == tmpl.source) request.source = text;
-  request.headers = attention_family().sources;
-  request.kernel = tmpl.kernel;
-  request.arch = arch;
-  request.options = variant_defines(tmpl, config, dtype, limits_for_arch(arch).value());
-  return compile_kernel(request);
+  return compile_kernel(
+      compile_request(attention_family(), flash2(), config, dtype, limits_for_arch(arch).value()));
 }
 
 void expect_clean(const CompileResult& result, const std::string& at) {

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/shipped_family.hpp"
 #include "support/variant_cover.hpp"
-#include "support/test_paths.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
@@ -23,9 +23,7 @@ namespace {
 constexpr const char* kTemplate = "wgmma_flash3";
 
 const Family& attention_family() {
-  static const Family family =
-      load_family(test::source_dir() / "kernel_templates" / "attention_fwd");
-  return family;
+  return test::shipped_family("attention_fwd");
 }
 
 const TemplateSpec& flash3() {
@@ -56,16 +54,7 @@ std::vector<VariantPlan> survivors() {
 }
 
 CompileRequest request_for(const Config& config, const std::string& dtype) {
-  const TemplateSpec& tmpl = flash3();
-  CompileRequest request;
-  request.source_name = tmpl.source;
-  for (const auto& [name, text] : attention_family().sources)
-    if (name == tmpl.source) request.source = text;
-  request.headers = attention_family().sources;
-  request.kernel = tmpl.kernel;
-  request.arch = "sm_90a";
-  request.options = variant_defines(tmpl, config, dtype, hopper_limits());
-  return request;
+  return compile_request(attention_family(), flash3(), config, dtype, hopper_limits());
 }
 
 TEST(AttentionWgmma, TemplateIsHopperOnlyAndTakesThreeTensorMaps) {

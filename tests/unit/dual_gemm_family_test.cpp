@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/test_paths.hpp"
+#include "support/shipped_family.hpp"
 #include "support/variant_cover.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/family.hpp"
@@ -23,9 +23,7 @@ constexpr const char* kHopper = "wgmma_tma_ws";
 constexpr const char* kBlackwell = "tcgen05_tma_ws";
 
 const Family& dual_family() {
-  static const Family family =
-      load_family(test::source_dir() / "kernel_templates" / "dual_gemm_silu");
-  return family;
+  return test::shipped_family("dual_gemm_silu");
 }
 
 Shape shape(std::int64_t g, std::int64_t m, std::int64_t n, std::int64_t k) {

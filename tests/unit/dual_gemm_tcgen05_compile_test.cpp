@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/test_paths.hpp"
+#include "support/shipped_family.hpp"
 #include "support/variant_cover.hpp"
 #include "tuner/family.hpp"
 #include "tuner/variant_space.hpp"
@@ -23,9 +23,7 @@ const Shape kLarge{{"G", 8}, {"M", 256}, {"N", 4096}, {"K", 7168}};
 const Shape kSmallM{{"G", 8}, {"M", 64}, {"N", 4096}, {"K", 7168}};
 
 const Family& dual_family() {
-  static const Family family =
-      load_family(test::source_dir() / "kernel_templates" / "dual_gemm_silu");
-  return family;
+  return test::shipped_family("dual_gemm_silu");
 }
 
 TEST(DualGemmTcgen05, UnsupportedOnHopper) {

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/test_paths.hpp"
+#include "support/shipped_family.hpp"
 #include "support/variant_cover.hpp"
 #include "tuner/family.hpp"
 
@@ -20,9 +20,7 @@ namespace {
 constexpr const char* kTemplate = "wgmma_tma_ws";
 
 const Family& dual_family() {
-  static const Family family =
-      load_family(test::source_dir() / "kernel_templates" / "dual_gemm_silu");
-  return family;
+  return test::shipped_family("dual_gemm_silu");
 }
 
 TEST(DualGemmWgmma, CoveringSetCompilesForSm90aWithoutSpills) {

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/test_paths.hpp"
+#include "support/gemm_templates.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
@@ -18,10 +18,7 @@
 namespace kt {
 namespace {
 
-const Family& gemm_family() {
-  static const Family family = load_family(test::source_dir() / "kernel_templates" / "gemm");
-  return family;
-}
+using test::gemm_family;
 
 DeviceLimits limits_of(const std::string& arch) {
   const auto limits = limits_for_arch(arch);
@@ -48,16 +45,7 @@ std::int64_t axis(const VariantPlan& plan, const std::string& name) {
 
 CompileRequest request_for(const VariantPlan& plan, const std::string& dtype,
                            const DeviceLimits& limits) {
-  const Family& family = gemm_family();
-  CompileRequest request;
-  request.source_name = plan.tmpl->source;
-  for (const auto& [name, text] : family.sources)
-    if (name == plan.tmpl->source) request.source = text;
-  request.headers = family.sources;
-  request.kernel = plan.tmpl->kernel;
-  request.arch = limits.arch;
-  request.options = variant_defines(*plan.tmpl, plan.config, dtype, limits);
-  return request;
+  return compile_request(gemm_family(), *plan.tmpl, plan.config, dtype, limits);
 }
 
 std::string describe(const VariantPlan& plan) {

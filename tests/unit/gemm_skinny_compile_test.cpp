@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/test_paths.hpp"
+#include "support/gemm_templates.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
@@ -23,15 +23,10 @@ namespace {
 
 constexpr const char* kTemplate = "skinny_splitk";
 
-const Family& gemm_family() {
-  static const Family family = load_family(test::source_dir() / "kernel_templates" / "gemm");
-  return family;
-}
+using test::gemm_family;
 
 const TemplateSpec& skinny_template() {
-  for (const TemplateSpec& tmpl : gemm_family().templates)
-    if (tmpl.name == kTemplate) return tmpl;
-  throw std::runtime_error("no template skinny_splitk in the gemm family");
+  return test::gemm_template(kTemplate);
 }
 
 // The arch's table limits with an H100's SM count, so the grid-size constraints act as on a GPU.
@@ -164,16 +159,7 @@ TEST(GemmSkinnyTemplate, EveryAxisValueSurvivesOnSomeArch) {
 
 CompileRequest request_for(const Config& config, const std::string& dtype,
                            const DeviceLimits& limits) {
-  const TemplateSpec& tmpl = skinny_template();
-  CompileRequest request;
-  request.source_name = tmpl.source;
-  for (const auto& [name, text] : gemm_family().sources)
-    if (name == tmpl.source) request.source = text;
-  request.headers = gemm_family().sources;
-  request.kernel = tmpl.kernel;
-  request.arch = limits.arch;
-  request.options = variant_defines(tmpl, config, dtype, limits);
-  return request;
+  return compile_request(gemm_family(), skinny_template(), config, dtype, limits);
 }
 
 class GemmSkinnyCompile : public ::testing::TestWithParam<const char*> {};

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/test_paths.hpp"
+#include "support/gemm_templates.hpp"
 #include "support/variant_cover.hpp"
 #include "tuner/family.hpp"
 #include "tuner/variant_space.hpp"
@@ -21,17 +21,14 @@ namespace {
 constexpr const char* kTemplate = "tcgen05_tma_ws";
 const Shape kSquare{{"M", 4096}, {"N", 4096}, {"K", 4096}};
 
-const Family& gemm_family() {
-  static const Family family = load_family(test::source_dir() / "kernel_templates" / "gemm");
-  return family;
-}
+using test::gemm_family;
 
 bool power_of_two(std::int64_t v) {
   return v > 0 && (v & (v - 1)) == 0;
 }
 
 TEST(GemmTcgen05, BlackwellOnlyAndReportsTmemColumns) {
-  const TemplateSpec& tmpl = test::template_named(gemm_family(), kTemplate);
+  const TemplateSpec& tmpl = test::gemm_template(kTemplate);
   EXPECT_EQ(tmpl.kernel, "kt_gemm_tcgen05");
   EXPECT_EQ(tmpl.archs, std::vector<std::string>{"sm_100a"});
   EXPECT_EQ(tmpl.resources.at("tmem_columns"), "TMEM_COLS");
@@ -47,7 +44,7 @@ TEST(GemmTcgen05, BlackwellOnlyAndReportsTmemColumns) {
 
 TEST(GemmTcgen05, SpaceHonoursTmemPairAndClusterRules) {
   const DeviceLimits limits = test::limits_with_sms("sm_100a", 148);
-  const TemplateSpec& tmpl = test::template_named(gemm_family(), kTemplate);
+  const TemplateSpec& tmpl = test::gemm_template(kTemplate);
   const auto kept = test::survivors(gemm_family(), kTemplate, kSquare, "bf16", limits);
   EXPECT_GE(kept.size(), 50u);
   EXPECT_LE(kept.size(), 400u);
@@ -84,7 +81,7 @@ TEST(GemmTcgen05, SpaceHonoursTmemPairAndClusterRules) {
 
 TEST(GemmTcgen05, CoveringSetCompilesForSm100aWithoutSpills) {
   const DeviceLimits limits = test::limits_with_sms("sm_100a", 148);
-  const TemplateSpec& tmpl = test::template_named(gemm_family(), kTemplate);
+  const TemplateSpec& tmpl = test::gemm_template(kTemplate);
   // The square shape has CTA pairs and wide tiles; the small one, whose 128-column tiles would
   // leave SMs idle, has BN=64 and the smallest TMEM allocations.
   std::vector<VariantPlan> pool;
@@ -119,7 +116,7 @@ TEST(GemmTcgen05, CoveringSetCompilesForSm100aWithoutSpills) {
 
 TEST(GemmTcgen05, TooFewTmemColumnsAreAStaticAssert) {
   const DeviceLimits limits = test::limits_with_sms("sm_100a", 148);
-  const TemplateSpec& tmpl = test::template_named(gemm_family(), kTemplate);
+  const TemplateSpec& tmpl = test::gemm_template(kTemplate);
   VariantPlan plan = test::survivors(gemm_family(), kTemplate, kSquare, "bf16", limits).front();
   plan.config["BN"] = 256;
   plan.config["ACC_STAGES"] = 2;

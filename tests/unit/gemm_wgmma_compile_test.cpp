@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/test_paths.hpp"
+#include "support/gemm_templates.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
@@ -24,15 +24,10 @@ namespace {
 
 constexpr const char* kTemplate = "wgmma_tma_ws";
 
-const Family& gemm_family() {
-  static const Family family = load_family(test::source_dir() / "kernel_templates" / "gemm");
-  return family;
-}
+using test::gemm_family;
 
 const TemplateSpec& wgmma_template() {
-  for (const TemplateSpec& tmpl : gemm_family().templates)
-    if (tmpl.name == kTemplate) return tmpl;
-  throw std::runtime_error(std::string("no template ") + kTemplate);
+  return test::gemm_template(kTemplate);
 }
 
 DeviceLimits hopper_limits() {
@@ -211,15 +206,8 @@ TEST(GemmWgmma, CoveringSetCompilesForSm90aWithoutSpills) {
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     const VariantPlan& plan = chosen[i];
     const std::string dtype = i % 2 == 0 ? "bf16" : "fp16";  // both dtypes
-    CompileRequest request;
-    request.source_name = tmpl.source;
-    for (const auto& [name, text] : gemm_family().sources)
-      if (name == tmpl.source) request.source = text;
-    request.headers = gemm_family().sources;
-    request.kernel = tmpl.kernel;
-    request.arch = limits.arch;
-    request.options = variant_defines(tmpl, plan.config, dtype, limits);
-    const CompileResult result = compile_kernel(request);
+    const CompileResult result =
+        compile_kernel(compile_request(gemm_family(), tmpl, plan.config, dtype, limits));
     ASSERT_TRUE(result.ok) << describe(plan) << " " << dtype << "\n" << result.log;
     EXPECT_FALSE(result.cubin.empty());
     EXPECT_GT(result.resources.registers, 0) << result.log;
@@ -246,15 +234,8 @@ TEST(GemmWgmma, ShapeAssumptionsAreStaticAsserts) {
   VariantPlan plan = survivors(kSquare, limits).front();
   plan.config["BM"] = 256;
   plan.config["BN"] = 256;  // 256 accumulators per thread with 2 consumers, 512 with 1
-  CompileRequest request;
-  request.source_name = tmpl.source;
-  for (const auto& [name, text] : gemm_family().sources)
-    if (name == tmpl.source) request.source = text;
-  request.headers = gemm_family().sources;
-  request.kernel = tmpl.kernel;
-  request.arch = limits.arch;
-  request.options = variant_defines(tmpl, plan.config, "bf16", limits);
-  const CompileResult result = compile_kernel(request);
+  const CompileResult result =
+      compile_kernel(compile_request(gemm_family(), tmpl, plan.config, "bf16", limits));
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.log.find("<= 128 fp32 accumulators"), std::string::npos) << result.log;
 }

@@ -147,6 +147,22 @@ TEST_F(VariantSpaceTest, VariantDefinesFollowAxisOrderThenDtypeSmAndOptions) {
   EXPECT_THROW(variant_defines(simple(), {{"BOGUS", 1}}, "bf16", limits("sm_90a")), FamilyError);
 }
 
+TEST_F(VariantSpaceTest, CompileRequestCarriesTheTemplateSourceHeadersArchAndDefines) {
+  const Config config{{"TILE", 64}, {"SPLIT", 2}, {"CLUSTER", 1}};
+  const CompileRequest request =
+      compile_request(family_, simple(), config, "bf16", limits("sm_90a"));
+  EXPECT_EQ(request.source_name, simple().source);
+  ASSERT_FALSE(request.source.empty());
+  bool found = false;
+  for (const auto& [name, text] : family_.sources)
+    if (name == simple().source) found = text == request.source;
+  EXPECT_TRUE(found) << "the template's own source text";
+  EXPECT_EQ(request.headers, family_.sources);
+  EXPECT_EQ(request.kernel, simple().kernel);
+  EXPECT_EQ(request.arch, "sm_90a");
+  EXPECT_EQ(request.options, variant_defines(simple(), config, "bf16", limits("sm_90a")));
+}
+
 TEST_F(VariantSpaceTest, InstantiateEvaluatesEveryPart) {
   const Config config{{"TILE", 64}, {"SPLIT", 2}, {"CLUSTER", 1}};
   const ProblemInstance p =
