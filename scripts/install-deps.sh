@@ -26,6 +26,7 @@ base_packages=(
   nlohmann-json3-dev                # JSON: API bodies, manifests, worker protocol
   libgtest-dev                      # tests
   libssl-dev                        # SHA-256 for the content-addressed compile cache
+  python3                           # scripts/gen_wgmma_ops.py and the test that checks its output
 )
 
 missing=()
