@@ -146,7 +146,8 @@ void Store::record_compile(std::int64_t variant_id, const CompileResult& result,
     update.bind(1, result.ok ? result.key : std::string());
     update.bind(2, result.log);
     update.bind(3, result.ok ? r.registers : -1);
-    update.bind(4, result.ok ? r.spill_store_bytes + r.spill_load_bytes : -1);
+    const bool spills_known = r.spill_store_bytes >= 0 && r.spill_load_bytes >= 0;
+    update.bind(4, result.ok && spills_known ? r.spill_store_bytes + r.spill_load_bytes : -1);
     update.bind(5, result.ok ? r.static_smem_bytes + dynamic_smem_bytes : -1);
     update.bind(6, threads);
     update.bind(7, result.compile_ms);

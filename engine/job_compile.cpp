@@ -3,6 +3,7 @@
 #include <sstream>
 #include <utility>
 
+#include "tuner/compile/cubin_resources.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/variant_space.hpp"
 
@@ -31,7 +32,7 @@ VariantOutcome failed(VariantStatus status, std::string gate, std::string reason
   return outcome;
 }
 
-// Gate 2b: what ptxas reported against what the device gives one block.
+// Gate 2b: the kernel's resources (read from its cubin) against what the device gives one block.
 std::optional<std::string> resource_overflow(const ResourceUsage& usage, const LaunchDims& launch,
                                              const DeviceLimits& limits) {
   const long long threads =
@@ -86,6 +87,17 @@ CompiledVariant compile_variant(const KernelLookup& cached, const Family& family
     result.log = std::move(blob->log);
     result.resources = blob->resources;
     out.cache_hit = true;
+    // Rows stored while resources came from the ptxas log alone hold 0 registers where that log
+    // was empty: read the cached cubin again rather than serve the zeros.
+    if (result.resources.registers <= 0) {
+      try {
+        result.resources = kernel_resources(result.cubin, tmpl->kernel, result.log).usage;
+      } catch (const CubinError& e) {
+        result.ok = false;
+        result.log = std::string("error reading the cached kernel's resources from its cubin: ") +
+                     e.what() + "\n" + result.log;
+      }
+    }
   } else {
     result = compile_kernel(request);
   }

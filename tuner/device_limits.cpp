@@ -12,22 +12,25 @@ struct ArchRow {
   std::int64_t smem_per_sm;
   int max_cluster;
   int tmem_columns;
+  // SMs of one common part of the arch (named in the table's comments), for compile-only jobs
+  // only: a job on a GPU takes the device's own count. 0 where no part is recorded.
+  int typical_sm_count;
 };
 
 // Shared-memory figures from the CUDA programming guide's per-compute-capability table.
 constexpr std::array<ArchRow, 12> kArchTable{{
-    {"sm_80", 80, 163 * 1024, 164 * 1024, 1, 0},
-    {"sm_86", 86, 99 * 1024, 100 * 1024, 1, 0},
-    {"sm_89", 89, 99 * 1024, 100 * 1024, 1, 0},
-    {"sm_90", 90, 227 * 1024, 228 * 1024, 8, 0},
-    {"sm_90a", 90, 227 * 1024, 228 * 1024, 8, 0},
-    {"sm_100", 100, 227 * 1024, 228 * 1024, 8, 512},
-    {"sm_100a", 100, 227 * 1024, 228 * 1024, 8, 512},
-    {"sm_103", 103, 227 * 1024, 228 * 1024, 8, 512},
-    {"sm_103a", 103, 227 * 1024, 228 * 1024, 8, 512},
-    {"sm_120", 120, 99 * 1024, 100 * 1024, 8, 0},
-    {"sm_120a", 120, 99 * 1024, 100 * 1024, 8, 0},
-    {"sm_75", 75, 64 * 1024, 64 * 1024, 1, 0},
+    {"sm_80", 80, 163 * 1024, 164 * 1024, 1, 0, 108},       // A100
+    {"sm_86", 86, 99 * 1024, 100 * 1024, 1, 0, 84},         // A40, RTX A6000
+    {"sm_89", 89, 99 * 1024, 100 * 1024, 1, 0, 142},        // L40S
+    {"sm_90", 90, 227 * 1024, 228 * 1024, 8, 0, 132},       // H100 SXM, H200
+    {"sm_90a", 90, 227 * 1024, 228 * 1024, 8, 0, 132},      // H100 SXM, H200
+    {"sm_100", 100, 227 * 1024, 228 * 1024, 8, 512, 148},   // B200
+    {"sm_100a", 100, 227 * 1024, 228 * 1024, 8, 512, 148},  // B200
+    {"sm_103", 103, 227 * 1024, 228 * 1024, 8, 512, 0},     // none recorded
+    {"sm_103a", 103, 227 * 1024, 228 * 1024, 8, 512, 0},    // none recorded
+    {"sm_120", 120, 99 * 1024, 100 * 1024, 8, 0, 170},      // RTX 5090
+    {"sm_120a", 120, 99 * 1024, 100 * 1024, 8, 0, 170},     // RTX 5090
+    {"sm_75", 75, 64 * 1024, 64 * 1024, 1, 0, 40},          // T4
 }};
 
 }  // namespace
@@ -42,6 +45,7 @@ std::optional<DeviceLimits> limits_for_arch(const std::string& arch) {
     limits.smem_per_sm = row.smem_per_sm;
     limits.max_cluster = row.max_cluster;
     limits.tmem_columns = row.tmem_columns;
+    limits.sm_count = row.typical_sm_count;
     return limits;
   }
   return std::nullopt;
@@ -61,7 +65,7 @@ DeviceLimits limits_for_device(const DeviceInfo& device) {
   if (device.smem_per_sm > 0) limits.smem_per_sm = device.smem_per_sm;
   if (device.max_threads_per_block > 0) limits.max_threads = device.max_threads_per_block;
   if (device.regs_per_block > 0) limits.regs_per_block = device.regs_per_block;
-  limits.sm_count = device.sm_count;
+  limits.sm_count = device.sm_count;  // the device's own, never the table's typical part
   limits.l2_bytes = device.l2_bytes;
   return limits;
 }

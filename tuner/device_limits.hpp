@@ -36,14 +36,18 @@ struct DeviceLimits {
   int max_threads = 1024;
   int regs_per_block = 65536;
   int max_regs_per_thread = 255;
-  int sm_count = 0;     // 0 when unknown (compile-only)
+  // A job on a GPU: the device's own count (cuDeviceGetAttribute). A compile-only job (no GPU):
+  // the arch's typical part from the arch table (sm_90a: 132, an H100 SXM; sm_100a: 148, a B200),
+  // so grid-size constraints prune as they would there; 0 for an arch with no part recorded.
+  int sm_count = 0;
   int max_cluster = 8;  // portable cluster size limit
   std::int64_t l2_bytes = 0;
   int tmem_columns = 0;  // 512 on sm_100, 0 where there is no tensor memory
 };
 
-// Table of known targets: sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_120 (and *a).
-// nullopt for an unknown arch.
+// Table of known targets: sm_75, sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_103,
+// sm_120 (and *a), with a typical part's SM count: the limits of a compile-only job. nullopt for
+// an unknown arch.
 std::optional<DeviceLimits> limits_for_arch(const std::string& arch);
 // Limits of a probed device: the arch table's per-arch facts with the measured numbers on top.
 DeviceLimits limits_for_device(const DeviceInfo& device);

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <gtest/gtest.h>
+
 namespace kt::test {
 
 const TemplateSpec& template_named(const Family& family, const std::string& name) {
@@ -45,7 +47,18 @@ std::vector<VariantPlan> covering_set(const std::vector<VariantPlan>& plans) {
 
 CompileResult compile_variant(const Family& family, const TemplateSpec& tmpl, const Config& config,
                               const std::string& dtype, const DeviceLimits& limits) {
-  return compile_kernel(compile_request(family, tmpl, config, dtype, limits));
+  CompileResult result = compile_kernel(compile_request(family, tmpl, config, dtype, limits));
+  // Every kernel that compiles uses registers: 0 means its resource report was lost (issue 9).
+  // The cubin's figures and the ptxas log's must also agree where the log has them.
+  if (result.ok) {
+    const std::string what =
+        tmpl.name + " " + canonical_key(config) + " " + dtype + " for " + limits.arch;
+    EXPECT_GT(result.resources.registers, 0) << what << "\n" << result.log;
+    EXPECT_EQ(result.log.find("the ptxas log and the cubin disagree"), std::string::npos)
+        << what << "\n"
+        << result.log;
+  }
+  return result;
 }
 
 DeviceLimits limits_with_sms(const std::string& arch, int sm_count) {

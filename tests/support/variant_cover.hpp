@@ -25,7 +25,8 @@ std::vector<VariantPlan> survivors(const Family& family, const std::string& name
 // Greedy cover: keeps picking the plan that adds the most unseen (axis, value) pairs.
 std::vector<VariantPlan> covering_set(const std::vector<VariantPlan>& plans);
 
-// NVRTC compile of one variant for limits.arch with the family's sources as headers.
+// NVRTC compile of one variant for limits.arch with the family's sources as headers. A variant
+// that compiles with 0 registers in its report fails the calling test.
 CompileResult compile_variant(const Family& family, const TemplateSpec& tmpl, const Config& config,
                               const std::string& dtype, const DeviceLimits& limits);
 

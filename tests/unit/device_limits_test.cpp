@@ -13,12 +13,13 @@ TEST(LimitsForArch, HopperAndBlackwellFacts) {
   EXPECT_EQ(hopper->smem_optin, 227 * 1024);
   EXPECT_EQ(hopper->max_cluster, 8);
   EXPECT_EQ(hopper->tmem_columns, 0);
-  EXPECT_EQ(hopper->sm_count, 0);  // unknown without a device
+  EXPECT_EQ(hopper->sm_count, 132);  // compile-only jobs: a typical part, an H100 SXM
 
   const auto blackwell = limits_for_arch("sm_100a");
   ASSERT_TRUE(blackwell.has_value());
   EXPECT_EQ(blackwell->sm, 100);
   EXPECT_EQ(blackwell->tmem_columns, 512);
+  EXPECT_EQ(blackwell->sm_count, 148);  // a B200
 
   const auto ampere = limits_for_arch("sm_80");
   ASSERT_TRUE(ampere.has_value());
@@ -34,6 +35,12 @@ TEST(LimitsForArch, EveryListedTargetIsKnownAndUnknownOnesAreNot) {
     EXPECT_EQ(limits->arch, arch);
     EXPECT_GT(limits->smem_optin, 0) << arch;
     EXPECT_LE(limits->smem_optin, limits->smem_per_sm) << arch;
+    // sm_103 (B300) has no part recorded: its compile-only jobs see 0, as every arch once did.
+    if (std::string(arch) != "sm_103a") {
+      EXPECT_GT(limits->sm_count, 0) << arch << ": no typical part recorded";
+    } else {
+      EXPECT_EQ(limits->sm_count, 0);
+    }
   }
   EXPECT_FALSE(limits_for_arch("sm_999").has_value());
   EXPECT_FALSE(limits_for_arch("").has_value());
@@ -73,13 +80,15 @@ DeviceInfo h100() {
 TEST(LimitsForDevice, MeasuredNumbersOverrideTheTable) {
   DeviceInfo device = h100();
   device.smem_per_block_optin = 200000;  // pretend the probe saw less than the table
+  device.sm_count = 114;                 // an H100 PCIe: not the table's typical 132
+  device.l2_bytes = 41943040;
   const DeviceLimits limits = limits_for_device(device);
   EXPECT_EQ(limits.arch, "sm_90a");
   EXPECT_EQ(limits.sm, 90);
   EXPECT_EQ(limits.smem_optin, 200000);
   EXPECT_EQ(limits.smem_per_sm, 233472);
-  EXPECT_EQ(limits.sm_count, 132);
-  EXPECT_EQ(limits.l2_bytes, 52428800);
+  EXPECT_EQ(limits.sm_count, 114);
+  EXPECT_EQ(limits.l2_bytes, 41943040);
   EXPECT_EQ(limits.max_cluster, 8);  // from the table
 }
 

@@ -183,6 +183,7 @@ TEST(DualGemmFamily, ReferenceKernelCompilesForBothDtypes) {
         "-DKT_SM=90"};
     const CompileResult result = compile_kernel(request);
     ASSERT_TRUE(result.ok) << dtype << "\n" << result.log;
+    EXPECT_GT(result.resources.registers, 0) << result.log;
     EXPECT_EQ(result.resources.spill_store_bytes, 0) << result.log;
   }
 }

@@ -42,6 +42,8 @@ TEST(JobTarget, ACompileJobTargetsItsArchWithoutAGpu) {
   EXPECT_FALSE(target.device);
   EXPECT_EQ(target.limits.arch, "sm_100a");
   EXPECT_EQ(target.limits.sm, 100);
+  EXPECT_EQ(target.limits.sm_count, 148);  // no GPU: the arch's typical part (a B200)
+  EXPECT_EQ(resolve_target({JobMode::compile, "sm_90a", "", ""}, {}).limits.sm_count, 132);
   EXPECT_EQ(problem_of({JobMode::compile, "", "", ""}, kHost), TargetProblem::unknown_arch);
   EXPECT_EQ(problem_of({JobMode::compile, "sm_999", "", ""}, kHost), TargetProblem::unknown_arch);
 }

@@ -164,15 +164,21 @@ TEST(ParsePtxasReport, OlderFormatWithConstantBanks) {
   EXPECT_EQ(usage.const_bytes, 408);
 }
 
-TEST(ParsePtxasReport, UnknownEntryOrEmptyLogGivesZeros) {
+TEST(ParsePtxasReport, UnknownEntryOrEmptyLogSaysUnknownNotZero) {
   for (const std::string& log : {std::string(kSpillingLog), std::string()}) {
     const ResourceUsage usage = parse_ptxas_report(log, "kt_missing");
-    EXPECT_EQ(usage.registers, 0);
-    EXPECT_EQ(usage.spill_store_bytes, 0);
-    EXPECT_EQ(usage.static_smem_bytes, 0);
+    EXPECT_EQ(usage.registers, -1);
+    EXPECT_EQ(usage.spill_store_bytes, -1);
+    EXPECT_EQ(usage.spill_load_bytes, -1);
+    EXPECT_EQ(usage.stack_frame_bytes, -1);
+    EXPECT_EQ(usage.static_smem_bytes, -1);
   }
   // A kernel whose name is a prefix of another must not pick up the other's numbers.
-  EXPECT_EQ(parse_ptxas_report(kSpillingLog, "kt_spil").registers, 0);
+  EXPECT_EQ(parse_ptxas_report(kSpillingLog, "kt_spil").registers, -1);
+  // A named kernel whose "Used" line omits smem and cmem has none of them.
+  const ResourceUsage spill = parse_ptxas_report(kSpillingLog, "kt_spill");
+  EXPECT_EQ(spill.static_smem_bytes, 0);
+  EXPECT_EQ(spill.const_bytes, 0);
 }
 
 }  // namespace

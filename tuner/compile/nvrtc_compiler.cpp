@@ -6,6 +6,7 @@
 
 #include <nvrtc.h>
 
+#include "tuner/compile/cubin_resources.hpp"
 #include "tuner/compile/nvrtc_program.hpp"
 #include "tuner/compile/sha256.hpp"
 
@@ -29,7 +30,42 @@ bool cubin_names_entry(const std::vector<char>& cubin, const std::string& kernel
   return std::search(cubin.begin(), cubin.end(), needle.begin(), needle.end()) != cubin.end();
 }
 
+// "registers: ptxas log 40, cubin 42" for each figure the log gives differently.
+std::string disagreements(const ResourceUsage& log, const ResourceUsage& cubin) {
+  std::string text;
+  const auto compare = [&](const char* what, int from_log, int from_cubin) {
+    if (from_log >= 0 && from_log != from_cubin)
+      text += std::string(text.empty() ? "" : "; ") + what + ": ptxas log " +
+              std::to_string(from_log) + ", cubin " + std::to_string(from_cubin);
+  };
+  compare("registers", log.registers, cubin.registers);
+  compare("static shared memory", log.static_smem_bytes, cubin.static_smem_bytes);
+  compare("stack frame", log.stack_frame_bytes, cubin.stack_frame_bytes);
+  return text;
+}
+
 }  // namespace
+
+ResourceReport kernel_resources(const std::vector<char>& cubin, const std::string& kernel,
+                                const std::string& ptxas_log) {
+  const CubinKernelResources facts = read_cubin_resources(cubin, kernel);
+  if (facts.registers <= 0)
+    throw CubinError("cubin gives '" + kernel + "' " + std::to_string(facts.registers) +
+                     " registers; every compiled kernel uses some");
+  ResourceReport report;
+  ResourceUsage& usage = report.usage;
+  usage.registers = facts.registers;
+  usage.static_smem_bytes = facts.static_smem_bytes;
+  usage.stack_frame_bytes = facts.stack_frame_bytes;
+  usage.const_bytes = facts.const_bytes;
+  const ResourceUsage logged = parse_ptxas_report(ptxas_log, kernel);
+  const bool log_has_spills = logged.spill_store_bytes >= 0 && logged.spill_load_bytes >= 0;
+  const int unknown_spills = facts.stack_frame_bytes == 0 ? 0 : -1;
+  usage.spill_store_bytes = log_has_spills ? logged.spill_store_bytes : unknown_spills;
+  usage.spill_load_bytes = log_has_spills ? logged.spill_load_bytes : unknown_spills;
+  report.disagreement = disagreements(logged, usage);
+  return report;
+}
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
@@ -75,7 +111,6 @@ CompileResult compile_kernel(const CompileRequest& request) {
     } else {
       result.cubin = program.cubin();
       result.log = log;
-      result.resources = parse_ptxas_report(log, request.kernel);
       if (result.cubin.empty()) {
         result.log = "NVRTC returned an empty cubin:\n" + log;
       } else if (!cubin_names_entry(result.cubin, request.kernel)) {
@@ -83,7 +118,19 @@ CompileResult compile_kernel(const CompileRequest& request) {
                      "(missing, or not extern \"C\"):\n" + log;
         result.cubin.clear();
       } else {
-        result.ok = true;
+        try {
+          const ResourceReport report = kernel_resources(result.cubin, request.kernel, log);
+          result.resources = report.usage;
+          if (!report.disagreement.empty())
+            result.log += "\nkerntune: the ptxas log and the cubin disagree (" +
+                          report.disagreement + "); the cubin's figures are kept\n";
+          result.ok = true;
+        } catch (const CubinError& e) {
+          // A kernel whose resources cannot be told must not pass the resource gate unseen.
+          result.log = std::string("error reading the kernel's resources from its cubin: ") +
+                       e.what() + "\n" + log;
+          result.cubin.clear();
+        }
       }
     }
   } catch (const NvrtcError& e) {

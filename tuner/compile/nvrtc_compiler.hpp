@@ -1,5 +1,6 @@
-// NVRTC: device source -> cubin for one arch, with the ptxas resource report parsed. Compile
-// errors are results (ok = false, log kept), not exceptions.
+// NVRTC: device source -> cubin for one arch, with the kernel's resources read from the cubin
+// (the ptxas log adds spills when it has them). Compile errors are results (ok = false, log kept),
+// not exceptions.
 #pragma once
 
 #include <string>
@@ -17,6 +18,8 @@ struct CompileRequest {
   std::vector<std::string> options;  // -D..., etc. (arch, -std, ptxas -v are added)
 };
 
+// -1 in a field: unknown (a ptxas log that does not name the kernel; spills of a kernel whose
+// cubin has a stack frame when there is no log to say how much of it is spill).
 struct ResourceUsage {
   int registers = 0;
   int spill_store_bytes = 0;
@@ -24,6 +27,12 @@ struct ResourceUsage {
   int stack_frame_bytes = 0;
   int static_smem_bytes = 0;
   int const_bytes = 0;
+};
+
+// A kernel's resources and where the two witnesses disagree.
+struct ResourceReport {
+  ResourceUsage usage;
+  std::string disagreement;  // "" when the ptxas log agrees with the cubin or says nothing
 };
 
 struct CompileResult {
@@ -43,12 +52,23 @@ std::string nvrtc_version();
 std::string compile_cache_key(const CompileRequest& request);
 
 // Compiles with: --gpu-architecture=<arch>, -std=c++17, --ptxas-options=-v, -default-device,
-// plus request.options. Every NVRTC return code is checked; failure text goes into log.
+// plus request.options. Every NVRTC return code is checked; failure text goes into log. The
+// resources come from kernel_resources; a cubin they cannot be read from is a failed compile.
 CompileResult compile_kernel(const CompileRequest& request);
+
+// The resources of `kernel` in a compiled cubin: registers, static shared memory, stack frame and
+// constant banks from the cubin itself (tuner/compile/cubin_resources.hpp), spills from the ptxas
+// log when it names the kernel; without a log, spills are 0 when the stack frame is empty (a
+// spill needs a frame slot) and -1 (unknown) otherwise. Where the log gives other figures than
+// the cubin, the cubin's are kept and `disagreement` says so. Throws CubinError for a cubin that
+// cannot be read or that gives the kernel 0 registers (every kernel uses some).
+ResourceReport kernel_resources(const std::vector<char>& cubin, const std::string& kernel,
+                                const std::string& ptxas_log);
 
 // Parses ptxas "-v" output for the given entry point (lines like
 // "ptxas info    : Used 128 registers, used 1 barriers, 32768 bytes smem, 400 bytes cmem[0]"
-// and "N bytes stack frame, N bytes spill stores, N bytes spill loads").
+// and "N bytes stack frame, N bytes spill stores, N bytes spill loads"). Fields the log does not
+// give for the kernel are -1; an omitted "bytes smem" or cmem on its "Used" line means 0.
 ResourceUsage parse_ptxas_report(const std::string& log, const std::string& kernel);
 
 }  // namespace kt

@@ -48,7 +48,8 @@ ResourceUsage parse_ptxas_report(const std::string& log, const std::string& kern
   static const std::regex kSpillStores(R"((\d+) bytes spill stores)");
   static const std::regex kSpillLoads(R"((\d+) bytes spill loads)");
 
-  ResourceUsage usage;
+  // Unknown until the log names the kernel; ptxas omits "bytes smem" and cmem when they are 0.
+  ResourceUsage usage{-1, -1, -1, -1, -1, -1};
   std::string entry;       // the entry function ptxas is compiling
   std::string properties;  // the function the last "Function properties" header named
   std::istringstream lines(log);
@@ -65,7 +66,7 @@ ResourceUsage parse_ptxas_report(const std::string& log, const std::string& kern
       usage.spill_load_bytes = number_before(line, kSpillLoads, usage.spill_load_bytes);
     } else if (line.find("Used ") != std::string::npos && entry == kernel) {
       usage.registers = number_before(line, kRegisters, usage.registers);
-      usage.static_smem_bytes = number_before(line, kSmem, usage.static_smem_bytes);
+      usage.static_smem_bytes = number_before(line, kSmem, 0);
       // Constant banks add up: cmem[0] holds the parameters, others the program's constants.
       int const_bytes = 0;
       for (auto it = std::sregex_iterator(line.begin(), line.end(), kCmem);
