@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine, about 8 minutes on an H100: the GPU test suite, the device's copy
 # bandwidth, then kerntuned on a fresh database and both benchmark programs against it:
-# kt-gemm-bench (issue 4's shapes, our best vs cuBLAS in the same job) and kt-engine-bench
+# kt-gemm-bench (issue 4's shapes; each job's final comparison: our best vs the cublasLt baseline
+# re-measured interleaved in the same job, ratio with its 95% interval) and kt-engine-bench
 # (issue 3's figures; its two sweeps each run on a fresh daemon of their own). Runs the slim
 # binaries of .device/bin; pack the benchmark programs with the rest:
 #   scripts/pack-device.sh kt-copy-bandwidth kt-gemm-bench kt-engine-bench
@@ -13,6 +14,10 @@
 # over two calls; GPU_TESTS_S (env, default 200) caps the GPU test binary; GEMM_SHAPES (env,
 # e.g. "8192x8192x8192:96 1x4096x7168") replaces the GEMM bench's shapes, each with its own
 # budget; GEMM_JOB_TIMEOUT_S (env, default 60) cancels a shape's job then, keeping its best;
+# GEMM_REPEAT (env, default 3) is kt-gemm-bench's --repeat: after the tuning pass, each shape's
+# final comparison runs again in GEMM_REPEAT-1 jobs pinned to its candidates (each in a freshly
+# started worker) and the table adds the ratio's run-to-run spread; the repeats share the GEMM
+# deadline, so the ones past it are recorded as skipped (GEMM_REPEAT=1: no repeats);
 # ENGINE_PHASES (env, e.g. "sweep") and ENGINE_JOB_TIMEOUT_S (default 120) do the same for
 # kt-engine-bench.
 # Files in $OUT (8): suite.log (nvidia-smi, progress, tables), gpu-tests.log, copy-bandwidth.json,
@@ -64,13 +69,14 @@ if wants gemm; then
   left=$(( total - SECONDS ))
   gemm_deadline=$(( left - 20 ))
   wants engine && gemm_deadline=$(( left / 2 ))
-  say "kt-gemm-bench, deadline $gemm_deadline s"
+  say "kt-gemm-bench, deadline $gemm_deadline s, repeat ${GEMM_REPEAT:-3}"
   copy=()
   [ -s "$out/copy-bandwidth.json" ] && copy=(--copy-json "$out/copy-bandwidth.json")
   shapes=()
   for shape in ${GEMM_SHAPES:-}; do shapes+=(--shape "$shape"); done
   "$bin/kt-gemm-bench" --server "$url" --budget "$gemm_budget" "${copy[@]}" "${shapes[@]}" \
-    --deadline-s "$gemm_deadline" --job-timeout-s "${GEMM_JOB_TIMEOUT_S:-60}" --out-dir "$out/gemm" --latest "" \
+    --repeat "${GEMM_REPEAT:-3}" --deadline-s "$gemm_deadline" \
+    --job-timeout-s "${GEMM_JOB_TIMEOUT_S:-60}" --out-dir "$out/gemm" --latest "" \
     >>"$log" 2>&1
   echo "kt-gemm-bench exit $?" | tee -a "$log"
 fi

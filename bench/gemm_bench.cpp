@@ -1,8 +1,12 @@
-// kt-gemm-bench: issue 4's benchmark. Tunes each bf16 GEMM shape through a running kerntuned and
-// reports our best variant against cuBLAS timed in the same job (see bench/gemm_bench_run.hpp).
+// kt-gemm-bench: issue 4's benchmark, with issue 9's fair figures. Tunes each bf16 GEMM shape
+// through a running kerntuned and reports the job's final comparison: our best variant against
+// the baseline (cublasLt, best of its heuristic's top algorithms) re-measured interleaved in the
+// same job, the ratio with its 95% interval, and with --repeat N its run-to-run spread (see
+// bench/gemm_bench_run.hpp).
 //
 //   kt-gemm-bench --server http://127.0.0.1:8080 --budget 32 [--shape 4096x4096x4096:64 ...]
-//                 [--out-dir DIR] [--latest bench/results/gemm-latest.json] [--readme README.md]
+//                 [--repeat 3] [--out-dir DIR] [--latest bench/results/gemm-latest.json]
+//                 [--readme README.md]
 //   kt-gemm-bench --from-json DIR/gemm.json --readme README.md     (re-render only)
 #include <iostream>
 

@@ -66,6 +66,102 @@ std::filesystem::path default_out_dir(const GemmReport& report) {
          results_folder_name(report.date, report.device, "gemm");
 }
 
+std::int64_t job_id_of(const nlohmann::json& job) {
+  return job.contains("id") && job.at("id").is_number_integer() ? job.at("id").get<std::int64_t>()
+                                                                : 0;
+}
+
+// "final: ours 180.1 us, baseline 179.0 us, ratio 0.99× [0.98, 1.00]" for the log.
+std::string figures_line(const GemmRow& row) {
+  const GemmFigures figures = gemm_figures(row, std::nullopt);
+  return std::string(figures.ratio_low ? "final" : "first pass") + ": ours " +
+         format_us(row.ours_us) + ", baseline " + format_us(row.baseline_us) + ", ratio " +
+         ratio_cell(figures);
+}
+
+// How long the next job may run: the job timeout, or less when the run's deadline is nearer;
+// nullopt once the deadline has passed.
+std::optional<WaitOptions> wait_for_next_job(const GemmBenchOptions& options, double elapsed,
+                                             std::ostream& log) {
+  WaitOptions wait;
+  wait.poll = std::chrono::milliseconds(options.poll_ms);
+  wait.progress = &log;
+  wait.timeout_seconds = options.job_timeout_seconds;
+  if (options.deadline_seconds > 0) {
+    const double left = options.deadline_seconds - elapsed;
+    if (left <= 0) return std::nullopt;
+    if (wait.timeout_seconds <= 0 || left < wait.timeout_seconds) wait.timeout_seconds = left;
+  }
+  return wait;
+}
+
+std::string deadline_passed_note(const GemmBenchOptions& options) {
+  return "skipped: the run's time limit (" + format_fixed(options.deadline_seconds, 0) +
+         " s) had passed";
+}
+
+// The configs of a job's final-comparison candidates, for its repeats; the winner alone when the
+// variants listing cannot be read.
+std::vector<nlohmann::json> candidates_to_repeat(const kt::Client& client, const JobRun& run,
+                                                 const std::string& label, std::ostream& log) {
+  std::vector<nlohmann::json> variants;
+  try {
+    variants = job_variants(client, job_id_of(run.job));
+  } catch (const kt::ClientError& error) {
+    log << "[" << label << "] cannot list the job's variants (" << error.what()
+        << "): repeats pin the winner only" << std::endl;
+  }
+  return final_candidate_configs(run.job, variants);
+}
+
+// Repeats 2..N: for each shape, a job pinned to the first run's candidates, so its final
+// comparison runs again in a freshly started worker process.
+void repeat_final_comparisons(const GemmBenchOptions& options, const kt::Client& client,
+                              Clock::time_point start,
+                              const std::vector<std::vector<nlohmann::json>>& pinned,
+                              GemmReport& report, const std::filesystem::path& out_dir,
+                              std::ostream& log) {
+  for (int repeat = 2; repeat <= options.repeat; ++repeat) {
+    for (std::size_t i = 0; i < report.rows.size(); ++i) {
+      if (pinned[i].empty()) continue;  // the first run gave nothing to repeat
+      GemmRow& row = report.rows[i];
+      const std::string label = "gemm " + shape_label(row.shape) + " repeat " +
+                                std::to_string(repeat) + "/" + std::to_string(options.repeat);
+      GemmRepeat result;
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      const std::optional<WaitOptions> wait = wait_for_next_job(options, elapsed, log);
+      if (!wait) {
+        result.note = deadline_passed_note(options);
+        log << "[" << label << "] " << result.note << std::endl;
+      } else {
+        JobRequest request;
+        request.shape = row.shape;
+        request.dtype = options.dtype;
+        request.device = options.device;
+        request.configs = pinned[i];
+        log << "[" << label << "] pinned job with " << pinned[i].size()
+            << " config(s): the first run's final-comparison candidates" << std::endl;
+        try {
+          const JobRun run = run_job(client, request, label, *wait);
+          const GemmRow repeat_row = gemm_row_from_job(row.shape, options.dtype, run);
+          result = gemm_repeat_from_row(repeat_row, job_id_of(run.job));
+          log << "[" << label << "] " << figures_line(repeat_row) << std::endl;
+        } catch (const kt::ClientError& error) {
+          result.note = "job refused or daemon unreachable: " + std::string(error.what());
+          log << "[" << label << "] " << result.note << std::endl;
+        }
+      }
+      row.repeats.push_back(std::move(result));
+      write_outputs(report, out_dir);
+    }
+  }
+  for (const GemmRow& row : report.rows)
+    if (const auto spread = ratio_spread(row.repeats))
+      log << "[gemm " << shape_label(row.shape) << "] ratio over " << spread->runs
+          << " runs: " << format_fixed(spread->min, 3) << "–" << format_fixed(spread->max, 3)
+          << "×, spread " << format_percent(spread->spread) << std::endl;
+}
+
 GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
                            std::filesystem::path& out_dir) {
   const auto start = Clock::now();
@@ -90,15 +186,21 @@ GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
   fill_device_from_daemon(client, report);
   if (out_dir.empty()) out_dir = default_out_dir(report);
 
+  // Compile-only jobs time nothing, so there is no final comparison to repeat.
+  const bool repeats_wanted = options.repeat > 1 && options.compile_only_arch.empty();
+  if (options.repeat > 1 && !repeats_wanted)
+    log << "--repeat " << options.repeat << " ignored: compile-only jobs time nothing" << std::endl;
+  std::vector<std::vector<nlohmann::json>> pinned;  // per row: the configs its repeats pin
   for (const GemmShape& shape : options.shapes) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     GemmRow row;
     row.shape = shape;
     row.dtype = options.dtype;
+    std::vector<nlohmann::json> to_repeat;
     const std::string label = "gemm " + shape_label(shape);
-    if (options.deadline_seconds > 0 && elapsed >= options.deadline_seconds) {
-      row.note = "skipped: the run's time limit (" + format_fixed(options.deadline_seconds, 0) +
-                 " s) had passed";
+    const std::optional<WaitOptions> wait = wait_for_next_job(options, elapsed, log);
+    if (!wait) {
+      row.note = deadline_passed_note(options);
       log << "[" << label << "] " << row.note << std::endl;
     } else {
       JobRequest request;
@@ -107,26 +209,27 @@ GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
       request.device = options.device;
       request.budget = shape.budget >= 0 ? shape.budget : options.budget;
       request.arch = options.compile_only_arch;
-      WaitOptions wait;
-      wait.poll = std::chrono::milliseconds(options.poll_ms);
-      wait.progress = &log;
-      wait.timeout_seconds = options.job_timeout_seconds;
-      if (options.deadline_seconds > 0) {
-        const double left = options.deadline_seconds - elapsed;
-        if (wait.timeout_seconds <= 0 || left < wait.timeout_seconds) wait.timeout_seconds = left;
-      }
       try {
-        const JobRun run = run_job(client, request, label, wait);
+        const JobRun run = run_job(client, request, label, *wait);
         row = gemm_row_from_job(shape, options.dtype, run);
         if (report.device.empty()) report.device = device_of_job(run.job);
+        if (options.compile_only_arch.empty()) {
+          log << "[" << label << "] " << figures_line(row) << std::endl;
+          row.repeats.push_back(gemm_repeat_from_row(row, job_id_of(run.job)));
+        }
+        if (repeats_wanted && row.ours_us)
+          to_repeat = candidates_to_repeat(client, run, label, log);
       } catch (const kt::ClientError& error) {
         row.note = "job refused or daemon unreachable: " + std::string(error.what());
         log << "[" << label << "] " << row.note << std::endl;
       }
     }
     report.rows.push_back(std::move(row));
+    pinned.push_back(std::move(to_repeat));
     write_outputs(report, out_dir);  // after every shape: a run cut short still leaves its rows
   }
+  if (repeats_wanted)
+    repeat_final_comparisons(options, client, start, pinned, report, out_dir, log);
   return report;
 }
 
@@ -134,9 +237,11 @@ GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
 
 void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
   app.description(
-      "Tunes bf16 GEMM shapes through a running kerntuned (one job per shape) and writes our best "
-      "variant next to cuBLAS timed in the same job: <out-dir>/table.md and gemm.json, a copy of "
-      "the JSON at --latest, and optionally the README's table.");
+      "Tunes bf16 GEMM shapes through a running kerntuned (one job per shape) and writes the "
+      "job's final comparison: our best variant next to the baseline (cublasLt, best of its "
+      "heuristic's top algorithms), re-measured interleaved in the same job on the same GPU, "
+      "with the ratio's 95% interval: <out-dir>/table.md and gemm.json, a copy of the JSON at "
+      "--latest, and optionally the README's table.");
   app.add_option("--server", options.server, "kerntuned URL")->capture_default_str();
   app.add_option("--budget", options.budget,
                  "variants per shape through compile/measure (0 = all that survive the "
@@ -175,9 +280,16 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
   app.add_option("--compile-only-arch", options.compile_only_arch,
                  "dry run without a GPU: compile-only jobs for this arch, nothing timed (tests "
                  "the program and the daemon path)");
+  app.add_option("--repeat", options.repeat,
+                 "final comparisons per shape: the tuning job's, then N-1 jobs pinned to its "
+                 "final-comparison candidates (each compared in a freshly started worker); the "
+                 "report adds the ratio's run-to-run spread")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.get_option("--copy-json")->excludes("--copy-gbps");
   app.get_option("--from-json")
       ->excludes("--shape")
+      ->excludes("--repeat")
       ->excludes("--copy-json")
       ->excludes("--copy-gbps");
 }
@@ -191,7 +303,17 @@ void finish_gemm_bench_options(GemmBenchOptions& options) {
       options.shapes.push_back(parse_shape_label(text));
   }
   if (options.dtype.empty()) throw std::invalid_argument("--dtype must not be empty");
+  if (options.repeat < 1) throw std::invalid_argument("--repeat must be at least 1");
 }
+
+namespace {
+
+std::optional<double> number_field(const nlohmann::json& j, const char* field) {
+  if (!j.is_object() || !j.contains(field) || !j.at(field).is_number()) return std::nullopt;
+  return j.at(field).get<double>();
+}
+
+}  // namespace
 
 GemmRow gemm_row_from_job(const GemmShape& shape, const std::string& dtype, const JobRun& run) {
   GemmRow row;
@@ -201,12 +323,33 @@ GemmRow gemm_row_from_job(const GemmShape& shape, const std::string& dtype, cons
   const nlohmann::json& job = run.job;
   const JobCounts counts = job_counts(job);
   row.variants_measured = counts.measured;
-  if (job.contains("reference_us") && job.at("reference_us").is_number())
-    row.cublas_us = job.at("reference_us").get<double>();
   const nlohmann::json best = job.value("best", nlohmann::json());
-  if (best.is_object() && best.contains("median_us") && best.at("median_us").is_number()) {
-    row.ours_us = best.at("median_us").get<double>();
+  if (const auto first_pass = number_field(best, "median_us")) {
+    row.first_pass_us = first_pass;
     row.config = pinned_config(best);
+  }
+  // The job's result is its final comparison; a figure from it is used only with its baseline
+  // and interval, so ours and the baseline always come from the same samples.
+  const nlohmann::json final =
+      best.is_object() ? best.value("final", nlohmann::json()) : nlohmann::json();
+  const auto final_us = number_field(final, "median_us");
+  const auto final_baseline_us = number_field(final, "baseline_median_us");
+  const auto speedup = number_field(final, "speedup");
+  const auto speedup_low = number_field(final, "speedup_low");
+  const auto speedup_high = number_field(final, "speedup_high");
+  const bool from_final =
+      final_us && final_baseline_us && speedup && speedup_low && speedup_high && row.first_pass_us;
+  if (from_final) {
+    row.ours_us = final_us;
+    row.baseline_us = final_baseline_us;
+    row.ratio = speedup;
+    row.ratio_low = speedup_low;
+    row.ratio_high = speedup_high;
+    const nlohmann::json baseline = final.value("baseline", nlohmann::json());
+    if (baseline.is_object()) row.baseline = baseline;
+  } else {
+    row.ours_us = row.first_pass_us;
+    row.baseline_us = number_field(job, "reference_us");
   }
   std::vector<std::string> notes;
   const std::string status = job.value("status", std::string("?"));
@@ -220,10 +363,52 @@ GemmRow gemm_row_from_job(const GemmShape& shape, const std::string& dtype, cons
                                    : "";
     notes.push_back("job " + status + reason);
   }
-  if (!row.ours_us) notes.push_back("no variant measured");
-  if (!row.cublas_us) notes.push_back("no cuBLAS time");
+  if (!row.ours_us)
+    notes.push_back("no variant measured");
+  else if (!from_final)
+    notes.push_back(final.is_object()
+                        ? "final comparison without the baseline: first-pass figures, no interval"
+                        : "no final comparison: first-pass figures, no interval");
+  if (!row.baseline_us) notes.push_back("no baseline time");
   for (const std::string& note : notes) row.note += (row.note.empty() ? "" : "; ") + note;
   return row;
+}
+
+GemmRepeat gemm_repeat_from_row(const GemmRow& row, std::int64_t job_id) {
+  const GemmFigures figures = gemm_figures(row, std::nullopt);
+  GemmRepeat repeat;
+  repeat.job_id = job_id;
+  repeat.ours_us = row.ours_us;
+  repeat.baseline_us = row.baseline_us;
+  repeat.ratio = figures.ratio;
+  repeat.ratio_low = figures.ratio_low;
+  repeat.ratio_high = figures.ratio_high;
+  repeat.config = row.config;
+  repeat.note = row.note;
+  return repeat;
+}
+
+std::vector<nlohmann::json> final_candidate_configs(const nlohmann::json& job,
+                                                    const std::vector<nlohmann::json>& variants) {
+  std::vector<nlohmann::json> configs;
+  const nlohmann::json best = job.value("best", nlohmann::json());
+  if (best.is_object() && best.contains("template")) configs.push_back(pinned_config(best));
+  const nlohmann::json comparison = job.value("comparison", nlohmann::json());
+  const nlohmann::json final =
+      comparison.is_object() ? comparison.value("final", nlohmann::json()) : nlohmann::json();
+  const nlohmann::json ids =
+      final.is_object() ? final.value("variant_ids", nlohmann::json()) : nlohmann::json();
+  if (!ids.is_array()) return configs;
+  for (const nlohmann::json& id : ids) {
+    const auto variant = std::find_if(variants.begin(), variants.end(), [&](const auto& v) {
+      return v.is_object() && v.contains("id") && v.at("id") == id;
+    });
+    if (variant == variants.end()) continue;
+    nlohmann::json config = pinned_config(*variant);
+    if (std::find(configs.begin(), configs.end(), config) == configs.end())
+      configs.push_back(std::move(config));
+  }
+  return configs;
 }
 
 CopyBandwidthInfo copy_bandwidth_from_json(const nlohmann::json& j) {

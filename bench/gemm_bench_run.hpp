@@ -1,6 +1,10 @@
-// kt-gemm-bench (issue 4): tunes each shape through the real daemon, one job per shape, and
-// reports our best variant next to cuBLAS timed in the same job, with the device's measured copy
-// bandwidth. Options, the row a finished job gives, and the run itself.
+// kt-gemm-bench (issues 4 and 9): tunes each shape through the real daemon, one job per shape, and
+// reports the job's final comparison: our best variant next to the family's baseline (cublasLt,
+// best of its heuristic's top algorithms), re-measured interleaved in the same job on the same
+// GPU, with the ratio's 95% interval and the device's measured copy bandwidth. With --repeat N the
+// final comparison runs N times per shape, each in a job of its own pinned to the first run's
+// candidates, and the report gives the run-to-run spread. Options, the row a finished job gives,
+// the configs a repeat pins, and the run itself.
 #pragma once
 
 #include <filesystem>
@@ -33,6 +37,7 @@ struct GemmBenchOptions {
   double job_timeout_seconds = 0;   // 0 = none; a job past it is cancelled (best so far kept)
   int poll_ms = 1000;
   std::string compile_only_arch;  // dry run without a GPU: compile-only jobs, nothing timed
+  int repeat = 1;  // final comparisons per shape: the tuning job's, then pinned jobs (>= 1)
 
   std::vector<GemmShape> shapes;  // filled by finish_gemm_bench_options
 };
@@ -42,8 +47,20 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options);
 // Checks what CLI11 cannot and parses the shapes; throws std::invalid_argument.
 void finish_gemm_bench_options(GemmBenchOptions& options);
 
-// The row of one finished (or cut-short, failed, cancelled) job.
+// The row of one finished (or cut-short, failed, cancelled) job: ours, the baseline, the ratio
+// and its interval from "best"."final" (the final comparison's winner); without a final
+// comparison, the first-pass median and the job's reference_us, with a note saying so.
 GemmRow gemm_row_from_job(const GemmShape& shape, const std::string& dtype, const JobRun& run);
+
+// One run of the final comparison as the row of its job gives it.
+GemmRepeat gemm_repeat_from_row(const GemmRow& row, std::int64_t job_id);
+
+// The configs a repeat job pins: those of the job's final-comparison candidates
+// ("comparison"."final"."variant_ids", looked up in the job's variants listing), the winner
+// first; just the winner's ("best") when the job had no final comparison or the listing lacks
+// them; empty when the job has no best.
+std::vector<nlohmann::json> final_candidate_configs(const nlohmann::json& job,
+                                                    const std::vector<nlohmann::json>& variants);
 
 // What the report needs of kt-copy-bandwidth's JSON output.
 struct CopyBandwidthInfo {
@@ -54,8 +71,9 @@ struct CopyBandwidthInfo {
 // Throws std::invalid_argument if "gbps" is missing or not positive.
 CopyBandwidthInfo copy_bandwidth_from_json(const nlohmann::json& j);
 
-// Runs every shape (or reads options.from_json), writes <out_dir>/table.md and
-// <out_dir>/gemm.json after every shape, the latest copy and the README section at the end.
+// Runs every shape (or reads options.from_json), then repeats 2..N of every shape, writes
+// <out_dir>/table.md and <out_dir>/gemm.json after every job, the latest copy and the README
+// section at the end.
 // Progress goes to log. Returns the process exit code: 1 when no shape got a measured variant
 // (except for --from-json and --compile-only-arch), else 0.
 int run_gemm_bench(const GemmBenchOptions& options, std::ostream& log);

@@ -1,5 +1,6 @@
 #include "bench/gemm_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -10,6 +11,10 @@ namespace kt::bench {
 namespace {
 
 constexpr int kBf16Bytes = 2;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// What a report from before issue 9 measured as "cublas_us" (issue 9 describes it).
+const char* const kLegacyBaselineKind = "cublas_gemm_ex";
 
 int element_bytes(const std::string& dtype) {
   return dtype == "fp32" || dtype == "f32" ? 4 : kBf16Bytes;  // bf16 / fp16
@@ -33,20 +38,113 @@ std::string read_text(const nlohmann::json& j, const char* field) {
   return j.at(field).get<std::string>();
 }
 
-std::string target_text(const GemmShape& shape, const GemmFigures& figures) {
-  const auto target = issue4_target(shape);
-  if (!target) return "—";
-  std::string text = "≥" + format_fixed(target->min_ratio, 1) + "×";
-  if (target->min_bw_fraction) text += ", ≥" + format_percent(*target->min_bw_fraction) + " BW";
-  if (!figures.ratio) return text + ": no result";
-  bool met = *figures.ratio >= target->min_ratio;
-  if (target->min_bw_fraction)
-    met = met && figures.bw_fraction && *figures.bw_fraction >= *target->min_bw_fraction;
-  return text + (met ? ": met" : ": missed");
+nlohmann::json read_object_or_null(const nlohmann::json& j, const char* field) {
+  nlohmann::json value = j.value(field, nlohmann::json());
+  if (!value.is_null() && !value.is_object())
+    throw std::invalid_argument(std::string("field '") + field + "' is not an object");
+  return value;
+}
+
+// An interval is both ends or none.
+void read_interval(const nlohmann::json& j, std::optional<double>& low,
+                   std::optional<double>& high) {
+  low = read_number(j, "ratio_low");
+  high = read_number(j, "ratio_high");
+  if (low.has_value() != high.has_value())
+    throw std::invalid_argument("fields 'ratio_low' and 'ratio_high' must both be set or null");
+}
+
+std::int64_t integer_field(const nlohmann::json& j, const char* field, std::int64_t fallback) {
+  return j.contains(field) && j.at(field).is_number_integer() ? j.at(field).get<std::int64_t>()
+                                                              : fallback;
+}
+
+std::string number_text(const nlohmann::json& j, const char* field) {
+  return j.contains(field) && j.at(field).is_number() ? j.at(field).dump() : "?";
+}
+
+std::string mib_text(double bytes) {
+  const double mib = bytes / kMiB;
+  return format_fixed(mib, mib == static_cast<double>(static_cast<std::int64_t>(mib)) ? 0 : 1);
+}
+
+bool has_interval(const GemmFigures& figures) {
+  return figures.ratio && figures.ratio_low && figures.ratio_high;
 }
 
 std::string shape_cell(const GemmShape& shape) {
   return std::to_string(shape.m) + "×" + std::to_string(shape.n) + "×" + std::to_string(shape.k);
+}
+
+std::string spread_cell(const GemmFigures& figures) {
+  if (!figures.spread) return "—";
+  const RatioSpread& s = *figures.spread;
+  return format_percent(s.spread) + " (" + format_fixed(s.min, 2) + "–" + format_fixed(s.max, 2) +
+         "×, " + std::to_string(s.runs) + " runs)";
+}
+
+// The name every described baseline of the report shares, or "" when they differ or none is.
+std::string shared_baseline_name(const GemmReport& report) {
+  std::string shared;
+  for (const GemmRow& row : report.rows) {
+    if (!row.baseline.is_object()) continue;
+    const std::string name = baseline_name(row.baseline);
+    if (!shared.empty() && name != shared) return "";
+    shared = name;
+  }
+  return shared;
+}
+
+// One sentence on what the baseline is, from the first row that describes it.
+std::string baseline_sentence(const GemmReport& report) {
+  const auto described = std::find_if(report.rows.begin(), report.rows.end(),
+                                      [](const GemmRow& r) { return r.baseline.is_object(); });
+  if (described == report.rows.end()) return "The baseline is not described in this report.";
+  const nlohmann::json& b = described->baseline;
+  const std::string kind = b.value("kind", std::string());
+  if (kind == "cublaslt_gemm")
+    return "Baseline: " + b.value("library", std::string("cublasLt")) + " with a " +
+           (b.contains("workspace_limit_bytes") && b.at("workspace_limit_bytes").is_number()
+                ? mib_text(b.at("workspace_limit_bytes").get<double>())
+                : std::string("?")) +
+           " MiB workspace, the fastest of its heuristic's top " +
+           number_text(b, "heuristic_algorithms") +
+           " algorithms for the shape, chosen by timing each on this GPU (\"baseline "
+           "algorithm\": its index in the heuristic's list, 0 = first choice, and its cublasLt "
+           "config).";
+  if (kind == kLegacyBaselineKind)
+    return "Baseline: cuBLAS `cublasGemmEx` with its default heuristic and no workspace, timed "
+           "once at the start of each tuning job (a report from before the final comparison).";
+  return "Baseline: " + baseline_name(b) + ".";
+}
+
+std::string figures_sentence(const GemmReport& report, bool any_spread) {
+  std::size_t with_interval = 0, with_ratio = 0;
+  for (const GemmRow& row : report.rows) {
+    const GemmFigures f = gemm_figures(row, report.copy_gbps);
+    with_ratio += f.ratio ? 1 : 0;
+    with_interval += has_interval(f) ? 1 : 0;
+  }
+  std::string text;
+  if (with_interval > 0)
+    text +=
+        " Ours and the baseline come from the job's final comparison: the top first-pass "
+        "variants and the baseline re-measured interleaved in one freshly started worker "
+        "process, in the same job on the same GPU; ratio = baseline / ours with a bootstrap 95% "
+        "interval [low, high]. A target is met only when the interval's low end is above it.";
+  if (with_interval < with_ratio)
+    text += with_interval > 0
+                ? " Rows marked \"(no interval)\" are first-pass medians (ours and the baseline "
+                  "timed apart in the same job), so no target is called met on them."
+                : " Ours and the baseline are first-pass medians timed apart in the same tuning "
+                  "job on the same GPU; ratio = baseline / ours, with no interval, so no target "
+                  "is called met.";
+  if (any_spread)
+    text +=
+        " Each shape's final comparison was run again in separate jobs (pinned to the first "
+        "run's candidates, each compared in a freshly started worker process); the row shows the "
+        "first run and \"run-to-run spread\" = (max − min) / median of the ratio over all runs.";
+  return text;
 }
 
 }  // namespace
@@ -57,11 +155,27 @@ std::optional<GemmTarget> issue4_target(const GemmShape& shape) {
   return std::nullopt;
 }
 
+std::optional<RatioSpread> ratio_spread(const std::vector<GemmRepeat>& repeats) {
+  std::vector<double> ratios;
+  for (const GemmRepeat& repeat : repeats)
+    if (repeat.ratio && *repeat.ratio > 0) ratios.push_back(*repeat.ratio);
+  if (ratios.size() < 2) return std::nullopt;
+  const Spread s = run_to_run_spread(ratios);  // the arithmetic is the same for ratios
+  return RatioSpread{s.runs, s.min_us, s.max_us, s.median_us, s.spread};
+}
+
 GemmFigures gemm_figures(const GemmRow& row, std::optional<double> copy_gbps) {
   GemmFigures figures;
+  figures.spread = ratio_spread(row.repeats);
   if (!row.ours_us || !(*row.ours_us > 0)) return figures;
   const double ours = *row.ours_us;
-  if (row.cublas_us && *row.cublas_us > 0) figures.ratio = speed_ratio(*row.cublas_us, ours);
+  if (row.ratio && row.ratio_low && row.ratio_high) {
+    figures.ratio = row.ratio;
+    figures.ratio_low = row.ratio_low;
+    figures.ratio_high = row.ratio_high;
+  } else if (row.baseline_us && *row.baseline_us > 0) {
+    figures.ratio = speed_ratio(*row.baseline_us, ours);
+  }
   figures.tflops = gemm_tflops(row.shape.m, row.shape.n, row.shape.k, ours);
   if (copy_gbps && *copy_gbps > 0)
     figures.bw_fraction = bandwidth_fraction(
@@ -70,20 +184,84 @@ GemmFigures gemm_figures(const GemmRow& row, std::optional<double> copy_gbps) {
   return figures;
 }
 
+std::string target_cell(const GemmShape& shape, const GemmFigures& figures) {
+  const auto target = issue4_target(shape);
+  if (!target) return "—";
+  std::string text = "≥" + format_fixed(target->min_ratio, 1) + "×";
+  if (target->min_bw_fraction) text += ", ≥" + format_percent(*target->min_bw_fraction) + " BW";
+  if (!figures.ratio) return text + ": no result";
+  const bool bandwidth_met =
+      !target->min_bw_fraction ||
+      (figures.bw_fraction && *figures.bw_fraction >= *target->min_bw_fraction);
+  if (!has_interval(figures)) {
+    // A point ratio can show a miss but not a win: noise alone can put it over the target.
+    if (!bandwidth_met || *figures.ratio < target->min_ratio) return text + ": missed";
+    return text + ": not shown (no interval)";
+  }
+  if (!bandwidth_met || *figures.ratio_high < target->min_ratio) return text + ": missed";
+  if (*figures.ratio_low > target->min_ratio) return text + ": met";
+  return text + ": not shown (interval spans target)";
+}
+
+std::string baseline_name(const nlohmann::json& baseline) {
+  if (!baseline.is_object() || !baseline.contains("kind") || !baseline.at("kind").is_string())
+    return "baseline (not described)";
+  const std::string kind = baseline.at("kind").get<std::string>();
+  if (kind == "cublaslt_gemm") {
+    std::string name = "cublasLt best of " + number_text(baseline, "heuristic_algorithms");
+    if (baseline.contains("workspace_limit_bytes") &&
+        baseline.at("workspace_limit_bytes").is_number())
+      name += " (" + mib_text(baseline.at("workspace_limit_bytes").get<double>()) + " MiB ws)";
+    return name;
+  }
+  if (kind == kLegacyBaselineKind) return "cuBLAS cublasGemmEx (default heuristic, no workspace)";
+  return kind;
+}
+
+std::string baseline_algorithm_text(const nlohmann::json& baseline) {
+  if (!baseline.is_object() || !baseline.contains("algorithm_index") ||
+      !baseline.contains("algorithm") || !baseline.at("algorithm").is_object())
+    return "—";
+  const nlohmann::json& algorithm = baseline.at("algorithm");
+  return "algo " + number_text(baseline, "algorithm_index") + " of " +
+         number_text(baseline, "heuristic_algorithms") + " (id " + number_text(algorithm, "id") +
+         ", tile " + number_text(algorithm, "tile") + ", stages " +
+         number_text(algorithm, "stages") + ", split-K " + number_text(algorithm, "split_k") + ")";
+}
+
 nlohmann::json gemm_report_to_json(const GemmReport& report) {
   nlohmann::json rows = nlohmann::json::array();
   for (const GemmRow& row : report.rows) {
     const GemmFigures figures = gemm_figures(row, report.copy_gbps);
+    nlohmann::json repeats = nlohmann::json::array();
+    for (const GemmRepeat& repeat : row.repeats) {
+      nlohmann::json r = {{"job_id", repeat.job_id},
+                          {"ours_us", number_or_null(repeat.ours_us)},
+                          {"baseline_us", number_or_null(repeat.baseline_us)},
+                          {"ratio", number_or_null(repeat.ratio)},
+                          {"ratio_low", number_or_null(repeat.ratio_low)},
+                          {"ratio_high", number_or_null(repeat.ratio_high)},
+                          {"config", repeat.config}};
+      if (!repeat.note.empty()) r["note"] = repeat.note;
+      repeats.push_back(std::move(r));
+    }
     nlohmann::json j = {{"shape", shape_label(row.shape)},
                         {"dtype", row.dtype},
                         {"config", row.config},
                         {"ours_us", number_or_null(row.ours_us)},
-                        {"cublas_us", number_or_null(row.cublas_us)},
+                        {"baseline_us", number_or_null(row.baseline_us)},
                         {"ratio", number_or_null(figures.ratio)},
+                        {"ratio_low", number_or_null(figures.ratio_low)},
+                        {"ratio_high", number_or_null(figures.ratio_high)},
+                        {"baseline", row.baseline},
+                        {"first_pass_us", number_or_null(row.first_pass_us)},
                         {"tflops", number_or_null(figures.tflops)},
                         {"bw_fraction", number_or_null(figures.bw_fraction)},
                         {"variants_measured", row.variants_measured},
-                        {"tuning_seconds", row.tuning_seconds}};
+                        {"tuning_seconds", row.tuning_seconds},
+                        {"repeats", std::move(repeats)},
+                        {"ratio_spread", figures.spread ? nlohmann::json(figures.spread->spread)
+                                                        : nlohmann::json(nullptr)}};
     if (!row.note.empty()) j["note"] = row.note;
     rows.push_back(std::move(j));
   }
@@ -108,15 +286,43 @@ GemmReport gemm_report_from_json(const nlohmann::json& j) {
     GemmRow row;
     row.shape = parse_shape_label(read_text(r, "shape"));
     row.dtype = read_text(r, "dtype");
-    row.config = r.value("config", nlohmann::json());
-    if (!row.config.is_null() && !row.config.is_object())
-      throw std::invalid_argument("field 'config' is not an object");
+    row.config = read_object_or_null(r, "config");
     row.ours_us = read_number(r, "ours_us");
-    row.cublas_us = read_number(r, "cublas_us");
+    row.baseline = read_object_or_null(r, "baseline");
+    row.first_pass_us = read_number(r, "first_pass_us");
+    if (r.contains("baseline_us")) {
+      row.baseline_us = read_number(r, "baseline_us");
+    } else if (r.contains("cublas_us")) {
+      // Before issue 9: one cublasGemmEx median and our first-pass median, no interval.
+      row.baseline_us = read_number(r, "cublas_us");
+      if (row.baseline.is_null())
+        row.baseline = {{"kind", kLegacyBaselineKind},
+                        {"note",
+                         "cublasGemmEx with its default heuristic and no workspace, timed "
+                         "once at the start of the job (read from a report written "
+                         "before issue 9)"}};
+      if (!row.first_pass_us) row.first_pass_us = row.ours_us;
+    }
+    read_interval(r, row.ratio_low, row.ratio_high);
+    if (row.ratio_low) row.ratio = read_number(r, "ratio");  // else derived from the medians
     row.variants_measured =
         static_cast<std::int64_t>(read_number(r, "variants_measured").value_or(0));
     row.tuning_seconds = read_number(r, "tuning_seconds").value_or(0);
     row.note = read_text(r, "note");
+    const nlohmann::json repeats = r.value("repeats", nlohmann::json::array());
+    if (!repeats.is_array()) throw std::invalid_argument("field 'repeats' is not an array");
+    for (const nlohmann::json& p : repeats) {
+      if (!p.is_object()) throw std::invalid_argument("a repeat is not a JSON object");
+      GemmRepeat repeat;
+      repeat.job_id = integer_field(p, "job_id", 0);
+      repeat.ours_us = read_number(p, "ours_us");
+      repeat.baseline_us = read_number(p, "baseline_us");
+      repeat.ratio = read_number(p, "ratio");
+      read_interval(p, repeat.ratio_low, repeat.ratio_high);
+      repeat.config = read_object_or_null(p, "config");
+      repeat.note = read_text(p, "note");
+      row.repeats.push_back(std::move(repeat));
+    }
     report.rows.push_back(std::move(row));
   }
   return report;
@@ -135,30 +341,54 @@ std::string config_text(const nlohmann::json& config) {
   return text;
 }
 
+std::string ratio_cell(const GemmFigures& figures) {
+  if (!figures.ratio) return "—";
+  const std::string ratio = format_fixed(*figures.ratio, 2) + "×";
+  if (!has_interval(figures)) return ratio + " (no interval)";
+  return ratio + " [" + format_fixed(*figures.ratio_low, 2) + ", " +
+         format_fixed(*figures.ratio_high, 2) + "]";
+}
+
 std::string render_gemm_table(const GemmReport& report, const std::string& raw_output) {
+  const std::string shared_name = shared_baseline_name(report);
+  const bool any_spread = std::any_of(report.rows.begin(), report.rows.end(),
+                                      [](const GemmRow& row) { return row.repeats.size() > 1; });
   std::string out = "### " + std::string(report.rows.empty() ? "" : report.rows.front().dtype) +
-                    " GEMM against cuBLAS on " + (report.device.empty() ? "?" : report.device) +
-                    " (driver " + (report.driver.empty() ? "?" : report.driver) + "), " +
-                    report.date + "\n\n";
+                    " GEMM against " + (shared_name.empty() ? "the baseline" : shared_name) +
+                    " on " + (report.device.empty() ? "?" : report.device) + " (driver " +
+                    (report.driver.empty() ? "?" : report.driver) + "), " + report.date + "\n\n";
+  out += baseline_sentence(report) + figures_sentence(report, any_spread) + "\n\n";
   out += "Measured copy bandwidth (cuMemcpyDtoDAsync, bytes read + written): " +
          (report.copy_gbps ? format_fixed(*report.copy_gbps, 0) + " GB/s" : "not measured") +
-         ". Ours and cuBLAS are timed in the same tuning job on the same GPU; ratio = cuBLAS / "
-         "ours; \"of copy BW\" = (M·K + N·K + M·N) elements / our time / copy bandwidth.\n\n";
-  out +=
-      "| M×N×K | best config | ours | cuBLAS | ratio | TFLOP/s | of copy BW | target | variants "
-      "measured | tuning wall time |\n";
-  out += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+         "; \"of copy BW\" = (M·K + N·K + M·N) elements / our time / copy bandwidth.\n\n";
+  out += "| M×N×K | best config | ours | " + (shared_name.empty() ? "baseline" : shared_name) +
+         " | ratio (95% interval) | " + (any_spread ? "run-to-run spread | " : "") +
+         "baseline algorithm | TFLOP/s | of copy BW | target | variants measured | tuning wall "
+         "time |\n";
+  out += "| --- | --- | --- | --- | --- | " + std::string(any_spread ? "--- | " : "") +
+         "--- | --- | --- | --- | --- | --- |\n";
   std::string notes;
   for (const GemmRow& row : report.rows) {
     const GemmFigures f = gemm_figures(row, report.copy_gbps);
     out += "| " + shape_cell(row.shape) + " | " + config_text(row.config) + " | " +
-           format_us(row.ours_us) + " | " + format_us(row.cublas_us) + " | " +
-           (f.ratio ? format_fixed(*f.ratio, 2) + "×" : "—") + " | " +
+           format_us(row.ours_us) + " | " + format_us(row.baseline_us) + " | " + ratio_cell(f) +
+           " | " + (any_spread ? spread_cell(f) + " | " : "") +
+           baseline_algorithm_text(row.baseline) + " | " +
            (f.tflops ? format_fixed(*f.tflops, 1) : "—") + " | " +
            (f.bw_fraction ? format_percent(*f.bw_fraction) : "—") + " | " +
-           target_text(row.shape, f) + " | " + std::to_string(row.variants_measured) + " | " +
+           target_cell(row.shape, f) + " | " + std::to_string(row.variants_measured) + " | " +
            format_fixed(row.tuning_seconds, 0) + " s |\n";
     if (!row.note.empty()) notes += "- " + shape_cell(row.shape) + ": " + row.note + "\n";
+    // The first run is the row itself; later runs say what differed or went wrong.
+    for (std::size_t i = 1; i < row.repeats.size(); ++i) {
+      const GemmRepeat& repeat = row.repeats[i];
+      const std::string which =
+          shape_cell(row.shape) + ", run " + std::to_string(i + 1) +
+          (repeat.job_id > 0 ? " (job " + std::to_string(repeat.job_id) + ")" : std::string());
+      if (!repeat.note.empty()) notes += "- " + which + ": " + repeat.note + "\n";
+      if (repeat.config.is_object() && row.config.is_object() && repeat.config != row.config)
+        notes += "- " + which + ": won with " + config_text(repeat.config) + "\n";
+    }
   }
   if (!notes.empty()) out += "\n" + notes;
   if (!raw_output.empty()) out += "\nRaw output: [" + raw_output + "](" + raw_output + ").\n";

@@ -1,7 +1,11 @@
-// The GEMM benchmark's result (issue 4): one row per shape with our best variant and cuBLAS timed
-// in the same tuning job, as the JSON of bench/results/gemm-latest.json and as a Markdown table.
-// The JSON holds the measured values; ratio, TFLOP/s and the bandwidth fraction are derived from
-// them when it is written, so a table re-rendered from the JSON is the same table.
+// The GEMM benchmark's result (issues 4 and 9): one row per shape with our best variant next to
+// the family's baseline (cublasLt, the best of its heuristic's top algorithms), both taken from the
+// job's final comparison (interleaved, same worker process, same GPU), the ratio with its
+// bootstrap 95% interval, and with --repeat the same comparison run again in separate jobs.
+// Written as the JSON of bench/results/gemm-latest.json and as a Markdown table. The JSON holds
+// the measured values; TFLOP/s, the bandwidth fraction and the run-to-run spread are derived when
+// it is written, so a table re-rendered from the JSON is the same table. Reports written before
+// issue 9 ("cublas_us", no interval) still read and render.
 #pragma once
 
 #include <cstdint>
@@ -15,14 +19,32 @@
 
 namespace kt::bench {
 
+// One final comparison of a shape: the tuning job's, or a later job pinned to its candidates.
+struct GemmRepeat {
+  std::int64_t job_id = 0;
+  std::optional<double> ours_us;                       // the winner's interleaved median
+  std::optional<double> baseline_us;                   // the baseline's, same rounds
+  std::optional<double> ratio, ratio_low, ratio_high;  // baseline / ours, 95% interval
+  nlohmann::json config;  // the winner {"template": name, axis: value, ...}; null if none
+  std::string note;       // why the run is incomplete; "" = none
+};
+
 struct GemmRow {
   GemmShape shape;
   std::string dtype = "bf16";
   nlohmann::json config;  // {"template": name, axis: value, ...}; null when nothing was measured
-  std::optional<double> ours_us;
-  std::optional<double> cublas_us;  // the job's reference_us
+  std::optional<double> ours_us;      // final comparison median (first pass when there was none)
+  std::optional<double> baseline_us;  // the baseline's median from the same samples
+  // baseline / ours as the daemon computed it, with its bootstrap 95% interval; without an
+  // interval (first-pass figures, old reports) the ratio is derived from the two medians.
+  std::optional<double> ratio, ratio_low, ratio_high;
+  // What the baseline was, as the daemon describes it ({"kind":"cublaslt_gemm",
+  // "heuristic_algorithms", "algorithm_index", "algorithm":{...}, ...}); null when unknown.
+  nlohmann::json baseline;
+  std::optional<double> first_pass_us;  // the winner's first-pass median
   std::int64_t variants_measured = 0;
   double tuning_seconds = 0;
+  std::vector<GemmRepeat> repeats;  // every final comparison run for the shape, first = tuning job
   std::string note;  // why a row is incomplete (job failed, skipped, cut short); "" = none
 };
 
@@ -34,33 +56,63 @@ struct GemmReport {
   std::vector<GemmRow> rows;
 };
 
-// What issue 4 asks of a shape: cuBLAS / ours at least min_ratio and, for the memory-bound skinny
-// shapes, at least min_bw_fraction of the copy bandwidth. nullopt: no target for that shape.
+// What issue 4 asks of a shape: baseline / ours at least min_ratio and, for the memory-bound
+// skinny shapes, at least min_bw_fraction of the copy bandwidth. nullopt: no target for that shape.
 struct GemmTarget {
   double min_ratio = 1.0;
   std::optional<double> min_bw_fraction;
 };
 std::optional<GemmTarget> issue4_target(const GemmShape& shape);
 
+// Spread of the ratio over the runs of a shape: (max - min) / median.
+struct RatioSpread {
+  int runs = 0;
+  double min = 0, max = 0, median = 0;
+  double spread = 0;
+};
+// Over the repeats that have a ratio; nullopt with fewer than two.
+std::optional<RatioSpread> ratio_spread(const std::vector<GemmRepeat>& repeats);
+
 // Derived figures of a row; nullopt where an input is missing.
 struct GemmFigures {
-  std::optional<double> ratio, tflops, bw_fraction;
+  std::optional<double> ratio, ratio_low, ratio_high, tflops, bw_fraction;
+  std::optional<RatioSpread> spread;
 };
 GemmFigures gemm_figures(const GemmRow& row, std::optional<double> copy_gbps);
 
+// The target cell: "≥1.3×, ≥75% BW: met". Met only when the interval's low end is above the
+// target ratio (and the bandwidth part holds); missed when its high end is below it or the
+// bandwidth part fails; "not shown (interval spans target)" in between; without an interval a
+// ratio at or above the target is "not shown (no interval)". "—" for a shape without a target.
+std::string target_cell(const GemmShape& shape, const GemmFigures& figures);
+
+// The baseline in a few words: "cublasLt best of 8 (32 MiB ws)"; "baseline (not described)" for
+// null.
+std::string baseline_name(const nlohmann::json& baseline);
+// The chosen algorithm: "algo 2 of 8 (id 66, tile 21, stages 14, split-K 1)"; "—" when the
+// baseline has none.
+std::string baseline_algorithm_text(const nlohmann::json& baseline);
+
 // {"device","driver","date","copy_gbps","rows":[{"shape":"MxNxK","dtype","config","ours_us",
-// "cublas_us","ratio","tflops","bw_fraction","variants_measured","tuning_seconds"}]}; a row
+// "baseline_us","ratio","ratio_low","ratio_high","baseline","first_pass_us","tflops",
+// "bw_fraction","variants_measured","tuning_seconds","repeats":[{"job_id","ours_us",
+// "baseline_us","ratio","ratio_low","ratio_high","config"[,"note"]}],"ratio_spread"}]}; a row
 // with a note also has "note". Unknown numbers are null.
 nlohmann::json gemm_report_to_json(const GemmReport& report);
-// Inverse of gemm_report_to_json (derived fields are recomputed, not read); throws
-// std::invalid_argument naming the bad field.
+// Inverse of gemm_report_to_json (derived fields are recomputed, not read); also reads reports
+// written before issue 9 ("cublas_us": cublasGemmEx with its default heuristic, no interval).
+// Throws std::invalid_argument naming the bad field.
 GemmReport gemm_report_from_json(const nlohmann::json& j);
 
 // "`wgmma_ws` BM=128 BN=256 BK=64 ..." (template first, then the axes by name); "—" for null.
 std::string config_text(const nlohmann::json& config);
 
-// A heading with device, driver and date, the copy bandwidth, the table and notes; with
-// raw_output (a folder), a line that links to it.
+// "1.02× [0.99, 1.04]", "1.02× (no interval)", "—".
+std::string ratio_cell(const GemmFigures& figures);
+
+// A heading with the baseline, device, driver and date, what the figures are, the table (with a
+// run-to-run spread column when a shape ran more than once) and notes; with raw_output (a
+// folder), a line that links to it.
 std::string render_gemm_table(const GemmReport& report, const std::string& raw_output = "");
 
 }  // namespace kt::bench

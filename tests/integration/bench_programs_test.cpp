@@ -75,7 +75,7 @@ TEST_F(BenchPrograms, GemmBenchDryRunWritesTableJsonLatestAndReadme) {
   const nlohmann::json& row = report.at("rows")[0];
   EXPECT_EQ(row.at("shape"), "67x4096x7168");
   EXPECT_TRUE(row.at("ours_us").is_null());  // compile-only: nothing timed
-  EXPECT_EQ(row.at("note"), "no variant measured; no cuBLAS time");
+  EXPECT_EQ(row.at("note"), "no variant measured; no baseline time");
   EXPECT_EQ(nlohmann::json::parse(read_text_file(latest)), report);
 
   const std::string table = read_text_file(out / "table.md");
