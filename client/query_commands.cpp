@@ -135,11 +135,13 @@ int run_best(const CliContext& ctx, const TunedArgs& args) {
   ctx.out << "  time:      " << format_us(best.median_us) << " (median)\n";
   ctx.out << "  TFLOP/s:   " << format_number(best.tflops, 1) << '\n';
   ctx.out << "  GB/s:      " << format_number(best.gbps, 1) << '\n';
-  if (best.speedup_vs_reference)
+  if (const std::string final = final_speedup_text(field(raw, "final")); !final.empty())
+    ctx.out << "  speedup:   " << final << " (final interleaved comparison, 95% interval)\n";
+  else if (best.speedup_vs_reference)
     ctx.out << "  speedup:   " << format_number(*best.speedup_vs_reference, 2) << "x vs "
             << reference_label(raw) << " ("
             << format_us(best.reference_us ? nlohmann::json(*best.reference_us) : nlohmann::json())
-            << ")\n";
+            << "), first pass only\n";
   ctx.out << "  from:      job " << best.job_id << ", variant " << best.variant_id << '\n';
   return kExitOk;
 }
@@ -231,6 +233,9 @@ int run_show(const CliContext& ctx, std::int64_t job_id, bool all) {
                     ? ", " + format_number(field(best, "speedup"), 2) + "x vs reference"
                     : std::string())
             << '\n';
+  if (const std::string final = final_speedup_text(field(best, "final")); !final.empty())
+    ctx.out << "  final:     " << format_us(field(field(best, "final"), "median_us")) << ", "
+            << final << '\n';
   ctx.out << "  created:   " << text_of(job, "created_at")
           << "  finished: " << text_of(job, "finished_at") << "\n\n";
 

@@ -42,7 +42,9 @@ void print_summary(const CliContext& ctx, const nlohmann::json& job, double wait
     out << "best: variant " << field(best, "id") << " " << best.value("template", "") << " "
         << format_config(field(best, "config")) << "  " << format_us(field(best, "median_us"))
         << "  " << format_number(field(best, "tflops"), 1) << " TFLOP/s";
-    if (field(best, "speedup").is_number())
+    if (const std::string final = final_speedup_text(field(best, "final")); !final.empty())
+      out << "\nfinal: " << format_us(field(field(best, "final"), "median_us")) << ", " << final;
+    else if (field(best, "speedup").is_number())
       out << "  " << format_number(field(best, "speedup"), 2) << "x vs reference ("
           << format_us(field(job, "reference_us")) << ")";
     out << '\n';

@@ -84,4 +84,18 @@ void TextTable::print(std::ostream& out) const {
   }
 }
 
+std::string final_speedup_text(const nlohmann::json& final) {
+  if (!final.is_object() || !field(final, "speedup").is_number()) return "";
+  const double low = field(final, "speedup_low").get<double>();
+  const double high = field(final, "speedup_high").get<double>();
+  const nlohmann::json& baseline = field(final, "baseline");
+  const std::string kind = baseline.is_object() && baseline.contains("kind")
+                               ? baseline["kind"].get<std::string>()
+                               : std::string("baseline");
+  const char* verdict = low > 1.0 ? "faster" : (high < 1.0 ? "slower" : "tie within the noise");
+  return format_number(field(final, "speedup"), 3) + "x [" + format_number(low, 3) + ", " +
+         format_number(high, 3) + "] vs " + kind + " (" +
+         format_us(field(final, "baseline_median_us")) + "): " + verdict;
+}
+
 }  // namespace kt

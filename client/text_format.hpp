@@ -24,6 +24,10 @@ std::string format_us(const nlohmann::json& microseconds);
 std::string format_number(const nlohmann::json& value, int decimals);
 // The text, cut to at most `width` characters with "..." when cut; newlines become spaces.
 std::string shorten(const std::string& text, std::size_t width);
+// A variant's final-comparison view ({"speedup","speedup_low","speedup_high","baseline",
+// "baseline_median_us", ...}) in words: "1.02x [1.01, 1.03] vs cublaslt_gemm (828.6 us): faster";
+// "tie" when the interval holds 1, "slower" when it lies below; "" for null.
+std::string final_speedup_text(const nlohmann::json& final);
 
 class TextTable {
  public:

@@ -11,6 +11,7 @@
 
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/config.hpp"
+#include "tuner/interleaved_protocol.hpp"
 #include "tuner/measure_protocol.hpp"
 #include "tuner/variant_status.hpp"
 
@@ -71,6 +72,12 @@ struct JobRecord {
   // The two variants' own stored medians (their measurement rows), for display.
   std::optional<double> winner_median_us;
   std::optional<double> runner_up_median_us;
+  // The baseline as timed on each GPU the job used: {"<ordinal>": {"median_us", "timing",
+  // "baseline" (what it was: kind, algorithm)}}; a variant's first-pass speedup is over its GPU's.
+  nlohmann::json baselines = nlohmann::json::object();
+  // The final comparison: the top candidates and the baseline re-measured interleaved, with
+  // speedups and their intervals. The job's result; unset before the job finished tuning.
+  std::optional<InterleavedResult> final_comparison;
 };
 
 struct VariantRecord {

@@ -1,5 +1,6 @@
 #include "db/rows.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,12 @@ void read_winner_comparison(const SQLite::Statement& row, JobRecord& job) {
   job.winner_margin = optional_double(row, "winner_margin");
   job.winner_median_us = optional_double(row, "winner_median_us");
   job.runner_up_median_us = optional_double(row, "runner_up_median_us");
+  const std::string final_text = row.getColumn("final_comparison_json").getString();
+  if (!final_text.empty())
+    job.final_comparison = interleaved_result_from_json(nlohmann::json::parse(final_text));
+  const std::string baselines_text = row.getColumn("baselines_json").getString();
+  job.baselines =
+      baselines_text.empty() ? nlohmann::json::object() : nlohmann::json::parse(baselines_text);
 }
 
 // How the samples were taken; NULL clock/reasons mean NVML was not there (-1 / 0).
@@ -66,6 +73,7 @@ const char* const kJobSelect =
     "budget, status, reason, cancel_requested, reference_us, created_at, started_at, "
     "finished_at, winner_variant_id, runner_up_variant_id, winner_distinguishable, "
     "winner_margin, pipeline, pinned_configs_json, gpus, wall_seconds, gpu_busy_seconds, "
+    "baselines_json, final_comparison_json, "
     "(SELECT median_us FROM measurements WHERE variant_id = jobs.winner_variant_id) "
     "AS winner_median_us, "
     "(SELECT median_us FROM measurements WHERE variant_id = jobs.runner_up_variant_id) "
@@ -78,7 +86,9 @@ const char* const kVariantSelect =
     "m.min_us, m.p10_us, m.p90_us, "
     "m.mean_us, m.rel_noise, m.trials, m.converged, m.max_abs, m.max_rel, m.rel_l2, "
     "m.first_bad_index, m.non_finite, m.tflops, m.gbps, m.speedup, m.timing_method, "
-    "m.launches_per_sample, m.discarded_samples, m.sm_clock_mhz, m.throttle_reasons "
+    "m.launches_per_sample, m.discarded_samples, m.sm_clock_mhz, m.throttle_reasons, "
+    "m.bad_elements, m.first_bad_output, m.first_bad_reference, m.tolerance_json, "
+    "m.guard_damage "
     "FROM variants v LEFT JOIN measurements m ON m.variant_id = v.id";
 
 JobRecord read_job(const SQLite::Statement& row) {
@@ -160,6 +170,14 @@ VariantRecord read_variant(const SQLite::Statement& row) {
     e.rel_l2 = row.getColumn("rel_l2").getDouble();
     e.first_bad_index = row.getColumn("first_bad_index").getInt64();
     e.non_finite = row.getColumn("non_finite").getInt64();
+    e.bad_elements = row.getColumn("bad_elements").getInt64();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    e.first_bad_output = optional_double(row, "first_bad_output").value_or(nan);
+    e.first_bad_reference = optional_double(row, "first_bad_reference").value_or(nan);
+    if (e.first_bad_index < 0) e.first_bad_output = e.first_bad_reference = 0;
+    const std::string tolerance = row.getColumn("tolerance_json").getString();
+    if (!tolerance.empty()) e.tolerance = tolerance_from_json(nlohmann::json::parse(tolerance));
+    e.guard_damage = row.getColumn("guard_damage").getString();
     v.error = e;
   }
   // NULL (no measurement row) reads as 0, the "not measured" value of VariantRecord.

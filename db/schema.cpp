@@ -155,6 +155,19 @@ ALTER TABLE jobs ADD COLUMN runner_up_variant_id INTEGER;
 ALTER TABLE jobs ADD COLUMN winner_distinguishable INTEGER;
 ALTER TABLE jobs ADD COLUMN winner_margin REAL;
 )sql"},
+      // The baseline as timed on each GPU of the job ({"<ordinal>": {...}}), and the final
+      // comparison of the top candidates with it (an InterleavedResult).
+      {3, R"sql(
+ALTER TABLE jobs ADD COLUMN baselines_json TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN final_comparison_json TEXT NOT NULL DEFAULT '';
+-- Per-element validation: how many elements failed, the first one's values, what "correct"
+-- meant (the tolerance, as JSON) and any damage to the guard regions around the outputs.
+ALTER TABLE measurements ADD COLUMN bad_elements INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE measurements ADD COLUMN first_bad_output REAL;
+ALTER TABLE measurements ADD COLUMN first_bad_reference REAL;
+ALTER TABLE measurements ADD COLUMN tolerance_json TEXT NOT NULL DEFAULT '';
+ALTER TABLE measurements ADD COLUMN guard_damage TEXT NOT NULL DEFAULT '';
+)sql"},
   };
   return steps;
 }

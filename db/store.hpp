@@ -48,6 +48,9 @@ class Store {
   // Becoming cancelled also marks the job's pending variants cancelled.
   void set_job_status(std::int64_t id, JobStatus status, const std::string& reason = "");
   void set_job_reference(std::int64_t id, double reference_us);
+  // The baseline as timed on one GPU of the job (jobs.baselines_json["<ordinal>"]); the first one
+  // recorded also becomes the job's reference_us. std::invalid_argument for an unknown job.
+  void record_job_baseline(std::int64_t id, int gpu_ordinal, const BaselineTiming& baseline);
   // Marks cancel_requested; a queued job becomes cancelled at once (its pending variants too).
   // False if unknown or final.
   bool request_cancel(std::int64_t id);
@@ -76,8 +79,12 @@ class Store {
   void record_outcome(std::int64_t variant_id, const VariantOutcome& outcome);
   JobProgress progress(std::int64_t job_id);
   // Stores who won the interleaved re-measure of the job's top candidates and whether the winner
-  // is distinguishable from the runner-up (jobs.winner_*). Recording again replaces it.
-  // std::invalid_argument for an unknown job or a winner that is not one of its variants.
+  // is distinguishable from the runner-up (jobs.winner_*), and the whole comparison (with the
+  // baseline's timing and the speedups, when it had a baseline) as the job's final result. The
+  // compared variants enter the Pareto front with their interleaved medians: the front and
+  // /v1/best rank them by the final figures, while their first-pass rows stay as measured.
+  // Recording again replaces it. std::invalid_argument for an unknown job or a winner that is
+  // not one of its variants.
   void record_winner_comparison(std::int64_t job_id, const InterleavedResult& comparison);
 
   // The engine's bookkeeping (engine_store.cpp). GPUs the job's variants are spread over:

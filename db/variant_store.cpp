@@ -24,8 +24,9 @@ void write_measurement(SQLite::Database& db, std::int64_t variant_id, const Vari
       "INSERT OR REPLACE INTO measurements (variant_id, median_us, min_us, p10_us, p90_us,"
       " mean_us, rel_noise, trials, converged, max_abs, max_rel, rel_l2, first_bad_index,"
       " non_finite, tflops, gbps, speedup, timing_method, launches_per_sample,"
-      " discarded_samples, sm_clock_mhz, throttle_reasons)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      " discarded_samples, sm_clock_mhz, throttle_reasons, bad_elements, first_bad_output,"
+      " first_bad_reference, tolerance_json, guard_damage)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   insert.bind(1, variant_id);
   if (const auto& t = outcome.timing) {
     insert.bind(2, t->median_us);
@@ -44,6 +45,14 @@ void write_measurement(SQLite::Database& db, std::int64_t variant_id, const Vari
     insert.bind(13, e->first_bad_index);
     insert.bind(14, e->non_finite);
   }
+  const ErrorSummary checked = outcome.error.value_or(ErrorSummary{});
+  insert.bind(23, checked.bad_elements);
+  if (checked.first_bad_index >= 0) {  // NaN binds as NULL: the kernel left it unwritten
+    insert.bind(24, checked.first_bad_output);
+    insert.bind(25, checked.first_bad_reference);
+  }
+  insert.bind(26, checked.tolerance ? to_json(*checked.tolerance).dump() : std::string());
+  insert.bind(27, checked.guard_damage);
   insert.bind(15, outcome.tflops);
   insert.bind(16, outcome.gbps);
   bind_optional(insert, 17, speedup);

@@ -1,8 +1,10 @@
-// kt::Store: the job's winner as the interleaved re-measure of its top candidates decided it.
+// kt::Store: the job's baselines per GPU, and its final result: the interleaved re-measure of its
+// top candidates beside the baseline.
 #include <stdexcept>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include "db/pareto_store.hpp"
 #include "db/rows.hpp"
 #include "db/store.hpp"
 
@@ -20,7 +22,43 @@ void require_variant_of_job(SQLite::Database& db, std::int64_t job_id, std::int6
                                 " is not a variant of job " + std::to_string(job_id));
 }
 
+// The compared variants' points, moved to their interleaved medians (a tune job's only).
+void update_front_with_final_medians(SQLite::Database& db, std::int64_t job_id,
+                                     const InterleavedResult& comparison) {
+  const auto job = db::load_job(db, job_id);
+  if (!job || job->mode != JobMode::tune) return;
+  for (std::size_t i = 0; i < comparison.variant_ids.size() && i < comparison.timings.size(); ++i) {
+    auto variant = db::load_variant(db, comparison.variant_ids[i]);
+    if (!variant || variant->job_id != job_id || !variant->timing || !variant->error ||
+        !(comparison.timings[i].median_us > 0))
+      continue;
+    variant->timing->median_us = comparison.timings[i].median_us;
+    db::remove_from_front(db, variant->id);
+    db::add_to_front(db, *job, *variant);
+  }
+}
+
 }  // namespace
+
+void Store::record_job_baseline(std::int64_t id, int gpu_ordinal, const BaselineTiming& baseline) {
+  std::lock_guard lock(mutex_);
+  db::with_context("record_job_baseline for job " + std::to_string(id), [&] {
+    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    auto job = db::load_job(*db_, id);
+    if (!job) throw std::invalid_argument("job " + std::to_string(id) + " does not exist");
+    job->baselines[std::to_string(gpu_ordinal)] = {{"median_us", baseline.timing.median_us},
+                                                   {"timing", to_json(baseline.timing)},
+                                                   {"baseline", baseline.baseline}};
+    SQLite::Statement update(*db_,
+                             "UPDATE jobs SET baselines_json = ?,"
+                             " reference_us = COALESCE(reference_us, ?) WHERE id = ?");
+    update.bind(1, job->baselines.dump());
+    update.bind(2, baseline.timing.median_us);
+    update.bind(3, id);
+    update.exec();
+    transaction.commit();
+  });
+}
 
 void Store::record_winner_comparison(std::int64_t job_id, const InterleavedResult& comparison) {
   std::lock_guard lock(mutex_);
@@ -43,6 +81,11 @@ void Store::record_winner_comparison(std::int64_t job_id, const InterleavedResul
     }
     update.bind(5, job_id);
     update.exec();
+    SQLite::Statement final_row(*db_, "UPDATE jobs SET final_comparison_json = ? WHERE id = ?");
+    final_row.bind(1, to_json(comparison).dump());
+    final_row.bind(2, job_id);
+    final_row.exec();
+    update_front_with_final_medians(*db_, job_id, comparison);
     transaction.commit();
   });
 }

@@ -35,8 +35,9 @@ std::chrono::milliseconds fallback_watchdog(const SchedulerOptions& options) {
   return options.min_watchdog + std::chrono::milliseconds(timing_ms);
 }
 
-MeasureRequest measure_request(const CompiledVariant& cv, const JobRecord& job, double tolerance,
-                               const SchedulerOptions& options, std::uint64_t seed) {
+MeasureRequest measure_request(const CompiledVariant& cv, const JobRecord& job,
+                               const Tolerance& tolerance, const SchedulerOptions& options,
+                               std::uint64_t seed) {
   MeasureRequest request;
   request.variant_id = cv.variant_id;
   request.cubin_path = materialize_cubin(options.work_dir, cv).string();
@@ -97,8 +98,8 @@ MeasuredVariant measure_variant(WorkerClient& worker, const DeviceInfo& device,
   return measured;
 }
 
-std::vector<VariantRecord> near_tie_candidates(std::vector<VariantRecord> variants,
-                                               std::size_t count) {
+std::vector<VariantRecord> final_candidates(std::vector<VariantRecord> variants,
+                                            std::size_t count) {
   std::erase_if(variants, [](const VariantRecord& v) {
     return v.status != VariantStatus::measured || !v.timing || v.timing->median_us <= 0;
   });

@@ -30,8 +30,9 @@ std::uint64_t mix_seed(std::uint64_t seed, std::int64_t variant_id);
 std::chrono::milliseconds fallback_watchdog(const SchedulerOptions& options);
 
 // Everything the worker needs to check and time the variant (cubin written to work_dir).
-MeasureRequest measure_request(const CompiledVariant& cv, const JobRecord& job, double tolerance,
-                               const SchedulerOptions& options, std::uint64_t seed);
+MeasureRequest measure_request(const CompiledVariant& cv, const JobRecord& job,
+                               const Tolerance& tolerance, const SchedulerOptions& options,
+                               std::uint64_t seed);
 
 // The outcome the store keeps for a worker's answer: throughput and the speedup over the
 // reference measured in the same job.
@@ -57,7 +58,6 @@ MeasuredVariant measure_variant(WorkerClient& worker, const DeviceInfo& device,
 
 // The job's near-tie candidates: its measured variants with the lowest medians, fastest first,
 // at most `count` (ties broken by id).
-std::vector<VariantRecord> near_tie_candidates(std::vector<VariantRecord> variants,
-                                               std::size_t count);
+std::vector<VariantRecord> final_candidates(std::vector<VariantRecord> variants, std::size_t count);
 
 }  // namespace kt

@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -52,11 +53,6 @@ class GpuJobScope {
   std::int64_t job_id_;
 };
 
-struct ReferenceAnswer {
-  std::optional<TimingSummary> timing;
-  std::string reason;
-};
-
 class JobExecution {
  public:
   JobExecution(JobRecord job, const Family& family, DeviceLimits limits, JobRunContext& ctx)
@@ -89,7 +85,7 @@ class JobExecution {
     publish_timing();
     if (job_.mode == JobMode::tune) {
       if (interrupted()) return finish_interrupted(pending);
-      settle_near_tie();
+      final_comparison();
     }
     ctx_.store.set_job_status(job_.id, JobStatus::done);
     const auto progress = ctx_.store.progress(job_.id);
@@ -159,7 +155,6 @@ class JobExecution {
       }
       rethrow_task_error();
       if (cv.failure) continue;
-      ensure_reference(cv, std::nullopt);
       ctx_.gpus->wait_below(job_.id, depth);
       post_measure(std::move(cv), std::nullopt);
     }
@@ -181,7 +176,6 @@ class JobExecution {
       }
       CompiledVariant cv = compile(variant);
       if (cv.failure) continue;
-      ensure_reference(cv, home);
       post_measure(std::move(cv), home);
       ctx_.gpus->wait_below(job_.id, 1);
       rethrow_task_error();
@@ -193,13 +187,15 @@ class JobExecution {
     const MeasureRequest request = measure_request(cv, job_, tolerance(), ctx_.options, ctx_.seed);
     cv.cubin.clear();  // on disk now; the worker reads it from there
     auto compiled = std::make_shared<const CompiledVariant>(std::move(cv));
-    const std::optional<double> reference_us = job_.reference_us;
     ctx_.gpus->post(
         job_.id,
-        [this, compiled, request, reference_us](WorkerClient& worker, const DeviceInfo& device) {
+        [this, compiled, request](WorkerClient& worker, const DeviceInfo& device) {
           try {
-            record_measured(ctx_.store, measure_variant(worker, device, request, *compiled,
-                                                        reference_us, ctx_.options, timeline_));
+            MeasureRequest on_gpu = request;
+            const double baseline_us = baseline_on(worker, device, compiled->full);
+            on_gpu.reference_us = baseline_us;  // the hang watchdog scales with it
+            record_measured(ctx_.store, measure_variant(worker, device, on_gpu, *compiled,
+                                                        baseline_us, ctx_.options, timeline_));
             publish_timing();
           } catch (const std::exception& e) {
             note_task_error("variant " + std::to_string(compiled->variant_id) + ": " + e.what());
@@ -208,63 +204,72 @@ class JobExecution {
         pinned);
   }
 
-  // The family's reference (cuBLAS for GEMM) timed once per job on the job's own GPU, so every
-  // result carries a speedup measured in the same run.
-  void ensure_reference(const CompiledVariant& cv, std::optional<int> pinned) {
-    if (job_.reference_us) return;
-    ReferenceTimingRequest request;
-    request.problem = cv.full;
+  // The family's baseline (cublasLt at its best for GEMM), timed once on every GPU the job uses,
+  // in that GPU's own lane before its first variant: a variant's first-pass speedup is over the
+  // baseline of the GPU that measured it. Runs on the GPU's lane thread; throws when the baseline
+  // cannot be timed (every variant would lack its comparison: the job fails).
+  double baseline_on(WorkerClient& worker, const DeviceInfo& device,
+                     const ProblemInstance& problem) {
+    {
+      std::lock_guard lock(baseline_mutex_);
+      if (const auto it = baseline_us_.find(device.ordinal); it != baseline_us_.end())
+        return it->second;
+    }
+    BaselineTimingRequest request;
+    request.problem = problem;
     request.seed = mix_seed(ctx_.seed, 0);
     request.timing = ctx_.options.timing;
-    auto answer = std::make_shared<std::promise<ReferenceAnswer>>();
-    std::future<ReferenceAnswer> future = answer->get_future();
-    const auto timeout = fallback_watchdog(ctx_.options);
-    ctx_.gpus->post(
-        job_.id,
-        [answer, request, timeout](WorkerClient& worker, const DeviceInfo&) {
-          try {
-            ReferenceAnswer result;
-            result.timing = worker.time_reference(request, timeout, &result.reason);
-            answer->set_value(std::move(result));
-          } catch (...) {
-            answer->set_exception(std::current_exception());
-          }
-        },
-        pinned.value_or(ctx_.ordinals.front()));
-    const ReferenceAnswer result = future.get();
-    if (!result.timing)
-      throw std::runtime_error("timing the reference (" + family_.reference.kind +
-                               ") failed: " + result.reason);
-    job_.reference_us = result.timing->median_us;
-    ctx_.store.set_job_reference(job_.id, result.timing->median_us);
-    spdlog::info("job {}: reference {} {:.1f} us", job_.id, family_.reference.kind,
-                 result.timing->median_us);
+    request.tolerance = tolerance();
+    std::string reason;
+    const auto answer = worker.time_baseline(request, fallback_watchdog(ctx_.options), &reason);
+    if (!answer)
+      throw std::runtime_error("timing the baseline on GPU " + std::to_string(device.ordinal) +
+                               " failed: " + reason);
+    ctx_.store.record_job_baseline(job_.id, device.ordinal, *answer);
+    spdlog::info("job {}: baseline on GPU {}: {:.2f} us ({})", job_.id, device.ordinal,
+                 answer->timing.median_us, answer->baseline.dump());
+    std::lock_guard lock(baseline_mutex_);
+    baseline_us_[device.ordinal] = answer->timing.median_us;
+    if (!baseline_choice_) baseline_choice_ = answer->baseline;
+    return answer->timing.median_us;
   }
 
-  // The fastest few variants measured again, interleaved on one GPU, so that a winner within the
-  // noise of the runner-up is stored as such. A failure here costs the comparison, not the job.
-  void settle_near_tie() {
-    const int count = ctx_.options.near_tie_candidates;
-    if (count < 2) return;
-    const auto top = near_tie_candidates(ctx_.store.variants(job_.id, /*gated_only=*/true),
-                                         static_cast<std::size_t>(count));
-    if (top.size() < 2) return;
+  // The job's result: its fastest few variants and the baseline re-measured interleaved on one
+  // GPU (same buffers' shapes, same flush, same method), the speedup of each with its interval.
+  // A failure here costs the comparison, not the job; the first-pass figures stay.
+  void final_comparison() {
+    const int count = ctx_.options.final_candidates;
+    if (count < 1) return;
+    const auto top = final_candidates(ctx_.store.variants(job_.id, /*gated_only=*/true),
+                                      static_cast<std::size_t>(count));
+    if (top.empty()) return;
     InterleavedRequest request;
     request.timing = ctx_.options.timing;
     for (const VariantRecord& variant : top) {
       try {
-        if (auto cv = reload_compiled(cached_kernel(), family_, job_, variant, limits_))
+        if (auto cv = reload_compiled(cached_kernel(), family_, job_, variant, limits_)) {
+          if (!request.baseline) request.baseline = cv->full;
           request.candidates.push_back(
               measure_request(*cv, job_, tolerance(), ctx_.options, ctx_.seed));
-        else
-          spdlog::warn("job {}: variant {} is not in the compile cache; left out of the re-measure",
-                       job_.id, variant.id);
+        } else {
+          spdlog::warn(
+              "job {}: variant {} is not in the compile cache; left out of the final "
+              "comparison",
+              job_.id, variant.id);
+        }
       } catch (const std::exception& e) {
-        spdlog::warn("job {}: variant {} left out of the re-measure: {}", job_.id, variant.id,
+        spdlog::warn("job {}: variant {} left out of the final comparison: {}", job_.id, variant.id,
                      e.what());
       }
     }
-    if (request.candidates.size() < 2) return;
+    if (request.candidates.empty()) return;
+    request.baseline_seed = mix_seed(ctx_.seed, 0);
+    keep_baseline_choice(*request.baseline);
+    {
+      std::lock_guard lock(baseline_mutex_);  // the hang watchdog scales with the baseline
+      if (!baseline_us_.empty())
+        for (MeasureRequest& c : request.candidates) c.reference_us = baseline_us_.begin()->second;
+    }
 
     const bool serial = job_.pipeline == Pipeline::serial;
     std::vector<int> ordinals = serial ? std::vector<int>{ctx_.ordinals.front()} : ctx_.ordinals;
@@ -273,6 +278,9 @@ class JobExecution {
     std::future<InterleavedResult> future = answer->get_future();
     ctx_.gpus->post(job_.id, [answer, request](WorkerClient& worker, const DeviceInfo&) {
       try {
+        // A fresh worker process: nothing left behind by hundreds of variants (modules, memory,
+        // allocator state) weighs on either side; each job's final comparison starts alike.
+        worker.stop();
         answer->set_value(worker.measure_interleaved(request));
       } catch (...) {
         answer->set_exception(std::current_exception());
@@ -281,15 +289,38 @@ class JobExecution {
     try {
       const InterleavedResult result = future.get();
       ctx_.store.record_winner_comparison(job_.id, result);
+      const Speedup s = winner_speedup(result).value_or(Speedup{});
       spdlog::info(
-          "job {}: re-measured the top {} interleaved: winner {} ({}distinguishable from "
-          "{}, margin {:.2f}%)",
+          "job {}: final comparison of the top {} and the baseline: winner {} ({}distinguishable "
+          "from {}, margin {:.2f}%), speedup {:.3f} [{:.3f}, {:.3f}]",
           job_.id, request.candidates.size(), result.winner_variant_id,
-          result.distinguishable ? "" : "not ", result.runner_up_variant_id, 100.0 * result.margin);
+          result.distinguishable ? "" : "not ", result.runner_up_variant_id, 100.0 * result.margin,
+          s.value, s.low, s.high);
     } catch (const std::exception& e) {
-      spdlog::warn("job {}: interleaved re-measure of the top {} failed: {}", job_.id,
+      spdlog::warn("job {}: final comparison of the top {} failed: {}", job_.id,
                    request.candidates.size(), e.what());
     }
+  }
+
+  // A library baseline chose its algorithm by timing in the job's first pass; the final
+  // comparison runs that same algorithm (from this run, or from the stored baselines of a resumed
+  // job), so the job is compared with one baseline throughout.
+  void keep_baseline_choice(ProblemInstance& problem) {
+    if (!problem.baseline) return;
+    nlohmann::json choice;
+    {
+      std::lock_guard lock(baseline_mutex_);
+      if (baseline_choice_) choice = *baseline_choice_;
+    }
+    if (choice.is_null())
+      for (const auto& [gpu, stored] : job_.baselines.items())
+        if (stored.contains("baseline")) {
+          choice = stored["baseline"];
+          break;
+        }
+    if (choice.is_object() && choice.value("kind", "") == problem.baseline->kind &&
+        choice.contains("algorithm_index"))
+      problem.baseline->params["algorithm_index"] = choice["algorithm_index"];
   }
 
   // Gates 1-2 for one variant, recorded as they come back (on the compile pool's threads).
@@ -303,10 +334,10 @@ class JobExecution {
     return [&store = ctx_.store](const std::string& key) { return store.find_kernel(key); };
   }
 
-  double tolerance() const {
-    const auto it = family_.tolerance.find(job_.dtype);
-    return it == family_.tolerance.end() ? 1e-2 : it->second;
-  }
+  // The family's for the job's dtype. A loaded family has one for every dtype it lists and a job
+  // is only accepted for those, so a missing one is an error (FamilyError fails the job), never
+  // a silent default.
+  const Tolerance& tolerance() const { return tolerance_for(family_, job_.dtype); }
 
   bool interrupted() {
     if (ctx_.stopping && ctx_.stopping()) return true;
@@ -368,6 +399,9 @@ class JobExecution {
   const double base_wall_seconds_;
   const double base_busy_seconds_;
   std::mutex publish_mutex_;
+  std::mutex baseline_mutex_;
+  std::map<int, double> baseline_us_;              // GPU ordinal -> the baseline's median there
+  std::optional<nlohmann::json> baseline_choice_;  // what the first GPU's baseline was
   std::mutex task_error_mutex_;
   std::optional<std::string> task_error_;
 };

@@ -31,9 +31,10 @@ struct SchedulerOptions {
   TimingOptions timing;
   std::chrono::milliseconds min_watchdog{20000};  // worker timeout floor, reference time unknown
   std::uint64_t seed = 0;                         // 0: a random seed per daemon run
-  // At the end of a tune job, this many of the fastest variants are re-measured interleaved on
-  // one GPU and the winner is stored with whether it is distinguishable (< 2: never).
-  int near_tie_candidates = 3;
+  // The final comparison at the end of a tune job: this many of the fastest variants (by their
+  // first-pass medians) and the family's baseline are re-measured interleaved on one GPU; the
+  // job's result (winner, speedup and its interval) comes from those samples (< 1: none).
+  int final_candidates = 5;
 };
 
 struct JobRunContext {

@@ -51,7 +51,9 @@ milliseconds measure_watchdog(const MeasureRequest& request, milliseconds fallba
 
 milliseconds interleaved_watchdog(const InterleavedRequest& request,
                                   milliseconds fallback_per_candidate, const WatchdogRule& rule) {
-  const auto n = static_cast<int>(request.candidates.size());
+  // The baseline is one more side of every round; choosing its algorithm takes about as long as
+  // warming up and timing a side, so it counts twice.
+  const auto n = static_cast<int>(request.candidates.size()) + (request.baseline ? 2 : 0);
   double reference_us = 0;
   for (const MeasureRequest& c : request.candidates) {
     if (!(c.reference_us > 0) || !std::isfinite(c.reference_us)) {

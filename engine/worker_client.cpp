@@ -205,23 +205,27 @@ InterleavedResult WorkerClient::measure_interleaved(const InterleavedRequest& re
   }
 }
 
-std::optional<TimingSummary> WorkerClient::time_reference(const ReferenceTimingRequest& request,
+std::optional<BaselineTiming> WorkerClient::time_baseline(const BaselineTimingRequest& request,
                                                           std::chrono::milliseconds timeout,
                                                           std::string* reason) {
-  auto fail = [&](std::string why) -> std::optional<TimingSummary> {
+  auto fail = [&](std::string why) -> std::optional<BaselineTiming> {
     if (reason != nullptr) *reason = std::move(why);
     return std::nullopt;
   };
   if (auto failure = ensure_initialised()) return fail(*failure);
   nlohmann::json line = to_json(request);
-  line["op"] = "time_reference";
+  line["op"] = "time_baseline";
   const WorkerReply reply = exchange(line.dump(), timeout);
   if (reply.outcome != WorkerReply::Outcome::answered)
     return fail(std::string(to_string(status_of(reply.outcome))) + ": " + reply.reason);
   if (!reply.body.value("ok", false) || !reply.body.contains("timing"))
     return fail(error_of(reply.body));
   try {
-    return timing_summary_from_json(reply.body["timing"]);
+    BaselineTiming answer{timing_summary_from_json(reply.body["timing"]),
+                          reply.body.value("baseline", nlohmann::json(nullptr)), std::nullopt};
+    if (reply.body.contains("error") && reply.body["error"].is_object())
+      answer.error = error_summary_from_json(reply.body["error"]);
+    return answer;
   } catch (const std::exception& e) {
     return fail(e.what());
   }

@@ -73,12 +73,13 @@ class WorkerClient {
   // time is unknown. Throws WorkerError when the worker hangs, dies or refuses the request (it is
   // restarted by the next call), std::invalid_argument for no candidates.
   InterleavedResult measure_interleaved(const InterleavedRequest& request);
-  // Times the family's reference (cuBLAS for GEMM) on the problem; nullopt + reason on failure.
-  std::optional<TimingSummary> time_reference(const ReferenceTimingRequest& request,
+  // Times the family's baseline (cublasLt at its best for GEMM) on the problem: its timing and
+  // what it was; nullopt + reason on failure.
+  std::optional<BaselineTiming> time_baseline(const BaselineTimingRequest& request,
                                               std::chrono::milliseconds timeout,
                                               std::string* reason);
   // One raw JSON-line request ({"op": ...}) to the worker, started if needed (without setting up
-  // its device). For tests and diagnostics; measure() and time_reference() are built on it.
+  // its device). For tests and diagnostics; measure() and time_baseline() are built on it.
   WorkerReply call(const nlohmann::json& request, std::chrono::milliseconds timeout);
   // Time the worker may take to set up its device (context, NVRTC, cuBLAS) after a start; not
   // counted against a request's timeout. Default 120 s.

@@ -43,7 +43,13 @@ void reject_unknown_params(const ApiRequest& request, const std::set<std::string
 
 nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   const JobProgress progress = context.store.progress(job.id);
-  nlohmann::json view = job_to_json(job, progress, context.store.fastest_variant(job.id), true);
+  // The job's best: the winner of its final comparison once there is one, else the fastest
+  // first-pass median so far.
+  std::optional<VariantRecord> best;
+  if (job.final_comparison) best = context.store.variant(job.final_comparison->winner_variant_id);
+  if (!best) best = context.store.fastest_variant(job.id);
+  nlohmann::json view = job_to_json(job, progress, best, true);
+  if (best && view["best"].is_object()) view["best"]["final"] = final_view(job, best->id);
   JobStatsInput stats;
   stats.wall_seconds = job.wall_seconds;
   stats.gpu_busy_seconds = job.gpu_busy_seconds;

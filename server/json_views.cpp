@@ -57,10 +57,35 @@ nlohmann::json comparison_view(const JobRecord& job) {
                                                      : nlohmann::json(nullptr)},
       {"margin", optional_number(job.winner_margin)},
       {"winner_median_us", optional_number(job.winner_median_us)},
-      {"runner_up_median_us", optional_number(job.runner_up_median_us)}};
+      {"runner_up_median_us", optional_number(job.runner_up_median_us)},
+      {"final", job.final_comparison ? to_json(*job.final_comparison) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace
+
+// The final figures of one variant of the job, if it was in the final comparison: its
+// interleaved median and its speedup over the baseline with the 95% interval. "faster than the
+// baseline" only when the interval's low end is above 1.
+nlohmann::json final_view(const JobRecord& job, std::int64_t variant_id) {
+  if (!job.final_comparison) return nullptr;
+  const InterleavedResult& final = *job.final_comparison;
+  const TimingSummary* timing = final_timing_of(final, variant_id);
+  if (timing == nullptr) return nullptr;
+  nlohmann::json view = {{"median_us", timing->median_us},
+                         {"timing", to_json(*timing)},
+                         {"winner", final.winner_variant_id == variant_id},
+                         {"baseline", final.baseline}};
+  if (final.baseline_timing) view["baseline_median_us"] = final.baseline_timing->median_us;
+  if (const auto s = speedup_of(final, variant_id)) {
+    view["speedup"] = s->value;
+    view["speedup_low"] = s->low;
+    view["speedup_high"] = s->high;
+    view["faster_than_baseline"] = s->low > 1.0;
+  }
+  return view;
+}
+
+namespace {}  // namespace
 
 nlohmann::json progress_to_json(const JobProgress& progress) {
   nlohmann::json by_status = nlohmann::json::object();
@@ -120,6 +145,7 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
       {"finished_at", text_or_null(job.finished_at)},
   };
   j["comparison"] = comparison_view(job);
+  j["baselines"] = job.baselines;
   j["pipeline"] = std::string(to_string(job.pipeline));
   j["gpus"] = job.gpus;
   j["configs"] = pinned_configs_view(job.pinned_configs_json);
@@ -131,6 +157,12 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
 nlohmann::json best_to_json(const BestEntry& best) {
   const JobRecord& job = best.job;
   const VariantRecord& v = best.variant;
+  const nlohmann::json final = final_view(job, v.id);
+  const nlohmann::json first_pass_us =
+      v.timing ? nlohmann::json(v.timing->median_us) : nlohmann::json(nullptr);
+  auto final_field = [&](const char* name) {
+    return final.is_object() && final.contains(name) ? final[name] : nlohmann::json(nullptr);
+  };
   return {
       {"family", job.family},
       {"dtype", job.dtype},
@@ -144,11 +176,20 @@ nlohmann::json best_to_json(const BestEntry& best) {
       {"template", v.template_name},
       {"config", to_json(v.config)},
       {"config_key", v.config_key},
-      {"median_us", v.timing ? nlohmann::json(v.timing->median_us) : nlohmann::json(nullptr)},
+      // The final comparison's figures when the variant was in it (the job's result), else the
+      // first pass.
+      {"median_us", final.is_object() ? final["median_us"] : first_pass_us},
+      {"first_pass_median_us", first_pass_us},
+      {"speedup", final_field("speedup")},
+      {"speedup_low", final_field("speedup_low")},
+      {"speedup_high", final_field("speedup_high")},
+      {"faster_than_baseline", final_field("faster_than_baseline")},
+      {"baseline_median_us", final_field("baseline_median_us")},
       {"tflops", v.tflops},
       {"gbps", v.gbps},
       {"speedup_vs_reference", optional_number(v.speedup)},
       {"reference_us", optional_number(job.reference_us)},
+      {"final", final_view(job, v.id)},
       {"timing", timing_view(v.timing)},
       {"error", optional_json(v.error)},
       {"registers", count_or_null(v.registers)},
@@ -182,9 +223,12 @@ nlohmann::json family_to_json(const Family& family) {
                          {"constraints", tmpl.constraints},
                          {"space_size", space}});
   }
-  return {
-      {"name", family.name},     {"description", family.description},  {"dims", dims},
-      {"dtypes", family.dtypes}, {"reference", family.reference.kind}, {"templates", templates}};
+  // What a correct output is, per dtype: the manifest's {"atol", "rtol", "rel_l2"}.
+  nlohmann::json tolerance = nlohmann::json::object();
+  for (const auto& [dtype, t] : family.tolerance) tolerance[dtype] = to_json(t);
+  return {{"name", family.name},     {"description", family.description},  {"dims", dims},
+          {"dtypes", family.dtypes}, {"reference", family.reference.kind}, {"tolerance", tolerance},
+          {"templates", templates}};
 }
 
 }  // namespace kt

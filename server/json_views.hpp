@@ -19,6 +19,9 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
                            const std::optional<VariantRecord>& best = {}, bool with_best = false);
 // GET /v1/best: the winning config with its figures and where it came from.
 nlohmann::json best_to_json(const BestEntry& best);
+// One variant's figures from the job's final comparison (interleaved median, speedup over the
+// baseline with its 95% interval, faster_than_baseline = low > 1); null if it was not compared.
+nlohmann::json final_view(const JobRecord& job, std::int64_t variant_id);
 // GET /v1/families: dims, dtypes, templates with axes and the size of each template's space.
 nlohmann::json family_to_json(const Family& family);
 

@@ -81,6 +81,8 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
     throw ApiError(HttpStatus::not_found, "not_tuned", "nothing tuned for " + describe(key));
   nlohmann::json body = best_to_json(*best);
   body["reference"] = key.family->reference.kind;  // what speedup_vs_reference compares with
+  // what speedup compares with (the family's baseline; its reference when it names none)
+  body["baseline"] = key.family->baseline ? key.family->baseline->kind : key.family->reference.kind;
   return json_response(HttpStatus::ok, body);
 }
 

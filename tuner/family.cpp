@@ -1,6 +1,7 @@
 #include "tuner/family.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -91,17 +92,54 @@ void parse_args(ManifestReader& r, const ManifestJson& root, Family& family) {
     family.args = parse_arg_list(r, *args, "args", family);
 }
 
+// One field of a tolerance: a finite number in [0, 1). At 1 (rtol or rel_l2) an all-zero output
+// would pass, so anything that large is a mistake.
+std::optional<double> tolerance_number(ManifestReader& r, const ManifestJson& spec,
+                                       const std::string& key, const std::string& where) {
+  const ManifestJson* value = r.member(spec, key, where, true);
+  if (value == nullptr) return std::nullopt;
+  const std::string path = field_path(where, key);
+  if (!value->is_number() || !std::isfinite(value->get<double>()) || value->get<double>() < 0) {
+    r.error(path, "must be a non-negative number");
+    return std::nullopt;
+  }
+  if (key != "atol" && value->get<double>() >= 1) {
+    r.error(path, "must be below 1 (at 1 an all-zero output would pass)");
+    return std::nullopt;
+  }
+  return value->get<double>();
+}
+
+// "tolerance": {"<dtype>": {"atol": A, "rtol": R, "rel_l2": L}, ...}, one for every dtype of the
+// family. An element of the output is bad when it is not finite or |out - ref| > A + R * |ref|;
+// the whole output also needs ||out - ref|| / ||ref|| <= L. R covers rounding the fp32 result to
+// the dtype (a half ulp is 2^-8 relative for bf16, 2^-11 for fp16), A what a different but
+// correct order of fp32 accumulation (split-K, another tiling) moves a value near zero, which
+// grows with the reduction length; kernel_templates/README.md explains the shipped values. The
+// old form, a plain number per dtype (the max rel_l2 alone, which let a wrong element through),
+// is refused with a message saying so. Keys starting with '_' or '$' are comments.
 void parse_tolerance(ManifestReader& r, const ManifestJson& root, Family& family) {
   const ManifestJson* tolerance = r.member(root, "tolerance", "", true);
   if (tolerance == nullptr || !r.expect_object(*tolerance, "tolerance")) return;
-  for (const auto& [dtype, value] : tolerance->items()) {
+  for (const auto& [dtype, spec] : tolerance->items()) {
+    if (dtype.starts_with('_') || dtype.starts_with('$')) continue;  // a comment, as elsewhere
     const std::string where = field_path("tolerance", dtype);
-    if (!value.is_number() || value.get<double>() <= 0)
-      r.error(where, "must be a positive number");
-    else if (std::find(family.dtypes.begin(), family.dtypes.end(), dtype) == family.dtypes.end())
+    if (std::find(family.dtypes.begin(), family.dtypes.end(), dtype) == family.dtypes.end()) {
       r.error(where, "dtype '" + dtype + "' is not in dtypes");
-    else
-      family.tolerance[dtype] = value.get<double>();
+      continue;
+    }
+    if (spec.is_number()) {
+      r.error(where,
+              "must be an object {\"atol\": A, \"rtol\": R, \"rel_l2\": L}; a plain number (the "
+              "old max rel_l2 alone) is no longer accepted: every element is checked");
+      continue;
+    }
+    if (!r.expect_object(spec, where)) continue;
+    r.reject_unknown_keys(spec, {"atol", "rtol", "rel_l2"}, where);
+    const auto atol = tolerance_number(r, spec, "atol", where);
+    const auto rtol = tolerance_number(r, spec, "rtol", where);
+    const auto rel_l2 = tolerance_number(r, spec, "rel_l2", where);
+    if (atol && rtol && rel_l2) family.tolerance[dtype] = Tolerance{*atol, *rtol, *rel_l2};
   }
   for (const std::string& dtype : family.dtypes)
     if (!family.tolerance.count(dtype) && !tolerance->contains(dtype))
@@ -195,6 +233,13 @@ Family load_family(const std::filesystem::path& dir) {
   r.throw_if_errors();
   read_sources(family);
   return family;
+}
+
+const Tolerance& tolerance_for(const Family& family, const std::string& dtype) {
+  const auto it = family.tolerance.find(dtype);
+  if (it == family.tolerance.end())
+    throw FamilyError("family '" + family.name + "' has no tolerance for dtype '" + dtype + "'");
+  return it->second;
 }
 
 const std::vector<ArgSpec>& kernel_args(const Family& family, const TemplateSpec& tmpl) {

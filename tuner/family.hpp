@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tuner/measure_protocol.hpp"
+
 namespace kt {
 
 class FamilyError : public std::runtime_error {
@@ -116,8 +118,10 @@ struct Family {
   std::vector<BufferSpec> buffers;
   std::vector<ArgSpec> args;
   ReferenceSpec reference;
-  std::optional<BaselineSpec> baseline;     // none: the reference is the baseline
-  std::map<std::string, double> tolerance;  // dtype -> max relative L2 error
+  std::optional<BaselineSpec> baseline;  // none: the reference is the baseline
+  // dtype -> what a correct output is (per element atol + rtol * |ref|, and max rel_l2); the
+  // manifest has one for every dtype it lists.
+  std::map<std::string, Tolerance> tolerance;
   // A small ragged shape run before the full one: dim -> expression over the job's dims.
   std::map<std::string, std::string> smoke_shape;
   std::string flops = "0";  // expression over dims
@@ -131,6 +135,10 @@ struct Family {
 
 // The arguments a template's kernel takes: its own list if it has one, else the family's.
 const std::vector<ArgSpec>& kernel_args(const Family& family, const TemplateSpec& tmpl);
+
+// The family's tolerance for a job dtype; throws FamilyError naming the family and the dtype when
+// it has none (a dtype the family does not list).
+const Tolerance& tolerance_for(const Family& family, const std::string& dtype);
 
 // Reads dir/manifest.json and the sources next to it. Throws FamilyError with the file and the
 // reason (missing field, bad expression, unknown buffer in args, ...).

@@ -3,11 +3,13 @@
 // tenants) hit every candidate alike. The answer says who won and whether the winner is
 // distinguishable from the runner-up (winner_comparison.hpp has the rule).
 //
-//   {"op":"measure_interleaved","candidates":[MeasureRequest...],"timing":{TimingOptions}}
+//   {"op":"measure_interleaved","candidates":[MeasureRequest...],"timing":{TimingOptions},
+//    "baseline":{ProblemInstance}?,"baseline_seed":N?}
 //     -> {"ok":true,"interleaved":{InterleavedResult}}
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,17 @@ namespace kt {
 struct InterleavedRequest {
   std::vector<MeasureRequest> candidates;  // cubin, kernel and full instance are used
   TimingOptions timing;                    // per candidate; see interleaved_measurement.hpp
+  // The final comparison of a job: the family's baseline (its problem.baseline, or the
+  // reference's own-dtype run) on its own buffers, timed as one more side of every round.
+  std::optional<ProblemInstance> baseline;
+  std::uint64_t baseline_seed = 1;
+};
+
+// baseline median / candidate median, with its bootstrap 95% interval (statistics.hpp).
+struct Speedup {
+  double value = 0;
+  double low = 0;
+  double high = 0;
 };
 
 struct InterleavedResult {
@@ -30,8 +43,22 @@ struct InterleavedResult {
   bool distinguishable = false;           // the two medians' confidence intervals are disjoint
   double margin = 0;                      // runner_up_median / winner_median - 1
   std::string reason;                     // the decision in words, with the numbers
+  // With a baseline: its timing from the same rounds, what it was (Baseline::describe()), and
+  // per candidate (request order) the speedup over it.
+  std::optional<TimingSummary> baseline_timing;
+  nlohmann::json baseline;  // null without a baseline
+  std::vector<Speedup> speedups;
 };
 
+// The speedup (and interval) of one compared variant, or of the winner; nullopt without a
+// baseline or for a variant that was not compared.
+std::optional<Speedup> speedup_of(const InterleavedResult& r, std::int64_t variant_id);
+std::optional<Speedup> winner_speedup(const InterleavedResult& r);
+// The interleaved timing of one compared variant; nullptr if it was not compared.
+const TimingSummary* final_timing_of(const InterleavedResult& r, std::int64_t variant_id);
+
+nlohmann::json speedups_to_json(const std::vector<Speedup>& speedups);
+std::vector<Speedup> speedups_from_json(const nlohmann::json& j);  // throws on a malformed one
 nlohmann::json to_json(const InterleavedRequest& r);
 InterleavedRequest interleaved_request_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const InterleavedResult& r);

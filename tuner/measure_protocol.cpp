@@ -168,6 +168,11 @@ ProblemInstance problem_from_reader(const FieldReader& r) {
   const FieldReader reference = r.object("reference");
   p.reference.kind = reference.get<std::string>("kind");
   p.reference.params = reference.has("params") ? reference.at("params") : json::object();
+  if (r.has("baseline")) {
+    const FieldReader baseline = r.object("baseline");
+    p.baseline = ReferenceInstance{baseline.get<std::string>("kind"),
+                                   baseline.has("params") ? baseline.at("params") : json::object()};
+  }
   p.flops = r.get<double>("flops");
   p.bytes = r.get<double>("bytes");
   return p;
@@ -206,6 +211,14 @@ TimingSummary timing_summary_from_reader(const FieldReader& r) {
   return t;
 }
 
+Tolerance tolerance_from_reader(const FieldReader& r) {
+  Tolerance t;
+  t.atol = r.get<double>("atol");
+  t.rtol = r.get<double>("rtol");
+  t.max_rel_l2 = r.get<double>("rel_l2");
+  return t;
+}
+
 ErrorSummary error_summary_from_reader(const FieldReader& r) {
   ErrorSummary e;
   e.max_abs = r.get<double>("max_abs");
@@ -213,6 +226,12 @@ ErrorSummary error_summary_from_reader(const FieldReader& r) {
   e.rel_l2 = r.get<double>("rel_l2");
   e.first_bad_index = r.get<std::int64_t>("first_bad_index");
   e.non_finite = r.get<std::int64_t>("non_finite");
+  // Added with per-element checks: optional, so a summary written before them still reads.
+  if (r.has("bad_elements")) e.bad_elements = r.get<std::int64_t>("bad_elements");
+  if (r.has("first_bad_output")) e.first_bad_output = r.get<double>("first_bad_output");
+  if (r.has("first_bad_reference")) e.first_bad_reference = r.get<double>("first_bad_reference");
+  if (r.has("tolerance")) e.tolerance = tolerance_from_reader(r.object("tolerance"));
+  if (r.has("guard_damage")) e.guard_damage = r.get<std::string>("guard_damage");
   return e;
 }
 
@@ -246,14 +265,16 @@ json to_json(const ProblemInstance& p) {
     }
     args.push_back(std::move(arg));
   }
-  return {{"shape", to_json(p.shape)},
-          {"dtype", p.dtype},
-          {"buffers", std::move(buffers)},
-          {"args", std::move(args)},
-          {"launch", to_json(p.launch)},
-          {"reference", {{"kind", p.reference.kind}, {"params", p.reference.params}}},
-          {"flops", p.flops},
-          {"bytes", p.bytes}};
+  json j = {{"shape", to_json(p.shape)},
+            {"dtype", p.dtype},
+            {"buffers", std::move(buffers)},
+            {"args", std::move(args)},
+            {"launch", to_json(p.launch)},
+            {"reference", {{"kind", p.reference.kind}, {"params", p.reference.params}}},
+            {"flops", p.flops},
+            {"bytes", p.bytes}};
+  if (p.baseline) j["baseline"] = {{"kind", p.baseline->kind}, {"params", p.baseline->params}};
+  return j;
 }
 
 ProblemInstance problem_instance_from_json(const json& j) {
@@ -298,19 +319,35 @@ TimingSummary timing_summary_from_json(const json& j) {
       "timing summary", [&] { return timing_summary_from_reader(FieldReader(j, "")); });
 }
 
+json to_json(const Tolerance& t) {
+  return {{"atol", t.atol}, {"rtol", t.rtol}, {"rel_l2", t.max_rel_l2}};
+}
+
+Tolerance tolerance_from_json(const json& j) {
+  return with_context<Tolerance>("tolerance",
+                                 [&] { return tolerance_from_reader(FieldReader(j, "")); });
+}
+
 json to_json(const ErrorSummary& e) {
-  return {{"max_abs", number_or_text(e.max_abs)},
-          {"max_rel", number_or_text(e.max_rel)},
-          {"rel_l2", number_or_text(e.rel_l2)},
-          {"first_bad_index", e.first_bad_index},
-          {"non_finite", e.non_finite}};
+  json j = {{"max_abs", number_or_text(e.max_abs)},
+            {"max_rel", number_or_text(e.max_rel)},
+            {"rel_l2", number_or_text(e.rel_l2)},
+            {"first_bad_index", e.first_bad_index},
+            {"non_finite", e.non_finite},
+            {"bad_elements", e.bad_elements},
+            {"first_bad_output", number_or_text(e.first_bad_output)},
+            {"first_bad_reference", number_or_text(e.first_bad_reference)},
+            {"guard_damage", e.guard_damage}};
+  if (e.tolerance) j["tolerance"] = to_json(*e.tolerance);
+  return j;
 }
 
 ErrorSummary error_summary_from_json(const json& j) {
   // Undo number_or_text before the typed reads.
   json copy = j;
   if (copy.is_object()) {
-    for (const char* field : {"max_abs", "max_rel", "rel_l2"}) {
+    for (const char* field :
+         {"max_abs", "max_rel", "rel_l2", "first_bad_output", "first_bad_reference"}) {
       if (!copy.contains(field) || !copy[field].is_string()) continue;
       const std::string text = copy[field].get<std::string>();
       if (text == "nan")
@@ -330,7 +367,7 @@ json to_json(const MeasureRequest& r) {
             {"cubin_path", r.cubin_path},
             {"kernel", r.kernel},
             {"full", to_json(r.full)},
-            {"tolerance", r.tolerance},
+            {"tolerance", to_json(r.tolerance)},
             {"seed", r.seed},
             {"timing", to_json(r.timing)},
             {"time", r.time},
@@ -348,7 +385,7 @@ MeasureRequest measure_request_from_json(const json& j) {
     m.kernel = r.get<std::string>("kernel");
     if (r.has("smoke")) m.smoke = problem_from_reader(r.object("smoke"));
     m.full = problem_from_reader(r.object("full"));
-    m.tolerance = r.get<double>("tolerance");
+    m.tolerance = tolerance_from_reader(r.object("tolerance"));
     m.seed = r.get<std::uint64_t>("seed");
     m.timing = timing_options_from_reader(r.object("timing"));
     m.time = r.get<bool>("time");
@@ -385,17 +422,20 @@ MeasureResult measure_result_from_json(const json& j) {
   });
 }
 
-json to_json(const ReferenceTimingRequest& r) {
-  return {{"problem", to_json(r.problem)}, {"seed", r.seed}, {"timing", to_json(r.timing)}};
+json to_json(const BaselineTimingRequest& r) {
+  json j = {{"problem", to_json(r.problem)}, {"seed", r.seed}, {"timing", to_json(r.timing)}};
+  if (r.tolerance) j["tolerance"] = to_json(*r.tolerance);
+  return j;
 }
 
-ReferenceTimingRequest reference_timing_request_from_json(const json& j) {
-  return with_context<ReferenceTimingRequest>("reference timing request", [&] {
+BaselineTimingRequest baseline_timing_request_from_json(const json& j) {
+  return with_context<BaselineTimingRequest>("baseline timing request", [&] {
     const FieldReader r(j, "");
-    ReferenceTimingRequest t;
+    BaselineTimingRequest t;
     t.problem = problem_from_reader(r.object("problem"));
     t.seed = r.get<std::uint64_t>("seed");
     t.timing = timing_options_from_reader(r.object("timing"));
+    if (r.has("tolerance")) t.tolerance = tolerance_from_json(r.at("tolerance"));
     return t;
   });
 }

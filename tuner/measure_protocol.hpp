@@ -40,8 +40,9 @@ struct LaunchDims {
   std::uint32_t dynamic_smem = 0;
 };
 
+// A reference or a baseline, evaluated: its kind and params.
 struct ReferenceInstance {
-  std::string kind;       // "cublas_gemm"
+  std::string kind;       // "cublas_gemm", "kernel"; a baseline: "cublaslt_gemm", ...
   nlohmann::json params;  // buffer names and evaluated integers, e.g. {"a":"A","m":4096,...}
 };
 
@@ -53,6 +54,9 @@ struct ProblemInstance {
   std::vector<ArgInstance> args;
   LaunchDims launch;
   ReferenceInstance reference;
+  // The family's in-process baseline (what speedups are measured against); none: the reference's
+  // own-dtype run stands in for it.
+  std::optional<ReferenceInstance> baseline;
   double flops = 0;
   double bytes = 0;
 };
@@ -82,13 +86,32 @@ struct TimingSummary {
   std::uint64_t throttle_reasons = 0;  // NVML clock-event bits OR-ed over all samples
 };
 
+// What "correct" means for an output of one dtype (a family manifest's tolerance.<dtype>): an
+// element is bad when it is not finite or |out - ref| > atol + rtol * |ref|, and the whole output
+// also needs rel_l2 <= max_rel_l2. All zero: an exact match. JSON: {"atol", "rtol", "rel_l2"}.
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+  double max_rel_l2 = 0;
+  bool operator==(const Tolerance&) const = default;
+};
+
 struct ErrorSummary {
-  double max_abs = 0;  // max |out - ref|
+  double max_abs = 0;  // max |out - ref| over the finite elements
   double max_rel = 0;  // max |out - ref| / max |ref|
-  double rel_l2 = 0;   // ||out - ref|| / ||ref||
-  std::int64_t first_bad_index =
-      -1;                       // first element that is non-finite or off by > tolerance-scaled
+  double rel_l2 = 0;   // ||out - ref|| / ||ref|| over the finite elements
+  // First element that is bad (non-finite, or outside atol + rtol * |ref|); -1: none.
+  std::int64_t first_bad_index = -1;
   std::int64_t non_finite = 0;  // NaN/Inf (poison left unwritten shows up here)
+  // Added with per-element checks; a summary written before them reads with the defaults.
+  // Bad elements, the non-finite ones included (so non_finite <= bad_elements); -1: not counted.
+  std::int64_t bad_elements = -1;
+  double first_bad_output = 0;     // the first bad element as the kernel wrote it (may be NaN)
+  double first_bad_reference = 0;  // and as the reference has it
+  std::optional<Tolerance> tolerance{};  // what the output was checked against
+  // Empty when every output's guard regions are intact, else what was damaged first
+  // ("wrote past the end of C: guard after C damaged at byte 0").
+  std::string guard_damage{};
 };
 
 struct MeasureRequest {
@@ -97,7 +120,7 @@ struct MeasureRequest {
   std::string kernel;
   std::optional<ProblemInstance> smoke;  // run and checked first, if present
   ProblemInstance full;
-  double tolerance = 1e-2;  // max rel_l2
+  Tolerance tolerance;  // the family's for the job's dtype
   std::uint64_t seed = 1;
   TimingOptions timing;
   bool time = true;         // false: correctness only
@@ -115,10 +138,21 @@ struct MeasureResult {
   int static_smem_bytes = -1;
 };
 
-struct ReferenceTimingRequest {
+// Times the family's baseline (problem.baseline, or the reference's own-dtype run) on the problem.
+struct BaselineTimingRequest {
   ProblemInstance problem;
   std::uint64_t seed = 1;
   TimingOptions timing;
+  // With one, the baseline's output is first checked against the reference like a variant's:
+  // a baseline that computes something else cannot stand behind a speedup.
+  std::optional<Tolerance> tolerance;
+};
+
+// The answer: the baseline's timing and what it was (kind, and a library's chosen algorithm).
+struct BaselineTiming {
+  TimingSummary timing;
+  nlohmann::json baseline;
+  std::optional<ErrorSummary> error;  // the check's, when the request asked for one
 };
 
 nlohmann::json to_json(const ProblemInstance& p);
@@ -127,13 +161,15 @@ nlohmann::json to_json(const TimingOptions& t);
 TimingOptions timing_options_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const TimingSummary& t);
 TimingSummary timing_summary_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const Tolerance& t);
+Tolerance tolerance_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ErrorSummary& e);
 ErrorSummary error_summary_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const MeasureRequest& r);
 MeasureRequest measure_request_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const MeasureResult& r);
 MeasureResult measure_result_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const ReferenceTimingRequest& r);
-ReferenceTimingRequest reference_timing_request_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const BaselineTimingRequest& r);
+BaselineTimingRequest baseline_timing_request_from_json(const nlohmann::json& j);
 
 }  // namespace kt

@@ -157,6 +157,23 @@ nlohmann::json kernel_reference_params(const Evaluator& eval, const ReferenceSpe
           {"launch", {{"grid", grid}, {"block", block}, {"dynamic_smem", smem}}}};
 }
 
+// A reference's or baseline's params: strings that name a buffer stay names, other strings are
+// dim expressions evaluated to integers, anything else is copied.
+void evaluate_params(const Evaluator& eval, const Family& family, const nlohmann::json& params,
+                     const std::string& where, nlohmann::json& out) {
+  constexpr long long kInt64Max = std::numeric_limits<long long>::max();
+  for (const auto& [key, value] : params.items()) {
+    const bool names_buffer =
+        value.is_string() &&
+        std::any_of(family.buffers.begin(), family.buffers.end(),
+                    [&](const BufferSpec& b) { return b.name == value.get<std::string>(); });
+    if (value.is_string() && !names_buffer)
+      out[key] = eval.integer(where + "." + key, value.get<std::string>(), -kInt64Max, kInt64Max);
+    else
+      out[key] = value;
+  }
+}
+
 }  // namespace
 
 std::map<std::string, std::int64_t> template_resources(const Family& family,
@@ -366,16 +383,10 @@ ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, cons
   problem.reference.params = nlohmann::json::object();
   if (family.reference.kind == "kernel")
     problem.reference.params = kernel_reference_params(eval, family.reference);
-  for (const auto& [key, value] : family.reference.params.items()) {
-    const bool names_buffer =
-        value.is_string() &&
-        std::any_of(family.buffers.begin(), family.buffers.end(),
-                    [&](const BufferSpec& b) { return b.name == value.get<std::string>(); });
-    if (value.is_string() && !names_buffer)
-      problem.reference.params[key] =
-          eval.integer("reference." + key, value.get<std::string>(), -kInt64Max, kInt64Max);
-    else
-      problem.reference.params[key] = value;
+  evaluate_params(eval, family, family.reference.params, "reference", problem.reference.params);
+  if (family.baseline && family.baseline->kind != "external") {
+    problem.baseline = ReferenceInstance{family.baseline->kind, nlohmann::json::object()};
+    evaluate_params(eval, family, family.baseline->params, "baseline", problem.baseline->params);
   }
 
   problem.flops = eval.real("flops", family.flops);

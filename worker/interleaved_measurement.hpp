@@ -1,10 +1,15 @@
 // The worker's side of an interleaved re-measure (interleaved_protocol.hpp): every candidate is
 // loaded with its own buffers (fresh seeded inputs, as for measure) and nothing is re-validated
-// (the candidates were validated when they were measured). Each is warmed up and set to events
-// or a graph as in a single measurement; then rounds A B C A B C ..., every sample L2-flushed and
-// judged by the NVML readings around it, until each candidate's kept samples meet the noise
-// target (with min_trials), or max_trials rounds' worth of samples, or candidates * max_seconds
-// of trials. winner_comparison.hpp decides from the samples.
+// (the candidates were validated when they were measured). With a baseline in the request, it is
+// built on its own buffers too (a library baseline picks its algorithm there) and is one more
+// side of every round: A B C ... baseline.
+//
+// Every side is timed by the same method: each is warmed up and estimated, and if the shortest
+// estimate calls for a CUDA graph (graph_batching.hpp), every side runs as a graph of the same
+// number of launches; if any side cannot be captured, every side runs single launches with
+// events. Then rounds, every sample L2-flushed and judged by the NVML readings around it, until
+// each side's kept samples meet the noise target (with min_trials), or max_trials rounds' worth
+// of samples, or sides * max_seconds of trials. winner_comparison.hpp decides from the samples.
 #pragma once
 
 #include "tuner/interleaved_protocol.hpp"

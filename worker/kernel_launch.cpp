@@ -70,7 +70,7 @@ CUtensorMap encode_tensor_map(const ArgInstance& arg, const ProblemBuffers& buff
   }
   CUtensorMap map{};
   KT_CU(cuTensorMapEncodeTiled, &map, tensor_map_type(spec.dtype), rank,
-        reinterpret_cast<void*>(buffers.buffer(arg.buffer).get()), extents.data(), strides.data(),
+        reinterpret_cast<void*>(buffers.pointer(arg.buffer)), extents.data(), strides.data(),
         box.data(), element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
         tensor_map_swizzle(arg.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -90,7 +90,7 @@ KernelArguments::KernelArguments(const std::vector<ArgInstance>& args,
     };
     switch (arg.kind) {
       case ArgInstance::Kind::buffer:
-        store(static_cast<CUdeviceptr>(buffers.buffer(arg.buffer).get()));
+        store(buffers.pointer(arg.buffer));
         break;
       case ArgInstance::Kind::i32:
         store(integral_scalar<std::int32_t>(arg.value, i));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 
 namespace kt {
@@ -71,6 +72,27 @@ Interval median_confidence_interval(std::span<const double> samples, double z) {
 
 double median_rel_noise(std::span<const double> samples) {
   return rel_noise_of_sorted(sorted_copy(samples));
+}
+
+RatioEstimate ratio_of_medians(std::span<const double> numerator,
+                               std::span<const double> denominator, int resamples,
+                               std::uint64_t seed) {
+  RatioEstimate estimate;
+  estimate.ratio = median(numerator) / median(denominator);  // both throw when empty
+  std::mt19937_64 random(seed);
+  std::vector<double> draw_num(numerator.size()), draw_den(denominator.size()), ratios;
+  auto resampled_median = [&](std::span<const double> from, std::vector<double>& draw) {
+    std::uniform_int_distribution<std::size_t> pick(0, from.size() - 1);
+    for (double& x : draw) x = from[pick(random)];
+    return median(draw);
+  };
+  ratios.reserve(static_cast<std::size_t>(std::max(resamples, 1)));
+  for (int i = 0; i < std::max(resamples, 1); ++i)
+    ratios.push_back(resampled_median(numerator, draw_num) /
+                     resampled_median(denominator, draw_den));
+  estimate.low = percentile(ratios, 2.5);
+  estimate.high = percentile(ratios, 97.5);
+  return estimate;
 }
 
 TimingSummary summarize(std::span<const double> samples_us, bool converged) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -34,6 +35,19 @@ Interval median_confidence_interval(std::span<const double> samples, double z = 
 // Half-width of that interval divided by the median; 0 for identical samples, +inf for a median
 // of 0 with spread.
 double median_rel_noise(std::span<const double> samples);
+
+// The ratio median(numerator) / median(denominator) and its 95% bootstrap percentile interval:
+// each of `resamples` rounds draws both sample sets again with replacement (independently) and
+// takes the ratio of their medians; low/high are the 2.5th and 97.5th percentiles. No assumption
+// on the distributions; seeded, so the same samples give the same interval.
+struct RatioEstimate {
+  double ratio = 0;
+  double low = 0;
+  double high = 0;
+};
+RatioEstimate ratio_of_medians(std::span<const double> numerator,
+                               std::span<const double> denominator, int resamples = 2000,
+                               std::uint64_t seed = 0x6B74);
 
 // Median, min, p10/p90, mean, rel_noise and the trial count of the samples (microseconds).
 TimingSummary summarize(std::span<const double> samples_us, bool converged);

@@ -31,6 +31,14 @@ TimedWork::TimedWork(LaunchFn launch, const TimingOptions& options, CUstream str
   if (allow_graph && launches > 1) try_graph(launches);
 }
 
+bool TimedWork::set_launches_per_sample(int launches) {
+  graph_ = cuda::GraphExec();
+  method_ = "events";
+  launches_ = 1;
+  if (launches > 1) try_graph(launches);
+  return launches <= 1 || method_ == "graph";
+}
+
 void TimedWork::try_graph(int launches) {
   try {
     graph_ = cuda::capture_graph(stream_, launch_, launches);

@@ -35,6 +35,12 @@ class TimedWork {
   // back-to-back calls of a short kernel do in a real model.
   double sample(bool flush_l2);
 
+  // Times `launches` back-to-back launches per sample as a CUDA graph (launches > 1) or single
+  // launches with events (launches <= 1), overriding the choice made at construction: an
+  // interleaved comparison gives every side the same method. False if the graph could not be
+  // captured (the work then stays on events).
+  bool set_launches_per_sample(int launches);
+
   const std::string& method() const { return method_; }
   int launches_per_sample() const { return launches_; }
   double estimate_us() const { return estimate_us_; }

@@ -13,6 +13,7 @@
 #include "worker/cuda_module.hpp"
 #include "worker/driver_api.hpp"
 #include "worker/kernel_launch.hpp"
+#include "worker/output_check.hpp"
 #include "worker/problem_buffers.hpp"
 #include "worker/reference.hpp"
 #include "worker/timing.hpp"
@@ -163,16 +164,10 @@ class VariantGates {
     device_.stream.synchronize();
   }
 
-  // Downloads the output and the fp32 reference and compares them.
+  // Element by element against the fp32 reference, and the guards around every output.
   ErrorSummary validate(Instance& instance) {
-    const std::string& name = instance.reference->output_buffer();
-    const std::vector<std::byte> output = instance.buffers.download(name);
-    std::vector<float> expected(static_cast<std::size_t>(instance.reference->output_elements()));
-    instance.expected.copy_to_host(expected.data(), expected.size() * sizeof(float));
-    const std::string& dtype = instance.buffers.spec(name).dtype;
-    const std::size_t bytes = expected.size() * buffer_element_bytes(dtype);
-    return compare_with_reference(std::span(output).first(bytes), dtype, expected,
-                                  request_.tolerance);
+    return check_output(instance.buffers, *instance.reference, instance.expected,
+                        request_.tolerance);
   }
 
   std::unique_ptr<Instance> check_instance(const ProblemInstance& problem, const std::string& name,
@@ -189,9 +184,8 @@ class VariantGates {
     });
     const ErrorSummary error = gate(name, [&] { return validate(*instance); });
     result_.error = error;
-    if (!passes(error, request_.tolerance))
-      throw GateFailure{VariantStatus::wrong_result, name, describe(error, request_.tolerance),
-                        error};
+    if (!passes(error))
+      throw GateFailure{VariantStatus::wrong_result, name, describe(error), error};
     return instance;
   }
 
@@ -207,17 +201,29 @@ class VariantGates {
   }
 
   void check_repeat(Instance& instance) {
+    // The timed runs wrote the same outputs many times over: their guards first.
+    const std::string timed_damage = gate("repeat", [&] {
+      device_.stream.synchronize();
+      return guard_damage(instance.buffers);
+    });
+    if (!timed_damage.empty()) {
+      result_.timing.reset();
+      const std::string reason = "during the timed runs: " + timed_damage;
+      std::optional<ErrorSummary> error = result_.error;  // the full check's, plus the damage
+      if (error) error->guard_damage = reason;
+      throw GateFailure{VariantStatus::wrong_result, "repeat", reason, error};
+    }
     const ErrorSummary error = gate("repeat", [&] {
       instance.buffers.poison_outputs(device_.stream.get());
       launch_and_wait(instance);
       return validate(instance);
     });
-    if (!passes(error, request_.tolerance)) {
+    if (!passes(error)) {
       result_.timing.reset();
       throw GateFailure{VariantStatus::wrong_result, "repeat",
                         "correct on the first run, wrong after repeated runs (state left "
                         "behind in scratch?): " +
-                            describe(error, request_.tolerance),
+                            describe(error),
                         error};
     }
   }

@@ -3,12 +3,14 @@
 //   resources  registers, static + dynamic smem,
 //              threads vs what the kernel allows    -> resource_exceeded
 //   smoke      (optional small ragged instance) and
-//   full       fresh random inputs, zeroed scratch, poisoned outputs, launch (cuLaunchKernelEx),
-//              synchronize, reference, validate      -> launch_failed / resource_exceeded /
+//   full       fresh random inputs, zeroed scratch, poisoned outputs between canary guards,
+//              launch (cuLaunchKernelEx), synchronize, reference, validate every element and
+//              check the guards                      -> launch_failed / resource_exceeded /
 //                                                       illegal_access / wrong_result
 //   timing     warm-up + cold trials (timing.hpp)    -> illegal_access / launch_failed
-//   repeat     outputs poisoned again, one more run, validated: the kernel must stay correct
-//              when run many times (e.g. split-K semaphores reset) -> wrong_result
+//   repeat     guards checked after the timed runs, outputs poisoned again, one more run,
+//              validated: the kernel must stay correct when run many times (e.g. split-K
+//              semaphores reset) -> wrong_result
 //   -> measured.
 // A sticky fault (the context is gone) is announced through `notice` the moment it is seen,
 // before anything else can fail, and reported as context_lost: the worker must exit.

@@ -52,4 +52,18 @@ InterleavedResult compare_candidates(const std::vector<std::int64_t>& ids,
   return result;
 }
 
+std::vector<Speedup> speedups_over_baseline(const std::vector<std::vector<double>>& samples_us,
+                                            const std::vector<double>& baseline_us) {
+  if (baseline_us.empty())
+    throw std::invalid_argument("speedups_over_baseline: no baseline samples");
+  std::vector<Speedup> out;
+  for (const auto& samples : samples_us) {
+    if (samples.empty())
+      throw std::invalid_argument("speedups_over_baseline: a candidate has no samples");
+    const RatioEstimate r = ratio_of_medians(baseline_us, samples);
+    out.push_back({r.ratio, r.low, r.high});
+  }
+  return out;
+}
+
 }  // namespace kt

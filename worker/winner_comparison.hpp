@@ -23,4 +23,10 @@ namespace kt {
 InterleavedResult compare_candidates(const std::vector<std::int64_t>& ids,
                                      const std::vector<std::vector<double>>& samples_us);
 
+// Per candidate, baseline median / candidate median with its bootstrap 95% interval
+// (ratio_of_medians). A candidate is faster than the baseline only when low > 1. Throws
+// std::invalid_argument on an empty sample set.
+std::vector<Speedup> speedups_over_baseline(const std::vector<std::vector<double>>& samples_us,
+                                            const std::vector<double>& baseline_us);
+
 }  // namespace kt

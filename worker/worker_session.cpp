@@ -10,12 +10,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include "worker/baseline.hpp"
 #include "worker/device_probe.hpp"
 #include "worker/driver_api.hpp"
 #include "worker/interleaved_measurement.hpp"
+#include "worker/output_check.hpp"
 #include "worker/problem_buffers.hpp"
 #include "worker/reference.hpp"
 #include "worker/timing.hpp"
+#include "worker/validator.hpp"
 
 namespace kt {
 namespace {
@@ -84,7 +87,7 @@ nlohmann::json WorkerSession::handle(const nlohmann::json& request, Answer& answ
   if (op == "init") return {{"ok", true}, {"device", to_json(device().info)}};
   if (op == "probe") return {{"ok", true}, {"probe", probe_json()}};
   if (op == "measure") return measure(request, answer);
-  if (op == "time_reference") return time_reference(request, answer);
+  if (op == "time_baseline") return time_baseline(request);
   if (op == "measure_interleaved") return measure_interleaved(request);
   if (op == "shutdown") {
     answer.exit_after = true;
@@ -107,16 +110,39 @@ nlohmann::json WorkerSession::measure(const nlohmann::json& request, Answer& ans
   return body;
 }
 
-nlohmann::json WorkerSession::time_reference(const nlohmann::json& request, Answer& answer) {
-  const ReferenceTimingRequest parsed = reference_timing_request_from_json(request);
+ErrorSummary WorkerSession::check_baseline(const ProblemInstance& problem, ProblemBuffers& buffers,
+                                           Baseline& baseline, const Tolerance& tolerance) {
+  WorkerDevice& dev = device();
+  const auto reference = make_reference(problem, buffers, dev.cublas);
+  cuda::DeviceBuffer expected(static_cast<std::size_t>(reference->output_elements()) *
+                              sizeof(float));
+  reference->compute_f32(expected.get(), dev.stream.get());
+  buffers.poison_outputs(dev.stream.get());
+  baseline.launch(dev.stream.get());
+  dev.stream.synchronize();
+  return check_output(buffers, *reference, expected, tolerance);
+}
+
+nlohmann::json WorkerSession::time_baseline(const nlohmann::json& request) {
+  const BaselineTimingRequest parsed = baseline_timing_request_from_json(request);
   WorkerDevice& dev = device();
   ProblemBuffers buffers(parsed.problem.buffers);
-  const auto reference = make_reference(parsed.problem, buffers, dev.cublas);
   buffers.prepare(dev.support, parsed.seed, dev.stream.get());
+  const auto baseline = make_baseline(parsed.problem, buffers, dev);
+  nlohmann::json answer = {{"ok", true}, {"baseline", baseline->describe()}};
+  if (parsed.tolerance) {
+    const ErrorSummary error =
+        check_baseline(parsed.problem, buffers, *baseline, *parsed.tolerance);
+    answer["error"] = to_json(error);
+    if (!passes(error))
+      return {{"ok", false},
+              {"error", "the baseline (" + baseline->describe().value("kind", std::string()) +
+                            ") computed a wrong result: " + describe(error)}};
+  }
   TimingPipeline pipeline(dev.stream.get(), &dev.flusher, dev.clocks.get());
-  const TimingSummary timing =
-      pipeline.run([&](CUstream stream) { reference->run_native(stream); }, parsed.timing);
-  return {{"ok", true}, {"timing", to_json(timing)}};
+  answer["timing"] =
+      to_json(pipeline.run([&](CUstream stream) { baseline->launch(stream); }, parsed.timing));
+  return answer;
 }
 
 nlohmann::json WorkerSession::measure_interleaved(const nlohmann::json& request) {

@@ -4,7 +4,7 @@
 //   {"op":"probe"}                         ->
 //   {"ok":true,"probe":{"driver_found":..,"devices":[..]}}
 //   {"op":"measure", ...MeasureRequest}    -> {"ok":true,"result":{...MeasureResult}}
-//   {"op":"time_reference", ...ReferenceTimingRequest} -> {"ok":true,"timing":{...}}
+//   {"op":"time_baseline", ...BaselineTimingRequest} -> {"ok":true,"timing":{...},"baseline":{...}}
 //   {"op":"measure_interleaved", ...InterleavedRequest} -> {"ok":true,"interleaved":{...}}
 //                                          (a sticky fault in it: an error answer, "fatal":true)
 //   {"op":"shutdown"}                      -> {"ok":true}, then the worker exits
@@ -22,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "worker/baseline.hpp"
+#include "worker/problem_buffers.hpp"
 #include "worker/variant_measurement.hpp"
 #include "worker/worker_device.hpp"
 
@@ -45,7 +47,10 @@ class WorkerSession {
   nlohmann::json handle(const nlohmann::json& request, Answer& answer);
   WorkerDevice& device();
   nlohmann::json measure(const nlohmann::json& request, Answer& answer);
-  nlohmann::json time_reference(const nlohmann::json& request, Answer& answer);
+  nlohmann::json time_baseline(const nlohmann::json& request);
+  // The baseline's output on the buffers against the fp32 reference of the same inputs.
+  ErrorSummary check_baseline(const ProblemInstance& problem, ProblemBuffers& buffers,
+                              Baseline& baseline, const Tolerance& tolerance);
   nlohmann::json measure_interleaved(const nlohmann::json& request);
   nlohmann::json debug_op(const std::string& op, const nlohmann::json& request);
 

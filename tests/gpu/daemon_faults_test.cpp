@@ -4,6 +4,7 @@
 // hang and compute wrong next to correct ones must leave every variant in its state with a
 // reason, measure every good one, and leave the daemon serving. With two or more GPUs of one model
 // a job's variants spread over them and two jobs run at once.
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -133,13 +134,24 @@ TEST_F(DaemonOnGpu, EveryPlantedFaultEndsInItsStateAndEveryGoodVariantIsMeasured
   for (const auto& [fault, v] : variants) {
     SCOPED_TRACE(v.dump(2));
     EXPECT_EQ(v["status"], test::expected_status(fault));
+    // Every variant that compiled reports its registers; 0 or null would be a lost report.
+    if (fault != PlantedFault::compile_error) {
+      EXPECT_TRUE(v["registers"].is_number_integer() && v["registers"].get<int>() > 0)
+          << "registers " << v["registers"];
+    }
     if (v["status"] == "measured") {
       measured_ids.insert(v["id"].get<std::int64_t>());
       EXPECT_GT(v["median_us"].get<double>(), 0);
+      const nlohmann::json& timing = v["timing"];
+      ASSERT_TRUE(timing.is_object());
+      EXPECT_TRUE(timing["method"] == "events" || timing["method"] == "graph") << timing["method"];
+      EXPECT_LE(timing["min_us"].get<double>(), timing["median_us"].get<double>());
+      EXPECT_LE(timing["median_us"].get<double>(), timing["p90_us"].get<double>());
       EXPECT_TRUE(v["error"].is_object());
       EXPECT_TRUE(v["gpu_ordinal"].is_number_integer());
       EXPECT_GT(v["measure_ms"].get<double>(), 0);
-      EXPECT_TRUE(v["speedup"].is_number());
+      EXPECT_TRUE(v["speedup"].is_number() && v["speedup"].get<double>() > 0)
+          << "speedup " << v["speedup"];
     } else {
       EXPECT_TRUE(v["reason"].is_string());
       EXPECT_FALSE(v["reason"].get<std::string>().empty());
@@ -153,6 +165,8 @@ TEST_F(DaemonOnGpu, EveryPlantedFaultEndsInItsStateAndEveryGoodVariantIsMeasured
   ASSERT_TRUE(wrong["error"].is_object());
   EXPECT_GT(wrong["error"]["max_abs"].get<double>(), 0);
   EXPECT_GE(wrong["error"]["first_bad_index"].get<std::int64_t>(), 0);
+  EXPECT_LT(wrong["error"]["first_bad_index"].get<std::int64_t>(), 257 * 193)
+      << "an index into C, at most the full shape's";
   // A variant that reached a worker says which GPU saw it, the faulty ones too.
   EXPECT_TRUE(variants.at(PlantedFault::hang)["gpu_ordinal"].is_number_integer());
   EXPECT_TRUE(variants.at(PlantedFault::illegal_access)["gpu_ordinal"].is_number_integer());
@@ -162,12 +176,33 @@ TEST_F(DaemonOnGpu, EveryPlantedFaultEndsInItsStateAndEveryGoodVariantIsMeasured
   EXPECT_EQ(job["stats"]["variants_finished"], test::kPlantedFaultCount);
   EXPECT_GT(job["stats"]["wall_seconds"].get<double>(), 0);
   EXPECT_GT(job["stats"]["gpu_busy_seconds"].get<double>(), 0);
-  EXPECT_TRUE(job["stats"]["gpu_idle_fraction"].is_number());
+  ASSERT_TRUE(job["stats"]["gpu_idle_fraction"].is_number());
+  {
+    // Idle is what the GPUs' capacity over the job's wall time left unused by its measurements.
+    const double busy = job["stats"]["gpu_busy_seconds"].get<double>();
+    const double capacity = job["stats"]["wall_seconds"].get<double>() * job["gpus"].get<int>();
+    const double idle = job["stats"]["gpu_idle_fraction"].get<double>();
+    EXPECT_NEAR(idle, std::clamp(1.0 - busy / capacity, 0.0, 1.0), 1e-6);
+    EXPECT_LT(idle, 1.0) << "the GPUs measured something";
+  }
   EXPECT_EQ(job["gpus"], same_model_gpus());
   // Three measured variants: the top ones were re-measured interleaved.
   ASSERT_TRUE(job["comparison"].is_object()) << job.dump(2);
   EXPECT_TRUE(measured_ids.count(job["comparison"]["winner_variant_id"].get<std::int64_t>()));
   EXPECT_TRUE(measured_ids.count(job["comparison"]["runner_up_variant_id"].get<std::int64_t>()));
+  // ... beside the baseline (this family names none: its reference's own-dtype run stands in).
+  const nlohmann::json& final = job["comparison"]["final"];
+  ASSERT_TRUE(final.is_object()) << job.dump(2);
+  EXPECT_EQ(final["variant_ids"].size(), 3u);
+  ASSERT_EQ(final["speedups"].size(), 3u);
+  EXPECT_TRUE(final["baseline_timing"]["median_us"].get<double>() > 0);
+  EXPECT_EQ(final["baseline"]["kind"], "cublas_gemm");
+  for (const auto& s : final["speedups"])
+    EXPECT_TRUE(s["low"].get<double>() <= s["value"].get<double>() &&
+                s["value"].get<double>() <= s["high"].get<double>())
+        << s;
+  ASSERT_TRUE(job["best"]["final"].is_object());
+  EXPECT_EQ(job["best"]["id"], final["winner_variant_id"]);
 
   // The daemon still tunes after all that: a serial job of one good config.
   const std::int64_t again =
@@ -177,7 +212,11 @@ TEST_F(DaemonOnGpu, EveryPlantedFaultEndsInItsStateAndEveryGoodVariantIsMeasured
   EXPECT_EQ(second["pipeline"], "serial");
   EXPECT_EQ(second["gpus"], 1);
   EXPECT_EQ(second["stats"]["variants_measured"], 1);
-  EXPECT_TRUE(second["comparison"].is_null());  // one measured variant: nothing to settle
+  // One measured variant: no runner-up to settle, but still compared with the baseline.
+  ASSERT_TRUE(second["comparison"].is_object()) << second.dump(2);
+  EXPECT_TRUE(second["comparison"]["runner_up_variant_id"].is_null());
+  EXPECT_EQ(second["comparison"]["final"]["speedups"].size(), 1u);
+  EXPECT_TRUE(second["best"]["final"]["speedup"].is_number());
 }
 
 TEST_F(DaemonOnGpu, OneJobSpreadsOverEveryGpuOfItsModelAndTwoJobsRunAtOnce) {

@@ -18,12 +18,13 @@ using test::NaiveGemm;
 
 // Needs no GPU: every planted behaviour compiles, for both dtypes.
 TEST(WorkerTestKernels, CompileWithNvrtc) {
-  for (int behaviour = 0; behaviour <= static_cast<int>(NaiveGemm::loops_forever); ++behaviour) {
+  for (const NaiveGemm behaviour : test::kAllNaiveGemms) {
     for (const char* dtype : {"bf16", "fp16"}) {
-      CompileRequest request = test::naive_gemm_compile(static_cast<NaiveGemm>(behaviour), dtype);
+      CompileRequest request = test::naive_gemm_compile(behaviour, dtype);
       request.arch = "sm_90a";
       const CompileResult compiled = compile_kernel(request);
-      EXPECT_TRUE(compiled.ok) << behaviour << " " << dtype << ":\n" << compiled.log;
+      EXPECT_TRUE(compiled.ok) << static_cast<int>(behaviour) << " " << dtype << ":\n"
+                               << compiled.log;
     }
   }
 }
@@ -38,7 +39,7 @@ class WorkerOnGpu : public test::WorkerGpuTest {
     r.kernel = test::kNaiveGemmKernel;
     r.smoke = naive_gemm_problem(67, 45, 40, dtype);  // ragged: not a multiple of the 16x16 tile
     r.full = naive_gemm_problem(257, 193, 136, dtype);
-    r.tolerance = dtype == "fp16" ? 5e-3 : 1e-2;
+    r.tolerance = test::naive_gemm_tolerance(dtype);
     r.seed = 1234;
     r.timing.warmup_runs = 2;
     r.timing.min_trials = 10;
@@ -70,7 +71,13 @@ TEST_F(WorkerOnGpu, CorrectKernelIsMeasuredWithTiming) {
     EXPECT_GE(r.timing->p90_us, r.timing->median_us);
     ASSERT_TRUE(r.error.has_value());
     EXPECT_EQ(r.error->non_finite, 0);
-    EXPECT_LT(r.error->rel_l2, dtype == "fp16" ? 5e-3 : 1e-2);
+    EXPECT_EQ(r.error->bad_elements, 0);
+    EXPECT_EQ(r.error->first_bad_index, -1);
+    EXPECT_TRUE(r.error->guard_damage.empty()) << r.error->guard_damage;
+    ASSERT_TRUE(r.error->tolerance.has_value());  // stored with the result: what "correct" meant
+    EXPECT_EQ(*r.error->tolerance, test::naive_gemm_tolerance(dtype));
+    EXPECT_GT(r.error->rel_l2, 0);  // the 16-bit rounding, well inside the bound
+    EXPECT_LT(r.error->rel_l2, test::naive_gemm_tolerance(dtype).max_rel_l2 / 2);
     EXPECT_GT(r.registers, 0);
   }
   EXPECT_EQ(client_->starts(), 1);
@@ -91,6 +98,62 @@ TEST_F(WorkerOnGpu, UnwrittenLastRowLeavesPoisonAndIsAWrongResult) {
   ASSERT_TRUE(r.error.has_value());
   EXPECT_EQ(r.error->non_finite, 45);  // the smoke instance's last row of C
   EXPECT_EQ(r.error->first_bad_index, 66 * 45);
+}
+
+// The smoke instance is 67 x 45 x 40: C[33][22] is element 1507, the tile of block (1, 1) starts
+// at row 16, column 16 (element 736), C[0][44] is element 44.
+TEST_F(WorkerOnGpu, OneWrongElementIsAWrongResult) {
+  for (const std::string dtype : {"bf16", "fp16"}) {
+    const MeasureResult r = client_->measure(request(NaiveGemm::one_wrong_element, dtype), 60s);
+    EXPECT_EQ(r.status, VariantStatus::wrong_result) << dtype << ": " << r.reason;
+    EXPECT_EQ(r.failed_gate, "smoke");
+    ASSERT_TRUE(r.error.has_value());
+    EXPECT_EQ(r.error->bad_elements, 1);
+    EXPECT_EQ(r.error->non_finite, 0);
+    EXPECT_EQ(r.error->first_bad_index, 1507);
+    EXPECT_NEAR(r.error->first_bad_output - r.error->first_bad_reference, 1.0, 0.07);
+    EXPECT_NE(r.reason.find("1 bad element (0 non-finite)"), std::string::npos) << r.reason;
+    EXPECT_NE(r.reason.find("first at 1507"), std::string::npos) << r.reason;
+    EXPECT_FALSE(r.timing.has_value());
+  }
+}
+
+TEST_F(WorkerOnGpu, OneWrongTileIsAWrongResult) {
+  const MeasureResult r = client_->measure(request(NaiveGemm::one_wrong_tile), 60s);
+  EXPECT_EQ(r.status, VariantStatus::wrong_result) << r.reason;
+  EXPECT_EQ(r.failed_gate, "smoke");
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->bad_elements, 256);
+  EXPECT_EQ(r.error->first_bad_index, 16 * 45 + 16);
+  EXPECT_NE(r.reason.find("256 bad elements"), std::string::npos) << r.reason;
+}
+
+TEST_F(WorkerOnGpu, OneNanIsAWrongResult) {
+  const MeasureResult r = client_->measure(request(NaiveGemm::one_nan), 60s);
+  EXPECT_EQ(r.status, VariantStatus::wrong_result) << r.reason;
+  EXPECT_EQ(r.failed_gate, "smoke");
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->non_finite, 1);
+  EXPECT_EQ(r.error->bad_elements, 1);
+  EXPECT_EQ(r.error->first_bad_index, 44);
+  EXPECT_NE(r.reason.find("1 bad element (1 non-finite)"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("got nan"), std::string::npos) << r.reason;
+}
+
+// C itself is right: only the guard after it says the kernel wrote one element too many.
+TEST_F(WorkerOnGpu, WritingOnePastTheEndOfCIsAWrongResult) {
+  const MeasureResult r = client_->measure(request(NaiveGemm::writes_one_past_end), 60s);
+  EXPECT_EQ(r.status, VariantStatus::wrong_result) << r.reason;
+  EXPECT_EQ(r.failed_gate, "smoke");
+  EXPECT_EQ(r.reason.rfind("wrote past the end of C: guard after C damaged at byte 0", 0), 0u)
+      << r.reason;
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->bad_elements, 0);
+  EXPECT_EQ(r.error->guard_damage,
+            "wrote past the end of C: guard after C damaged at byte 0 (2 of 4096 guard bytes "
+            "changed)");
+  EXPECT_FALSE(r.timing.has_value());
+  EXPECT_EQ(client_->starts(), 1);  // caught by the guard, not by a crash
 }
 
 TEST_F(WorkerOnGpu, FarOutOfBoundsWriteIsIllegalAccessAndTheNextVariantStillRuns) {
@@ -149,14 +212,16 @@ TEST_F(WorkerOnGpu, ClusterLaunchOfAnInvalidShapeIsALaunchFailure) {
   EXPECT_EQ(result.failed_gate, "full");
 }
 
-TEST_F(WorkerOnGpu, ReferenceIsTimed) {
-  ReferenceTimingRequest r;
+TEST_F(WorkerOnGpu, WithoutABaselineTheReferenceRunIsTimedInItsPlace) {
+  BaselineTimingRequest r;
   r.problem = naive_gemm_problem(1024, 1024, 1024, "bf16");
   r.timing.min_trials = 10;
   r.timing.max_seconds = 1.0;
   std::string reason;
-  const auto timing = client_->time_reference(r, 60s, &reason);
-  ASSERT_TRUE(timing.has_value()) << reason;
+  const auto baseline = client_->time_baseline(r, 60s, &reason);
+  ASSERT_TRUE(baseline.has_value()) << reason;
+  EXPECT_EQ(baseline->baseline.value("kind", ""), "cublas_gemm");
+  const TimingSummary* timing = &baseline->timing;
   EXPECT_GE(timing->trials, 10);
   EXPECT_GT(timing->median_us, 0.5);  // 2 GFLOP takes longer than that on any GPU
 }

@@ -76,7 +76,7 @@ std::string manifest() {
            {"i32": "K"}],
   "reference": {"kind": "cublas_gemm", "a": "A", "b": "B", "c": "C", "m": "M", "n": "N",
                 "k": "K"},
-  "tolerance": {"bf16": 1e-2},
+  "tolerance": {"bf16": {"atol": 0.03125, "rtol": 0.0078125, "rel_l2": 0.0078125}},
   "templates": [{
     "name": "planted",
     "source": "planted.cuh",

@@ -1,3 +1,4 @@
+// The naive GEMM's source with its planted faults, and its problem instance (naive_gemm.hpp).
 #include "support/naive_gemm.hpp"
 
 #include <cstdint>
@@ -12,6 +13,10 @@ constexpr const char* kSource = R"cuda(
 #define SKIPS_LAST_ROW 2
 #define WRITES_FAR_OUT_OF_BOUNDS 3
 #define LOOPS_FOREVER 4
+#define ONE_WRONG_ELEMENT 5
+#define ONE_WRONG_TILE 6
+#define WRITES_ONE_PAST_END 7
+#define ONE_NAN 8
 
 __device__ __forceinline__ float load(const unsigned short* p, long long i) {
 #ifdef KT_DTYPE_FP16
@@ -48,6 +53,15 @@ extern "C" __global__ void test_gemm(unsigned short* C, const unsigned short* A,
   for (int k = 0; k < K; ++k) acc += load(A, (long long)row * K + k) * load(B, (long long)col * K + k);
 #if BEHAVIOUR == WRITES_ZERO
   acc = 0.0f;
+#elif BEHAVIOUR == ONE_WRONG_ELEMENT
+  if (row == M / 2 && col == N / 2) acc += 1.0f;
+#elif BEHAVIOUR == ONE_WRONG_TILE
+  if (blockIdx.x == 1 && blockIdx.y == 1) acc += 1.0f;
+#elif BEHAVIOUR == ONE_NAN
+  if (row == 0 && col == N - 1) acc = __int_as_float(0x7fc00000);
+#elif BEHAVIOUR == WRITES_ONE_PAST_END
+  // A fixed value: neither of its bytes is the guard's canary, so both show as damaged.
+  if (row == M - 1 && col == N - 1) C[(long long)M * N] = store_bits(1.0f);
 #endif
 #if BEHAVIOUR == WRITES_FAR_OUT_OF_BOUNDS
   C[(long long)row * N + col + (1ll << 40)] = store_bits(acc);
@@ -95,6 +109,12 @@ ProblemInstance naive_gemm_problem(int m, int n, int k, const std::string& dtype
   p.reference.params = {{"a", "A"}, {"b", "B"}, {"c", "C"}, {"m", m}, {"n", n}, {"k", k}};
   p.flops = 2.0 * m * n * k;
   return p;
+}
+
+Tolerance naive_gemm_tolerance(const std::string& dtype) {
+  // 2^-5, and two half-ulps of the dtype: the values kernel_templates/README.md explains.
+  if (dtype == "fp16") return {0.03125, 0.0009765625, 0.0009765625};
+  return {0.03125, 0.0078125, 0.0078125};
 }
 
 }  // namespace kt::test

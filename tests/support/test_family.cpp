@@ -34,7 +34,8 @@ nlohmann::ordered_json tiny_family_manifest() {
     "args": [{"buffer": "Y"}, {"buffer": "X"}, {"i32": "M"}, {"i64": "M*N"}, {"f32": "0.5"}],
     "reference": {"kind": "cublas_gemm", "a": "X", "b": "X", "c": "Y", "m": "M", "n": "N",
                   "k": "1", "transposed": false},
-    "tolerance": {"bf16": 1e-2, "fp16": 5e-3},
+    "tolerance": {"bf16": {"atol": 0.03125, "rtol": 0.0078125, "rel_l2": 0.0078125},
+                  "fp16": {"atol": 0.03125, "rtol": 0.0009765625, "rel_l2": 0.0009765625}},
     "templates": [
       {
         "name": "simple",

@@ -52,8 +52,10 @@ TEST(LoadFamily, ReadsEveryPartOfTheManifest) {
   EXPECT_EQ(smoke_shape_for(family, {}), (Shape{{"M", 7}, {"N", 5}}));
   EXPECT_EQ(family.flops, "M*N");
   EXPECT_EQ(family.bytes, "2*M*N*elem_bytes");
-  EXPECT_DOUBLE_EQ(family.tolerance.at("bf16"), 1e-2);
-  EXPECT_DOUBLE_EQ(family.tolerance.at("fp16"), 5e-3);
+  EXPECT_EQ(family.tolerance.at("bf16"), (Tolerance{0.03125, 0.0078125, 0.0078125}));
+  EXPECT_EQ(family.tolerance.at("fp16"), (Tolerance{0.03125, 0.0009765625, 0.0009765625}));
+  EXPECT_EQ(tolerance_for(family, "fp16").rtol, 0.0009765625);
+  EXPECT_THROW(tolerance_for(family, "f32"), FamilyError);
 
   ASSERT_EQ(family.buffers.size(), 3u);
   EXPECT_EQ(family.buffers[2].name, "ws");
@@ -269,6 +271,36 @@ TEST(LoadFamily, AxesDimsDtypesAndTemplatesAreValidated) {
   EXPECT_HAS(load_error([](Json& m) { m["templates"] = Json::array(); }),
              "templates: must be a non-empty list");
   EXPECT_HAS(load_error([](Json& m) { m["smoke_shape"]["M"] = 0; }), "smoke_shape");
+}
+
+TEST(LoadFamily, ToleranceIsPerElementAndEveryFieldIsChecked) {
+  // The old form, a plain max rel_l2, is refused and the message says what to write instead.
+  const std::string plain = load_error([](Json& m) { m["tolerance"]["bf16"] = 0.01; });
+  EXPECT_HAS(plain, "tolerance.bf16: must be an object");
+  EXPECT_HAS(plain, "\"atol\"");
+  EXPECT_HAS(plain, "plain number");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"]["bf16"].erase("rtol"); }),
+             "tolerance.bf16.rtol: required field is missing");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"]["fp16"]["atol"] = -0.5; }),
+             "tolerance.fp16.atol: must be a non-negative number");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"]["fp16"]["atol"] = "0.1"; }),
+             "tolerance.fp16.atol: must be a non-negative number");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"]["bf16"]["rel_l2"] = 1.0; }),
+             "tolerance.bf16.rel_l2: must be below 1");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"]["bf16"]["rtol"] = 2; }),
+             "tolerance.bf16.rtol: must be below 1");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"]["bf16"]["max_rel_l2"] = 0.01; }),
+             "tolerance.bf16.max_rel_l2: unknown field");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"]["f32"] = m["tolerance"]["bf16"]; }),
+             "tolerance.f32: dtype 'f32' is not in dtypes");
+  EXPECT_HAS(load_error([](Json& m) { m["tolerance"] = 0.01; }), "tolerance: must be an object");
+  // A large atol is allowed (it is in the output's units, which only the family knows); a
+  // comment beside the dtypes passes.
+  EXPECT_EQ(load_error([](Json& m) {
+              m["tolerance"]["bf16"]["atol"] = 4;
+              m["tolerance"]["_why"] = "see kernel_templates/README.md";
+            }),
+            "");
 }
 
 TEST(LoadFamily, ReportsEveryProblemAtOnce) {

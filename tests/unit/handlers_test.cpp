@@ -325,6 +325,9 @@ TEST_F(HandlersTest, FamiliesDevicesAndHealth) {
   ASSERT_FALSE((*gemm)["templates"].empty());
   EXPECT_FALSE((*gemm)["templates"][0]["axes"].empty());
   EXPECT_GT((*gemm)["templates"][0]["space_size"].get<std::int64_t>(), 1);
+  // What a correct output is, as the manifest says it.
+  EXPECT_EQ((*gemm)["tolerance"]["bf16"],
+            (nlohmann::json{{"atol", 0.03125}, {"rtol", 0.0078125}, {"rel_l2", 0.0078125}}));
   EXPECT_TRUE(families["errors"].is_array());
 
   const auto devices = call(http::verb::get, "/v1/devices").json();
@@ -441,6 +444,35 @@ TEST_F(HandlersTest, StoredResultsAreServed) {
   EXPECT_EQ(kernel.body, std::string(blob.cubin.begin(), blob.cubin.end()));
   expect_refused(call(http::verb::get, "/v1/variants/" + std::to_string(rows[1].id) + "/kernel"),
                  HttpStatus::not_found, "no_kernel", 1);
+
+  // The final comparison (the slower first-pass variant wins interleaved): best and the job
+  // answer with its winner, its interleaved median and its speedup interval over the baseline.
+  InterleavedResult final;
+  final.variant_ids = {rows[0].id, rows[1].id};
+  final.timings = {TimingSummary{}, TimingSummary{}};
+  final.timings[0].median_us = 104.0;
+  final.timings[1].median_us = 99.0;
+  final.winner_variant_id = rows[1].id;
+  final.runner_up_variant_id = rows[0].id;
+  final.baseline_timing = TimingSummary{};
+  final.baseline_timing->median_us = 101.0;
+  final.baseline = {{"kind", "cublaslt_gemm"}, {"algorithm_index", 4}};
+  final.speedups = {{0.97, 0.96, 0.98}, {1.02, 0.995, 1.03}};
+  store_.record_winner_comparison(job_id, final);
+  const auto final_best =
+      call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&m=256&n=256&k=128").json();
+  EXPECT_EQ(final_best["variant_id"], rows[1].id);
+  EXPECT_DOUBLE_EQ(final_best["median_us"].get<double>(), 99.0);
+  EXPECT_DOUBLE_EQ(final_best["first_pass_median_us"].get<double>(), 120.0);
+  EXPECT_DOUBLE_EQ(final_best["speedup"].get<double>(), 1.02);
+  EXPECT_DOUBLE_EQ(final_best["speedup_low"].get<double>(), 0.995);
+  EXPECT_EQ(final_best["faster_than_baseline"], false);  // 0.995 < 1: a tie, not a win
+  EXPECT_DOUBLE_EQ(final_best["baseline_median_us"].get<double>(), 101.0);
+  EXPECT_EQ(final_best["baseline"], "cublaslt_gemm");
+  const auto final_job = call(http::verb::get, "/v1/jobs/" + std::to_string(job_id)).json();
+  EXPECT_EQ(final_job["best"]["id"], rows[1].id);
+  EXPECT_EQ(final_job["best"]["final"]["baseline"]["algorithm_index"], 4);
+  EXPECT_EQ(final_job["comparison"]["final"]["winner_variant_id"], rows[1].id);
 
   // A finished job cannot be cancelled.
   store_.set_job_status(job_id, JobStatus::done);

@@ -35,9 +35,9 @@ TEST(NearTieCandidates, FastestMeasuredFirstTiesByIdOthersLeftOut) {
                                        variant(5, VariantStatus::measured, 10),
                                        variant(6, VariantStatus::hang, std::nullopt),
                                        variant(7, VariantStatus::measured, std::nullopt)};
-  EXPECT_EQ(ids(near_tie_candidates(all, 3)), (std::vector<std::int64_t>{3, 5, 4}));
-  EXPECT_EQ(ids(near_tie_candidates(all, 10)), (std::vector<std::int64_t>{3, 5, 4, 1}));
-  EXPECT_TRUE(near_tie_candidates({variant(2, VariantStatus::wrong_result, 1)}, 3).empty());
+  EXPECT_EQ(ids(final_candidates(all, 3)), (std::vector<std::int64_t>{3, 5, 4}));
+  EXPECT_EQ(ids(final_candidates(all, 10)), (std::vector<std::int64_t>{3, 5, 4, 1}));
+  EXPECT_TRUE(final_candidates({variant(2, VariantStatus::wrong_result, 1)}, 3).empty());
 }
 
 TEST(MeasureRequest, CarriesTheJobReferenceAndASeedPerVariant) {
@@ -52,10 +52,11 @@ TEST(MeasureRequest, CarriesTheJobReferenceAndASeedPerVariant) {
   cv.kernel = "k";
   cv.kernel_key = "abc";
   cv.cubin = {'\x7f', 'E', 'L', 'F'};
-  const MeasureRequest request = measure_request(cv, job, 5e-3, options, 1234);
+  const Tolerance tolerance{0.03125, 0.0009765625, 0.001};
+  const MeasureRequest request = measure_request(cv, job, tolerance, options, 1234);
   EXPECT_EQ(request.variant_id, 9);
   EXPECT_DOUBLE_EQ(request.reference_us, 42.5);
-  EXPECT_DOUBLE_EQ(request.tolerance, 5e-3);
+  EXPECT_EQ(request.tolerance, tolerance);
   EXPECT_EQ(request.timing.max_trials, 77);
   EXPECT_EQ(request.seed, mix_seed(1234, 9));
   EXPECT_NE(mix_seed(1234, 9), mix_seed(1234, 10));
@@ -65,7 +66,7 @@ TEST(MeasureRequest, CarriesTheJobReferenceAndASeedPerVariant) {
             "ELF");
   // Unknown reference: 0, and the worker client falls back to the fixed watchdog.
   job.reference_us.reset();
-  EXPECT_EQ(measure_request(cv, job, 5e-3, options, 1234).reference_us, 0);
+  EXPECT_EQ(measure_request(cv, job, tolerance, options, 1234).reference_us, 0);
   EXPECT_EQ(fallback_watchdog(options), options.min_watchdog + std::chrono::milliseconds(6000));
 }
 

@@ -94,7 +94,7 @@ TEST(Protocol, MeasureRequestRoundTripsWithAndWithoutSmoke) {
   r.cubin_path = "/tmp/x.cubin";
   r.kernel = "kt_gemm";
   r.full = sample_problem();
-  r.tolerance = 5e-3;
+  r.tolerance = Tolerance{0.03125, 0.0009765625, 0.001};
   r.seed = 0xFFFFFFFFFFFFFFF1ull;  // full 64-bit range survives
   r.timing.warmup_runs = 2;
   r.timing.min_trials = 7;
@@ -164,6 +164,60 @@ TEST(Protocol, MeasureResultRoundTrips) {
   EXPECT_TRUE(back.timing->converged);
 }
 
+TEST(Protocol, PerElementFieldsAndTheToleranceRoundTrip) {
+  ErrorSummary e;
+  e.max_abs = 1.0;
+  e.rel_l2 = 0.002;
+  e.first_bad_index = 1507;
+  e.non_finite = 1;
+  e.bad_elements = 3;
+  e.first_bad_output = std::numeric_limits<double>::quiet_NaN();
+  e.first_bad_reference = 30.5;
+  e.tolerance = Tolerance{0.03125, 0.0078125, 0.0078125};
+  e.guard_damage = "wrote past the end of C: guard after C damaged at byte 0";
+  const ErrorSummary back = error_summary_from_json(wire(to_json(e)));
+  EXPECT_EQ(back.first_bad_index, 1507);
+  EXPECT_EQ(back.non_finite, 1);
+  EXPECT_EQ(back.bad_elements, 3);
+  EXPECT_TRUE(std::isnan(back.first_bad_output));
+  EXPECT_EQ(back.first_bad_reference, 30.5);
+  ASSERT_TRUE(back.tolerance.has_value());
+  EXPECT_EQ(*back.tolerance, *e.tolerance);
+  EXPECT_EQ(back.guard_damage, e.guard_damage);
+  // The manifest's names on the wire, so a stored result reads like the manifest.
+  EXPECT_EQ(to_json(*e.tolerance),
+            (nlohmann::json{{"atol", 0.03125}, {"rtol", 0.0078125}, {"rel_l2", 0.0078125}}));
+  EXPECT_EQ(tolerance_from_json(to_json(*e.tolerance)), *e.tolerance);
+  EXPECT_THROW(tolerance_from_json(nlohmann::json{{"atol", 0.1}, {"rtol", 0.1}}),
+               std::invalid_argument);
+}
+
+TEST(Protocol, ErrorSummaryFromBeforePerElementChecksStillReads) {
+  const nlohmann::json old = {{"max_abs", 0.5},
+                              {"max_rel", 0.01},
+                              {"rel_l2", 0.002},
+                              {"first_bad_index", -1},
+                              {"non_finite", 0}};
+  const ErrorSummary e = error_summary_from_json(old);
+  EXPECT_EQ(e.rel_l2, 0.002);
+  EXPECT_EQ(e.bad_elements, -1);  // not counted then
+  EXPECT_FALSE(e.tolerance.has_value());
+  EXPECT_TRUE(e.guard_damage.empty());
+}
+
+TEST(Protocol, MeasureRequestNeedsAToleranceObject) {
+  MeasureRequest r;
+  r.full = sample_problem();
+  nlohmann::json j = to_json(r);
+  j["tolerance"] = 0.01;  // the old max rel_l2 alone
+  try {
+    measure_request_from_json(j);
+    ADD_FAILURE() << "a plain-number tolerance was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("tolerance"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Protocol, InfiniteAndNanErrorsSurviveTheWire) {
   ErrorSummary e;
   e.rel_l2 = std::numeric_limits<double>::infinity();
@@ -173,12 +227,12 @@ TEST(Protocol, InfiniteAndNanErrorsSurviveTheWire) {
   EXPECT_TRUE(std::isnan(back.max_rel));
 }
 
-TEST(Protocol, ReferenceTimingRequestRoundTrips) {
-  ReferenceTimingRequest r;
+TEST(Protocol, BaselineTimingRequestRoundTrips) {
+  BaselineTimingRequest r;
   r.problem = sample_problem();
   r.seed = 77;
   r.timing.min_trials = 3;
-  const ReferenceTimingRequest back = reference_timing_request_from_json(wire(to_json(r)));
+  const BaselineTimingRequest back = baseline_timing_request_from_json(wire(to_json(r)));
   expect_same(r.problem, back.problem);
   EXPECT_EQ(back.seed, 77u);
   EXPECT_EQ(back.timing.min_trials, 3);

@@ -207,5 +207,38 @@ TEST(StopCriterion, TakesItsRuleFromTimingOptions) {
   EXPECT_DOUBLE_EQ(rule.target_rel_noise, 0.07);
 }
 
+TEST(RatioOfMedians, SameDistributionGivesAnIntervalAroundOne) {
+  const auto a = normal_samples(200, 100.0, 1.5, 1);
+  const auto b = normal_samples(200, 100.0, 1.5, 2);
+  const RatioEstimate r = ratio_of_medians(a, b);
+  EXPECT_NEAR(r.ratio, 1.0, 0.01);
+  EXPECT_LT(r.low, 1.0);
+  EXPECT_GT(r.high, 1.0);
+  EXPECT_LT(r.high - r.low, 0.02);  // 200 samples at 1.5% noise pin the ratio to about 1%
+}
+
+TEST(RatioOfMedians, AClearDifferenceExcludesOneAndTheIntervalBracketsTheRatio) {
+  const auto baseline = normal_samples(100, 110.0, 1.0, 3);
+  const auto ours = normal_samples(100, 100.0, 1.0, 4);
+  const RatioEstimate r = ratio_of_medians(baseline, ours);
+  EXPECT_NEAR(r.ratio, 1.10, 0.01);
+  EXPECT_GT(r.low, 1.05);
+  EXPECT_LE(r.low, r.ratio);
+  EXPECT_GE(r.high, r.ratio);
+}
+
+TEST(RatioOfMedians, IsDeterministicAndWidensWithFewerSamples) {
+  const auto a = normal_samples(400, 50.0, 2.0, 5);
+  const auto b = normal_samples(400, 50.0, 2.0, 6);
+  const RatioEstimate many = ratio_of_medians(a, b);
+  const RatioEstimate again = ratio_of_medians(a, b);
+  EXPECT_EQ(many.low, again.low);
+  EXPECT_EQ(many.high, again.high);
+  const std::vector<double> a_few(a.begin(), a.begin() + 12), b_few(b.begin(), b.begin() + 12);
+  const RatioEstimate few = ratio_of_medians(a_few, b_few);
+  EXPECT_GT(few.high - few.low, many.high - many.low);
+  EXPECT_THROW(ratio_of_medians(std::vector<double>{}, b), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace kt

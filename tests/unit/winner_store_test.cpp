@@ -17,6 +17,7 @@ InterleavedResult comparison(std::int64_t winner, std::int64_t runner_up, bool d
                              double margin) {
   InterleavedResult r;
   r.variant_ids = {winner, runner_up};
+  r.timings.resize(2);  // as the worker sends them: one per variant
   r.winner_variant_id = winner;
   r.runner_up_variant_id = runner_up;
   r.distinguishable = distinguishable;
@@ -70,6 +71,7 @@ TEST_F(WinnerStoreTest, ALoneCandidateHasNoRunnerUp) {
   const auto variants = plan(store, id, 1);
   InterleavedResult alone;
   alone.variant_ids = {variants[0].id};
+  alone.timings.resize(1);
   alone.winner_variant_id = variants[0].id;
   store.record_winner_comparison(id, alone);
   const auto job = store.job(id);
@@ -93,6 +95,58 @@ TEST_F(WinnerStoreTest, RejectsUnknownJobsAndOtherJobsVariantsWithoutWriting) {
   EXPECT_THROW(store.record_winner_comparison(id, comparison(mine[0].id, theirs[0].id, true, 0.1)),
                std::invalid_argument);
   EXPECT_FALSE(store.job(id)->winner_variant_id);
+}
+
+TEST_F(WinnerStoreTest, TheFinalComparisonIsTheJobsResultAndRanksTheFront) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  const auto variants = plan(store, id, 2);
+  store.record_outcome(variants[0].id, measured(20.0, 0.001));  // first pass: the faster one
+  store.record_outcome(variants[1].id, measured(20.2, 0.001));
+  const auto job = store.job(id);
+  ASSERT_TRUE(store.best(job->family, job->dtype, job->shape_key, ""));
+  EXPECT_EQ(store.best(job->family, job->dtype, job->shape_key, "")->variant.id, variants[0].id);
+
+  // Interleaved, the second is faster (winner's curse on the first pass), beside the baseline.
+  InterleavedResult final = comparison(variants[1].id, variants[0].id, true, 0.02);
+  final.variant_ids = {variants[0].id, variants[1].id};
+  final.timings = {TimingSummary{20.5, 20.4, 20.4, 20.6, 20.5, 0.002, 100, true},
+                   TimingSummary{20.1, 20.0, 20.0, 20.2, 20.1, 0.002, 100, true}};
+  final.baseline_timing = TimingSummary{20.3, 20.2, 20.2, 20.4, 20.3, 0.002, 100, true};
+  final.baseline = {{"kind", "cublaslt_gemm"}, {"algorithm_index", 1}};
+  final.speedups = {{0.99, 0.98, 1.0}, {1.01, 1.005, 1.015}};
+  store.record_winner_comparison(id, final);
+
+  const auto back = store.job(id);
+  ASSERT_TRUE(back->final_comparison);
+  EXPECT_EQ(back->final_comparison->winner_variant_id, variants[1].id);
+  ASSERT_TRUE(winner_speedup(*back->final_comparison));
+  EXPECT_DOUBLE_EQ(winner_speedup(*back->final_comparison)->low, 1.005);
+  EXPECT_EQ(back->final_comparison->baseline.at("algorithm_index"), 1);
+  // The front ranks by the final medians now; the first-pass rows stay as they were measured.
+  const auto best = store.best(job->family, job->dtype, job->shape_key, "");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->variant.id, variants[1].id);
+  EXPECT_DOUBLE_EQ(store.variant(variants[0].id)->timing->median_us, 20.0);
+}
+
+TEST_F(WinnerStoreTest, EachGpusBaselineIsKeptAndTheFirstIsTheJobsReference) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  BaselineTiming gpu1{TimingSummary{30, 29, 29.5, 31, 30, 0.002, 50, true},
+                      {{"kind", "cublaslt_gemm"}, {"algorithm_index", 0}},
+                      std::nullopt};
+  BaselineTiming gpu0{TimingSummary{31, 30, 30.5, 32, 31, 0.002, 50, true},
+                      {{"kind", "cublaslt_gemm"}, {"algorithm_index", 3}},
+                      std::nullopt};
+  store.record_job_baseline(id, 1, gpu1);
+  store.record_job_baseline(id, 0, gpu0);
+  const auto job = store.job(id);
+  EXPECT_DOUBLE_EQ(job->reference_us.value_or(-1), 30);  // the first one recorded
+  ASSERT_TRUE(job->baselines.contains("0") && job->baselines.contains("1")) << job->baselines;
+  EXPECT_EQ(job->baselines["0"]["median_us"], 31);
+  EXPECT_EQ(job->baselines["0"]["baseline"]["algorithm_index"], 3);
+  EXPECT_THROW(store.record_job_baseline(id + 100, 0, gpu0), std::invalid_argument);
 }
 
 }  // namespace

@@ -161,7 +161,7 @@ TEST_F(WorkerClientTest, WithoutADeviceMeasureIsCrashedWithTheReason) {
   EXPECT_NE(result.reason.find("libcuda.so.1"), std::string::npos) << result.reason;
 
   std::string reason;
-  EXPECT_FALSE(client.time_reference(ReferenceTimingRequest{}, 20s, &reason).has_value());
+  EXPECT_FALSE(client.time_baseline(BaselineTimingRequest{}, 20s, &reason).has_value());
   EXPECT_NE(reason.find("libcuda.so.1"), std::string::npos) << reason;
 }
 
