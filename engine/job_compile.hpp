@@ -40,7 +40,7 @@ CompiledVariant compile_variant(const KernelLookup& cached, const Family& family
                                 const DeviceLimits& limits);
 
 // A variant that already passed the compile gate, rebuilt from the compile cache for measuring it
-// again (the near-tie re-measure). nullopt when its kernel is not in the cache.
+// again (the final comparison). nullopt when its kernel is not in the cache.
 std::optional<CompiledVariant> reload_compiled(const KernelLookup& cached, const Family& family,
                                                const JobRecord& job, const VariantRecord& variant,
                                                const DeviceLimits& limits);

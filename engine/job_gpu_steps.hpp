@@ -56,8 +56,8 @@ MeasuredVariant measure_variant(WorkerClient& worker, const DeviceInfo& device,
                                 std::optional<double> reference_us, const SchedulerOptions& options,
                                 JobTimeline& timeline);
 
-// The job's near-tie candidates: its measured variants with the lowest medians, fastest first,
-// at most `count` (ties broken by id).
+// The job's final-comparison candidates: its measured variants with the lowest first-pass
+// medians, fastest first, at most `count` (ties broken by id).
 std::vector<VariantRecord> final_candidates(std::vector<VariantRecord> variants, std::size_t count);
 
 }  // namespace kt

@@ -1,5 +1,6 @@
 // One job through the gates: plan the variant space, compile, check and time every variant on the
-// GPUs of the job's model, record every outcome as it happens, then settle a near-tie at the top.
+// GPUs of the job's model, record every outcome as it happens, then the final comparison: the top
+// candidates and the baseline re-measured interleaved (the job's result).
 //
 // Pipelines (jobs.pipeline):
 //   pipelined  compiles run ahead on the thread pool (every core) while the GPUs measure; each

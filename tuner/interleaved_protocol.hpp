@@ -1,7 +1,8 @@
-// Settling a near-tie: the daemon hands the worker a job's top candidates (already validated) and
-// the worker times them interleaved, A B C A B C ..., so slow drifts (clocks, temperature, other
-// tenants) hit every candidate alike. The answer says who won and whether the winner is
-// distinguishable from the runner-up (winner_comparison.hpp has the rule).
+// A job's final comparison: the daemon hands the worker the job's top candidates (already
+// validated) and its baseline, and the worker times them interleaved, A B C ... baseline, so slow
+// drifts (clocks, temperature, other tenants) hit every side alike. The answer says who won,
+// whether the winner is distinguishable from the runner-up (winner_comparison.hpp has the rule)
+// and each candidate's speedup over the baseline with its interval.
 //
 //   {"op":"measure_interleaved","candidates":[MeasureRequest...],"timing":{TimingOptions},
 //    "baseline":{ProblemInstance}?,"baseline_seed":N?}

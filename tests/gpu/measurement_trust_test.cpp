@@ -1,6 +1,6 @@
 // Trustworthy timing on a real GPU, through the daemon's worker client: short kernels are timed
-// as CUDA graphs, NVML readings come with every measurement, near-ties are re-measured
-// interleaved, and the hang watchdog follows the reference time. Skipped without a device.
+// as CUDA graphs, NVML readings come with every measurement, top candidates are
+// re-measured interleaved, and the hang watchdog follows the reference time. Skipped without a device.
 #include <dlfcn.h>
 
 #include <chrono>
