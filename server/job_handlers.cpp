@@ -31,14 +31,15 @@ bool flag_param(const ApiRequest& request, const std::string& name) {
   if (*value == "1" || *value == "true" || value->empty()) return true;
   if (*value == "0" || *value == "false") return false;
   throw ApiError(HttpStatus::bad_request, "invalid_parameter",
-                 "query parameter '" + name + "' must be 1/true or 0/false, got '" + *value + "'");
+                 "query parameter " + quote_client_text(name) + " must be 1/true or 0/false, got " +
+                     quote_client_text(*value));
 }
 
 void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed) {
   for (const auto& [name, value] : request.query)
     if (!allowed.count(name))
       throw ApiError(HttpStatus::bad_request, "unknown_parameter",
-                     "unknown query parameter '" + name + "'");
+                     "unknown query parameter " + quote_client_text(name));
 }
 
 nlohmann::json job_view(AppContext& context, const JobRecord& job) {
@@ -98,7 +99,7 @@ ApiResponse list_variants(const ApiRequest& request, AppContext& context) {
       const auto status = variant_status_from_string(name);
       if (!status)
         throw ApiError(HttpStatus::bad_request, "invalid_parameter",
-                       "unknown variant status '" + name + "'");
+                       "unknown variant status " + quote_client_text(name));
       only.insert(*status);
       pos = end + 1;
     }

@@ -1,3 +1,6 @@
+// POST /v1/jobs: the body parsed with parse_json_body (depth limit, no trailing bytes), then each
+// field checked for type, range and length before anything reads it further, so that every
+// message quotes at most a short prefix of what the client sent.
 #include "server/job_request.hpp"
 
 #include <cstdint>
@@ -17,31 +20,37 @@ nlohmann::json parse_body(const std::string& body, const AppContext& context) {
     throw ApiError(HttpStatus::payload_too_large, "body_too_large",
                    "request body of " + std::to_string(body.size()) +
                        " bytes exceeds the limit of " + std::to_string(context.max_body_bytes));
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw ApiError(HttpStatus::bad_request, "invalid_json",
-                   std::string("request body is not valid JSON: ") + error.what());
-  }
+  nlohmann::json json = parse_json_body(body);
   if (!json.is_object())
     throw ApiError(HttpStatus::bad_request, "invalid_field", "request body must be a JSON object");
   for (const auto& [name, value] : json.items())
     if (!kFields.count(name))
       throw ApiError(HttpStatus::bad_request, "unknown_field",
-                     "unknown field '" + name +
-                         "'; expected family, shape, dtype, mode, device, arch, budget, " +
+                     "unknown field " + quote_client_text(name) +
+                         "; expected family, shape, dtype, mode, device, arch, budget, " +
                          "pipeline, configs");
   return json;
+}
+
+// Every string field names something short (a family, an arch, a GPU); a longer one is refused
+// here, before messages written elsewhere (engine, tuner) could repeat it.
+std::string bounded_name(const std::string& field, std::string text) {
+  if (text.size() > kMaxNameChars)
+    throw ApiError(HttpStatus::bad_request, "invalid_field",
+                   "field '" + field + "' is too long (" + std::to_string(text.size()) +
+                       " bytes; at most " + std::to_string(kMaxNameChars) +
+                       "): " + quote_client_text(text));
+  return text;
 }
 
 std::string required_string(const nlohmann::json& body, const std::string& name) {
   if (!body.contains(name))
     throw ApiError(HttpStatus::bad_request, "invalid_field", "missing field '" + name + "'");
-  if (!body.at(name).is_string())
+  const nlohmann::json& value = body.at(name);
+  if (!value.is_string())
     throw ApiError(HttpStatus::bad_request, "invalid_field",
-                   "field '" + name + "' must be a string, got " + body.at(name).dump());
-  return body.at(name).get<std::string>();
+                   "field '" + name + "' must be a string, got " + describe_client_value(value));
+  return bounded_name(name, value.get<std::string>());
 }
 
 std::string optional_string(const nlohmann::json& body, const std::string& name,
@@ -55,9 +64,10 @@ std::string device_selector(const nlohmann::json& body) {
   if (!body.contains("device") || body.at("device").is_null()) return "";
   const nlohmann::json& device = body.at("device");
   if (device.is_number_unsigned()) return std::to_string(device.get<std::uint64_t>());
-  if (device.is_string()) return device.get<std::string>();
-  throw ApiError(HttpStatus::bad_request, "invalid_field",
-                 "field 'device' must be an ordinal, a UUID or a name, got " + device.dump());
+  if (device.is_string()) return bounded_name("device", device.get<std::string>());
+  throw ApiError(
+      HttpStatus::bad_request, "invalid_field",
+      "field 'device' must be an ordinal, a UUID or a name, got " + describe_client_value(device));
 }
 
 std::int64_t budget_of(const nlohmann::json& body) {
@@ -65,37 +75,72 @@ std::int64_t budget_of(const nlohmann::json& body) {
   const nlohmann::json& budget = body.at("budget");
   if (!budget.is_number_integer())
     throw ApiError(HttpStatus::bad_request, "invalid_field",
-                   "field 'budget' must be an integer, got " + budget.dump());
+                   "field 'budget' must be an integer, got " + describe_client_value(budget));
   if (budget.is_number_unsigned()) {
     if (budget.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
       throw ApiError(HttpStatus::unprocessable_entity, "invalid_budget", "budget is too large");
     return budget.get<std::int64_t>();
   }
   throw ApiError(HttpStatus::unprocessable_entity, "invalid_budget",
-                 "budget must be >= 0 (0 = every variant), got " + budget.dump());
+                 "budget must be >= 0 (0 = every variant), got " + describe_client_value(budget));
 }
 
 Pipeline pipeline_of(const nlohmann::json& body) {
   const std::string text = optional_string(body, "pipeline", "pipelined");
   const auto pipeline = pipeline_from_string(text);
   if (!pipeline)
-    throw ApiError(HttpStatus::unprocessable_entity, "invalid_pipeline",
-                   "unknown pipeline '" + text + "'; expected \"pipelined\" or \"serial\"");
+    throw ApiError(
+        HttpStatus::unprocessable_entity, "invalid_pipeline",
+        "unknown pipeline " + quote_client_text(text) + "; expected \"pipelined\" or \"serial\"");
   return *pipeline;
 }
 
 JobMode mode_of(const std::string& text) {
   const auto mode = job_mode_from_string(text);
   if (!mode)
-    throw ApiError(HttpStatus::unprocessable_entity, "invalid_mode",
-                   "unknown mode '" + text + "'; expected \"tune\" or \"compile\"");
+    throw ApiError(
+        HttpStatus::unprocessable_entity, "invalid_mode",
+        "unknown mode " + quote_client_text(text) + "; expected \"tune\" or \"compile\"");
   return *mode;
+}
+
+// The JSON types and ranges of "configs", checked before the tuner sees it: its messages would
+// repeat a wrong value whole, and it reads an axis value above INT64_MAX as a negative number.
+void check_configs_json(const nlohmann::json& configs) {
+  const auto refuse = [](const std::string& message) {
+    throw ApiError(HttpStatus::bad_request, "invalid_configs", message);
+  };
+  if (!configs.is_array())
+    refuse("'configs' must be an array of configs, got " + describe_client_value(configs));
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const std::string at = "configs[" + std::to_string(i) + "]";
+    const nlohmann::json& entry = configs[i];
+    if (!entry.is_object())
+      refuse(at + " must be an object {axis: value, ...}, got " + describe_client_value(entry));
+    for (const auto& [name, value] : entry.items()) {
+      if (name.size() > kMaxNameChars) refuse(at + " has no axis " + quote_client_text(name));
+      const std::string field = at + "." + name;
+      if (name == "template") {
+        if (!value.is_string())
+          refuse(field + " must be a string, got " + describe_client_value(value));
+        if (value.get_ref<const std::string&>().size() > kMaxNameChars)
+          refuse(field + " names no template: " + describe_client_value(value));
+        continue;
+      }
+      if (!value.is_number_integer())
+        refuse(field + " must be an integer, got " + describe_client_value(value));
+      if (value.is_number_unsigned() &&
+          value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+        refuse(field + " is out of range: " + describe_client_value(value));
+    }
+  }
 }
 
 // "configs": measure only these points of the space (checked against the job's target).
 std::string pinned_configs_of(const nlohmann::json& body, const Family& family, const NewJob& job,
                               const DeviceLimits& limits) {
   if (!body.contains("configs") || body.at("configs").is_null()) return "";
+  check_configs_json(body.at("configs"));
   try {
     return pinned_configs_to_text(
         validate_pinned_configs(body.at("configs"), family, job.shape, job.dtype, limits));

@@ -50,7 +50,7 @@ TunedKey tuned_key(const ApiRequest& request, AppContext& context) {
                                     [&](const DimSpec& spec) { return spec.name == dim; });
     if (!is_dim)
       throw ApiError(HttpStatus::bad_request, "unknown_parameter",
-                     "unknown query parameter '" + name + "'");
+                     "unknown query parameter " + quote_client_text(name));
   }
   key.shape = shape_from_query(*key.family, request.query, key.dtype);
   key.shape_key = canonical_key(key.shape);
@@ -107,8 +107,8 @@ ApiResponse get_history(const ApiRequest& request, AppContext& context) {
       filter.status = job_status_from_string(value);
       if (!filter.status)
         throw ApiError(HttpStatus::bad_request, "invalid_parameter",
-                       "unknown job status '" + value +
-                           "'; expected queued, running, done, failed or cancelled");
+                       "unknown job status " + quote_client_text(value) +
+                           "; expected queued, running, done, failed or cancelled");
     } else if (name == "limit") {
       const std::int64_t limit = parse_query_integer(value, name);
       if (limit < 1 || limit > kMaxHistoryLimit)
@@ -122,7 +122,7 @@ ApiResponse get_history(const ApiRequest& request, AppContext& context) {
       filter.offset = static_cast<int>(offset);
     } else {
       throw ApiError(HttpStatus::bad_request, "unknown_parameter",
-                     "unknown query parameter '" + name + "'");
+                     "unknown query parameter " + quote_client_text(name));
     }
   }
   nlohmann::json jobs = nlohmann::json::array();

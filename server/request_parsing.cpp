@@ -5,6 +5,7 @@
 #include <charconv>
 #include <limits>
 #include <optional>
+#include <string_view>
 
 #include "tuner/text.hpp"
 #include "tuner/variant_space.hpp"
@@ -34,22 +35,160 @@ void check_shape(const Family& family, const Shape& shape, const std::string& dt
     throw ApiError(HttpStatus::unprocessable_entity, "invalid_shape", *problem);
 }
 
+// Follows nlohmann's parse callback events: refuses a container that would nest deeper than
+// kMaxJsonDepth before the parser reads into it, and knows the path of the value being read, so a
+// number that overflows can be named ("shape.m", "configs[2].BM").
+class BodyParseGuard {
+ public:
+  bool on_event(int depth, nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        // depth counts the containers already open around this one.
+        if (depth >= kMaxJsonDepth)
+          throw ApiError(HttpStatus::bad_request, "nesting_too_deep",
+                         "request body nests arrays and objects deeper than the limit of " +
+                             std::to_string(kMaxJsonDepth) + " levels");
+        levels_.push_back({event == Event::array_start, "", 0});
+        break;
+      case Event::key:
+        // A path only names the field; a longer key is cut when quoted anyway.
+        levels_.back().key = parsed.get_ref<const std::string&>().substr(0, kMaxNameChars);
+        break;
+      case Event::value:
+        next_element();
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        levels_.pop_back();
+        next_element();
+        break;
+    }
+    return true;  // keep every value
+  }
+
+  // "shape.m", "configs[0].BM"; empty for a value at the top.
+  std::string path() const {
+    std::string text;
+    for (const Level& level : levels_) {
+      if (level.is_array)
+        text += "[" + std::to_string(level.index) + "]";
+      else
+        text += (text.empty() ? "" : ".") + level.key;
+    }
+    return text;
+  }
+
+ private:
+  struct Level {
+    bool is_array;
+    std::string key;        // objects: the key of the member being read
+    std::size_t index = 0;  // arrays: the element being read
+  };
+
+  void next_element() {
+    if (!levels_.empty() && levels_.back().is_array) ++levels_.back().index;
+  }
+
+  std::vector<Level> levels_;
+};
+
+// nlohmann's messages end with the token it read ("...; last read: '<token>'", "number overflow
+// parsing '<token>'"), which can be most of the body: keep the text, quote only a short prefix.
+std::string with_short_token(const std::string& message, const std::string& marker) {
+  const auto start = message.find(marker);
+  if (start == std::string::npos) return message;
+  std::string token = message.substr(start + marker.size());
+  std::string after;
+  if (const auto expected = token.rfind("'; expected "); expected != std::string::npos) {
+    after = token.substr(expected + 1);
+    token.resize(expected);
+  } else if (!token.empty() && token.back() == '\'') {
+    token.pop_back();
+  }
+  return message.substr(0, start + marker.size() - 1) + quote_client_text(token) + after;
+}
+
+// "[json.exception.parse_error.101] parse error at ..." -> "parse error at ...".
+std::string without_exception_tag(const std::string& message) {
+  if (message.empty() || message.front() != '[') return message;
+  const auto end = message.find("] ");
+  return end == std::string::npos ? message : message.substr(end + 2);
+}
+
 }  // namespace
+
+nlohmann::json parse_json_body(std::string_view body) {
+  // nlohmann reads a NUL byte as the end of the input, so NUL padding after a value would pass.
+  // No JSON text holds one (a string must escape it), so any NUL is refused here.
+  if (const auto nul = body.find('\0'); nul != std::string_view::npos)
+    throw ApiError(HttpStatus::bad_request, "invalid_json",
+                   "request body is not valid JSON: a NUL byte at byte " + std::to_string(nul) +
+                       " (only whitespace may follow the JSON value)");
+  BodyParseGuard guard;
+  try {
+    return nlohmann::json::parse(
+        body.begin(), body.end(),
+        [&guard](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          return guard.on_event(depth, event, parsed);
+        });
+  } catch (const nlohmann::json::out_of_range& error) {
+    // 406: a number the lexer read that a double cannot hold (1e99999).
+    const std::string path = guard.path();
+    throw ApiError(HttpStatus::bad_request, "invalid_field",
+                   (path.empty() ? std::string("the body") : "field " + quote_client_text(path)) +
+                       " holds a number out of range: " +
+                       without_exception_tag(with_short_token(error.what(), "parsing '")));
+  } catch (const nlohmann::json::exception& error) {
+    // Trailing bytes other than whitespace land here too ("expected end of input").
+    throw ApiError(HttpStatus::bad_request, "invalid_json",
+                   "request body is not valid JSON: " +
+                       without_exception_tag(with_short_token(error.what(), "last read: '")));
+  }
+}
+
+std::string quote_client_text(std::string_view text) {
+  std::size_t cut = std::min(text.size(), kQuotedPrefixChars);
+  // Back up to the start of a UTF-8 sequence so the prefix does not end in half a character.
+  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;
+  const std::string escaped = nlohmann::json(std::string(text.substr(0, cut)))
+                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string quoted = "'" + escaped.substr(1, escaped.size() - 2) + "'";
+  if (cut < text.size()) quoted += "... (" + std::to_string(text.size()) + " bytes)";
+  return quoted;
+}
+
+std::string describe_client_value(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::string:
+      return "the string " + quote_client_text(value.get_ref<const std::string&>());
+    case nlohmann::json::value_t::array:
+      return "an array of " + std::to_string(value.size()) + " elements";
+    case nlohmann::json::value_t::object:
+      return "an object of " + std::to_string(value.size()) + " fields";
+    case nlohmann::json::value_t::binary:
+      return "binary data";
+    default:
+      return value.dump();  // null, a boolean or a number: short
+  }
+}
 
 std::int64_t parse_id(const std::string& text, const std::string& what) {
   const auto value = parse_decimal(text);
   if (!value || *value < 1)
     throw ApiError(HttpStatus::bad_request, "invalid_id",
-                   what + " id must be a positive integer, got '" + text + "'");
+                   what + " id must be a positive integer, got " + quote_client_text(text));
   return *value;
 }
 
 std::int64_t parse_query_integer(const std::string& text, const std::string& name) {
   const auto value = parse_decimal(text);
   if (!value)
-    throw ApiError(
-        HttpStatus::bad_request, "invalid_parameter",
-        "query parameter '" + name + "' must be a non-negative integer, got '" + text + "'");
+    throw ApiError(HttpStatus::bad_request, "invalid_parameter",
+                   "query parameter " + quote_client_text(name) +
+                       " must be a non-negative integer, got " + quote_client_text(text));
   return *value;
 }
 
@@ -58,15 +197,15 @@ const Family& require_family(const FamilyRegistry& families, const std::string& 
   std::vector<std::string> known;
   for (const Family* family : families.all()) known.push_back(family->name);
   throw ApiError(HttpStatus::not_found, "unknown_family",
-                 "unknown family '" + name + "'; known families: " +
+                 "unknown family " + quote_client_text(name) + "; known families: " +
                      (known.empty() ? std::string("(none loaded)") : joined(known)));
 }
 
 void require_dtype(const Family& family, const std::string& dtype) {
   if (std::find(family.dtypes.begin(), family.dtypes.end(), dtype) != family.dtypes.end()) return;
   throw ApiError(HttpStatus::unprocessable_entity, "unknown_dtype",
-                 "family " + family.name + " has no dtype '" + dtype +
-                     "'; it supports: " + joined(family.dtypes));
+                 "family " + family.name + " has no dtype " + quote_client_text(dtype) +
+                     "; it supports: " + joined(family.dtypes));
 }
 
 std::string canonical_dim_name(const Family& family, const std::string& name) {
@@ -83,14 +222,18 @@ Shape shape_from_json(const Family& family, const nlohmann::json& shape, const s
         "'shape' must be an object of integers, e.g. {\"M\":4096,\"N\":4096,\"K\":4096}");
   Shape result;
   for (const auto& [name, value] : shape.items()) {
+    // No dim has a long name; refusing one here keeps it out of the tuner's messages.
+    if (name.size() > kMaxNameChars)
+      throw ApiError(HttpStatus::unprocessable_entity, "invalid_shape",
+                     "unknown dimension " + quote_client_text(name));
     if (!value.is_number_integer())
       throw ApiError(HttpStatus::bad_request, "invalid_field",
-                     "shape." + name + " must be an integer, got " + value.dump());
+                     "shape." + name + " must be an integer, got " + describe_client_value(value));
     if (value.is_number_unsigned() &&
         value.get<std::uint64_t>() >
             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
       throw ApiError(HttpStatus::unprocessable_entity, "invalid_shape",
-                     "shape." + name + " is too large: " + value.dump());
+                     "shape." + name + " is too large: " + describe_client_value(value));
     add_dim(family, result, name, value.get<std::int64_t>());
   }
   result = with_default_dims(family, std::move(result));
@@ -110,7 +253,7 @@ Shape shape_from_query(const Family& family, const std::map<std::string, std::st
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
       throw ApiError(HttpStatus::bad_request, "invalid_parameter",
-                     "dimension " + dim + " must be an integer, got '" + text + "'");
+                     "dimension " + dim + " must be an integer, got " + quote_client_text(text));
     add_dim(family, result, name, value);
   }
   result = with_default_dims(family, std::move(result));

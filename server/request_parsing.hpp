@@ -1,11 +1,14 @@
-// Checks shared by the handlers: ids in paths, families, dtypes and shapes (from JSON bodies or
-// query strings). Each throws ApiError with the status and code the API documents (docs/api.md),
-// so handlers read as the happy path.
+// Checks shared by the handlers: JSON bodies, ids in paths, families, dtypes and shapes (from JSON
+// bodies or query strings). Each throws ApiError with the status and code the API documents
+// (docs/api.md), so handlers read as the happy path. Whatever a client sends may be hostile: bodies
+// are parsed with a depth limit, and messages quote only a short prefix of a client's value.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +18,27 @@
 #include "tuner/family.hpp"
 
 namespace kt {
+
+// Containers (arrays, objects) nested deeper than this in a body are refused while parsing.
+inline constexpr int kMaxJsonDepth = 64;
+// How much of a client's value an error message quotes.
+inline constexpr std::size_t kQuotedPrefixChars = 40;
+// Names a client picks (family, dtype, arch, device, dims, axes) are never this long; longer ones
+// are refused before they reach messages written elsewhere (the engine, the tuner).
+inline constexpr std::size_t kMaxNameChars = 128;
+
+// A request body as JSON. 400 invalid_json: not JSON, a NUL byte, or anything but whitespace after
+// the value; 400 nesting_too_deep: containers nested deeper than kMaxJsonDepth (refused as the
+// parser reaches them, so deep input never costs more than the limit); 400 invalid_field: a number
+// beyond a double's range (1e99999), naming the field ("shape.m").
+nlohmann::json parse_json_body(std::string_view body);
+
+// For error messages: at most kQuotedPrefixChars of a client's text, JSON-escaped, in single
+// quotes, followed by "... (N bytes)" when cut. Never the whole value.
+std::string quote_client_text(std::string_view text);
+// A client's JSON value for an error message: scalars short and escaped, arrays and objects only
+// by their kind and size (dumping one would recurse as deep as the client nested it).
+std::string describe_client_value(const nlohmann::json& value);
 
 // A positive decimal id; 400 invalid_id otherwise.
 std::int64_t parse_id(const std::string& text, const std::string& what);

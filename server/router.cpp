@@ -1,8 +1,14 @@
+// Matching (method, path) to a handler. HEAD is answered by the GET route of the path (the session
+// drops the body), so every 405's Allow lists HEAD wherever it lists GET.
 #include "server/router.hpp"
+
+#include <algorithm>
 
 #include <spdlog/spdlog.h>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
+
+#include "server/request_parsing.hpp"
 
 namespace kt {
 namespace http = boost::beast::http;
@@ -23,6 +29,21 @@ std::vector<std::string> split_pattern(const std::string& pattern) {
 
 bool is_capture(const std::string& segment) {
   return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
+
+// A GET route also answers HEAD (RFC 9110: HEAD is GET without the body).
+bool serves(http::verb route_method, http::verb request_method) {
+  return route_method == request_method ||
+         (route_method == http::verb::get && request_method == http::verb::head);
+}
+
+void add_allowed(std::vector<std::string>& allowed, http::verb method) {
+  const auto add = [&](http::verb verb) {
+    const std::string name(http::to_string(verb));
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) allowed.push_back(name);
+  };
+  add(method);
+  if (method == http::verb::get) add(http::verb::head);
 }
 
 }  // namespace
@@ -70,8 +91,9 @@ ApiResponse Router::route(const HttpRequest& request, AppContext& context) const
   const std::string target(request.target());
   auto parsed = boost::urls::parse_origin_form(target);
   if (!parsed)
-    throw ApiError(HttpStatus::bad_request, "bad_target",
-                   "malformed request target '" + target + "': " + parsed.error().message());
+    throw ApiError(
+        HttpStatus::bad_request, "bad_target",
+        "malformed request target " + quote_client_text(target) + ": " + parsed.error().message());
   const boost::urls::url_view url = *parsed;
 
   std::vector<std::string> segments;
@@ -81,8 +103,8 @@ ApiResponse Router::route(const HttpRequest& request, AppContext& context) const
   for (const Route& candidate : routes_) {
     std::map<std::string, std::string> captured;
     if (!match(candidate, segments, captured)) continue;
-    if (candidate.method != request.method()) {
-      allowed.emplace_back(http::to_string(candidate.method));
+    if (!serves(candidate.method, request.method())) {
+      add_allowed(allowed, candidate.method);
       continue;
     }
     ApiRequest api{request, std::move(captured), {}};
@@ -91,13 +113,14 @@ ApiResponse Router::route(const HttpRequest& request, AppContext& context) const
   }
   const std::string path = url.path();
   if (allowed.empty())
-    throw ApiError(HttpStatus::not_found, "not_found", "no such endpoint: " + path);
+    throw ApiError(HttpStatus::not_found, "not_found",
+                   "no such endpoint: " + quote_client_text(path));
   std::string allow;
   for (const auto& method : allowed) allow += (allow.empty() ? "" : ", ") + method;
   ApiResponse response =
       error_response(HttpStatus::method_not_allowed, "method_not_allowed",
-                     std::string(request.method_string()) + " is not allowed on " + path +
-                         " (allowed: " + allow + ")");
+                     quote_client_text(request.method_string()) + " is not allowed on " +
+                         quote_client_text(path) + " (allowed: " + allow + ")");
   response.headers.emplace_back("Allow", allow);
   return response;
 }

@@ -1,6 +1,7 @@
 // Maps (method, path pattern) to a handler. Patterns are "/"-separated segments where "{name}"
 // captures one segment: "/v1/jobs/{id}/variants". No match for the path is a 404, a path that
-// matches with another method a 405; a handler's ApiError becomes its JSON error response.
+// matches with another method a 405 with an Allow header; a handler's ApiError becomes its JSON
+// error response. HEAD runs the path's GET handler: the session sends its headers, not its body.
 #pragma once
 
 #include <functional>

@@ -1,3 +1,5 @@
+// The connection's read/route/write loop and the HTTP-level refusals (413, 431, 400) that happen
+// before a request reaches the router.
 #include "server/session.hpp"
 
 #include <spdlog/spdlog.h>
@@ -19,14 +21,19 @@ constexpr unsigned kHttp11 = 11;
 
 }  // namespace
 
-HttpResponse to_http_response(ApiResponse api, unsigned version, bool keep_alive) {
+HttpResponse to_http_response(ApiResponse api, unsigned version, bool keep_alive, bool head_only) {
   HttpResponse response{api.status, version};
   response.set(http::field::server, "kerntuned");
   response.set(http::field::content_type, api.content_type);
   for (const auto& [name, value] : api.headers) response.set(name, value);
   response.keep_alive(keep_alive);
-  response.body() = std::move(api.body);
-  response.prepare_payload();
+  if (head_only) {
+    // The headers a GET would get, Content-Length included; no body follows a HEAD response.
+    response.content_length(api.body.size());
+  } else {
+    response.body() = std::move(api.body);
+    response.prepare_payload();
+  }
   return response;
 }
 
@@ -41,6 +48,7 @@ void Session::start() {
 
 void Session::do_read() {
   parser_.emplace();
+  parser_->header_limit(kMaxRequestHeaderBytes);
   parser_->body_limit(settings_.context->max_body_bytes);
   stream_.expires_after(settings_.read_timeout);
   http::async_read(stream_, buffer_, *parser_,
@@ -51,32 +59,41 @@ void Session::on_read(beast::error_code ec, std::size_t) {
   if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
       ec == boost::asio::error::operation_aborted)
     return do_close();
-  if (ec == http::error::body_limit) {
-    drain_after_write_ = true;
-    return send_response(to_http_response(
-        error_response(HttpStatus::payload_too_large, "body_too_large",
-                       "request body exceeds the limit of " +
-                           std::to_string(settings_.context->max_body_bytes) + " bytes"),
-        kHttp11, false));
-  }
-  if (ec.category() == http::make_error_code(http::error::bad_target).category()) {
-    drain_after_write_ = true;
-    return send_response(to_http_response(error_response(HttpStatus::bad_request, "bad_request",
-                                                         "malformed HTTP request: " + ec.message()),
-                                          kHttp11, false));
-  }
+  if (ec == http::error::body_limit)
+    return refuse(HttpStatus::payload_too_large, "body_too_large",
+                  "request body exceeds the limit of " +
+                      std::to_string(settings_.context->max_body_bytes) + " bytes");
+  if (ec == http::error::header_limit)
+    return refuse(HttpStatus::request_header_fields_too_large, "headers_too_large",
+                  "request line and headers exceed the limit of " +
+                      std::to_string(kMaxRequestHeaderBytes) + " bytes");
+  if (ec.category() == http::make_error_code(http::error::bad_target).category())
+    return refuse(HttpStatus::bad_request, "bad_request",
+                  "malformed HTTP request: " + ec.message());
   if (ec) {
     spdlog::debug("read: {}", ec.message());
     return do_close();
   }
   const HttpRequest& request = parser_->get();
+  // RFC 9112 3.2: an HTTP/1.1 request carries exactly one Host field, else 400.
+  if (request.version() >= kHttp11 && request.count(http::field::host) != 1)
+    return refuse(HttpStatus::bad_request, "bad_request",
+                  request.count(http::field::host) == 0
+                      ? "HTTP/1.1 request without a Host header"
+                      : "HTTP/1.1 request with more than one Host header");
   const auto started = std::chrono::steady_clock::now();
   ApiResponse api = settings_.router->dispatch(request, *settings_.context);
   const auto elapsed =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
   spdlog::debug("{} {} -> {} ({:.1f} ms)", std::string(request.method_string()),
                 std::string(request.target()), static_cast<unsigned>(api.status), elapsed.count());
-  send_response(to_http_response(std::move(api), request.version(), request.keep_alive()));
+  send_response(to_http_response(std::move(api), request.version(), request.keep_alive(),
+                                 request.method() == http::verb::head));
+}
+
+void Session::refuse(HttpStatus status, const std::string& code, const std::string& message) {
+  drain_after_write_ = true;
+  send_response(to_http_response(error_response(status, code, message), kHttp11, false));
 }
 
 void Session::send_response(HttpResponse response) {

@@ -1,13 +1,17 @@
-// One HTTP connection: read a request (with a read timeout and a body limit), route it, write the
-// response, and read the next while the client keeps the connection alive. Sessions own
-// themselves through shared_ptr captured by every pending handler.
+// One HTTP connection: read a request (with a read timeout, a header limit and a body limit), route
+// it, write the response, and read the next while the client keeps the connection alive. Sessions
+// own themselves through shared_ptr captured by every pending handler. Over-size headers answer
+// 431, an over-size body 413, an HTTP/1.1 request without exactly one Host 400; a HEAD request
+// gets its GET route's headers without the body.
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -22,6 +26,10 @@
 
 namespace kt {
 
+// The request line and header fields together; Beast's own default, stated here so the 431 the
+// API documents has one source (docs/api.md).
+inline constexpr std::uint32_t kMaxRequestHeaderBytes = 8 * 1024;
+
 struct SessionSettings {
   const Router* router = nullptr;
   AppContext* context = nullptr;
@@ -30,8 +38,10 @@ struct SessionSettings {
 
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
-// The HTTP message for a handler's answer to a request of the given version and keep-alive.
-HttpResponse to_http_response(ApiResponse api, unsigned version, bool keep_alive);
+// The HTTP message for a handler's answer to a request of the given version and keep-alive. For a
+// HEAD request (head_only) it carries the Content-Length of the body it leaves out.
+HttpResponse to_http_response(ApiResponse api, unsigned version, bool keep_alive,
+                              bool head_only = false);
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -42,6 +52,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void do_read();
   void on_read(boost::beast::error_code ec, std::size_t bytes);
   void send_response(HttpResponse response);
+  // Refuse the request just read (or not read to its end) and close once the answer is sent.
+  void refuse(HttpStatus status, const std::string& code, const std::string& message);
   void on_write(bool close, boost::beast::error_code ec, std::size_t bytes);
   // After refusing a request whose body was not read: stop sending, read and drop what the
   // client still sends (so it sees our answer instead of a reset), then close.

@@ -169,6 +169,128 @@ TEST_F(HandlersTest, BadJobBodiesAreRefusedWithoutStoringAnything) {
   }
 }
 
+// Numbers a client can send to break a check: overflow (1e99999), not an integer (1e30, 2.5),
+// negative, above INT64_MAX. Each gets a 4xx whose message names the field; none is a 500.
+TEST_F(HandlersTest, OutOfRangeNumbersAre4xxNamingTheField) {
+  const std::size_t before = job_count();
+  const std::string compile = R"("mode":"compile","arch":"sm_90a")";
+  const std::string good = std::string(R"("family":"gemm",)") + kGoodShape + R"(,"dtype":"bf16")";
+  const auto shape_with_m = [&](const std::string& m) {
+    return job_body(R"("family":"gemm","shape":{"M":)" + m + R"(,"N":64,"K":64},"dtype":"bf16",)" +
+                    compile);
+  };
+  const auto configs = [&](const std::string& bm) {
+    return job_body(good + "," + compile + R"(,"configs":[{"BM":)" + bm + "}]");
+  };
+  struct Case {
+    std::string body;
+    HttpStatus status;
+    std::string code;
+    std::string field;  // named in the message
+  };
+  const std::vector<Case> cases{
+      {shape_with_m("1e99999"), HttpStatus::bad_request, "invalid_field", "shape.M"},
+      {shape_with_m("-1e99999"), HttpStatus::bad_request, "invalid_field", "shape.M"},
+      {shape_with_m("1e30"), HttpStatus::bad_request, "invalid_field", "shape.M"},
+      {shape_with_m("2.5"), HttpStatus::bad_request, "invalid_field", "shape.M"},
+      {shape_with_m("-1"), HttpStatus::unprocessable_entity, "invalid_shape", "M"},
+      {shape_with_m("18446744073709551616"), HttpStatus::bad_request, "invalid_field", "shape.M"},
+      {job_body(good + "," + compile + R"(,"budget":1e99999)"), HttpStatus::bad_request,
+       "invalid_field", "budget"},
+      {job_body(good + "," + compile + R"(,"budget":1e30)"), HttpStatus::bad_request,
+       "invalid_field", "budget"},
+      {job_body(good + "," + compile + R"(,"budget":18446744073709551615)"),
+       HttpStatus::unprocessable_entity, "invalid_budget", "budget"},
+      {job_body(good + "," + compile + R"(,"device":-1)"), HttpStatus::bad_request, "invalid_field",
+       "device"},
+      {job_body(good + "," + compile + R"(,"device":1e99999)"), HttpStatus::bad_request,
+       "invalid_field", "device"},
+      {configs("1e99999"), HttpStatus::bad_request, "invalid_field", "configs[0].BM"},
+      {configs("1e30"), HttpStatus::bad_request, "invalid_configs", "configs[0].BM"},
+      {configs("2.5"), HttpStatus::bad_request, "invalid_configs", "configs[0].BM"},
+      {configs("18446744073709551615"), HttpStatus::bad_request, "invalid_configs",
+       "configs[0].BM"},
+      {configs(R"("64")"), HttpStatus::bad_request, "invalid_configs", "configs[0].BM"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    const ApiResponse response = post_job(c.body);
+    expect_refused(response, c.status, c.code, before);
+    EXPECT_NE(response.json()["error"]["message"].get<std::string>().find(c.field),
+              std::string::npos)
+        << response.body;
+  }
+}
+
+// Bodies built to crash the parser or bloat a message: deep nesting (once a SIGSEGV), NUL padding
+// and trailing bytes, and huge strings where a message would repeat them.
+TEST_F(HandlersTest, HostileBodiesAre400WithShortMessages) {
+  const std::size_t before = job_count();
+  const std::string compile = R"("mode":"compile","arch":"sm_90a")";
+  const std::string good = std::string(R"("family":"gemm",)") + kGoodShape + R"(,"dtype":"bf16")";
+  const std::string huge(200'000, 'w');
+  struct Case {
+    std::string body;
+    HttpStatus status;
+    std::string code;
+  };
+  const std::vector<Case> cases{
+      {std::string(120'000, '['), HttpStatus::bad_request, "nesting_too_deep"},
+      {job_body(R"("family":"gemm","shape":{"M":)" + std::string(100'000, '[') +
+                std::string(100'000, ']') + R"(,"N":64,"K":64},"dtype":"bf16",)" + compile),
+       HttpStatus::bad_request, "nesting_too_deep"},
+      {job_body(good + "," + compile + R"(,"family":)" + std::string(70, '[') +
+                std::string(70, ']')),
+       HttpStatus::bad_request, "nesting_too_deep"},
+      {job_body(good + "," + compile) + std::string(64, '\0'), HttpStatus::bad_request,
+       "invalid_json"},
+      {job_body(good + "," + compile) + "{}", HttpStatus::bad_request, "invalid_json"},
+      {job_body(good + "," + compile) + " trailing", HttpStatus::bad_request, "invalid_json"},
+      {R"({"family":")" + huge, HttpStatus::bad_request, "invalid_json"},
+      {job_body(R"("family":")" + huge + R"(",)" + std::string(kGoodShape) + R"(,"dtype":"bf16",)" +
+                compile),
+       HttpStatus::bad_request, "invalid_field"},
+      {job_body(good + R"(,"mode":"compile","arch":")" + huge + R"(")"), HttpStatus::bad_request,
+       "invalid_field"},
+      {job_body(good + "," + compile + R"(,"device":")" + huge + R"(")"), HttpStatus::bad_request,
+       "invalid_field"},
+      {job_body(good + "," + compile + R"(,")" + huge + R"(":1)"), HttpStatus::bad_request,
+       "unknown_field"},
+      {job_body(R"("family":"gemm","shape":{"M":64,"N":64,"K":64,")" + huge +
+                R"(":1},"dtype":"bf16",)" + compile),
+       HttpStatus::unprocessable_entity, "invalid_shape"},
+      {job_body(R"("family":"gemm","shape":{"M":")" + huge + R"(","N":64,"K":64},"dtype":"bf16",)" +
+                compile),
+       HttpStatus::bad_request, "invalid_field"},
+      {job_body(good + R"(,"mode":")" + std::string(100, 'm') + R"(")"),
+       HttpStatus::unprocessable_entity, "invalid_mode"},
+      {job_body(good + "," + compile + R"(,"configs":[{"template":")" + huge + R"("}])"),
+       HttpStatus::bad_request, "invalid_configs"},
+      {job_body(good + "," + compile + R"(,"configs":")" + huge + R"(")"), HttpStatus::bad_request,
+       "invalid_configs"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body.substr(0, 120));
+    const ApiResponse response = post_job(c.body);
+    expect_refused(response, c.status, c.code, before);
+    EXPECT_LT(response.body.size(), 400u) << response.body.substr(0, 600);
+  }
+}
+
+TEST_F(HandlersTest, QueryNumbersOutOfRangeAre4xx) {
+  const std::string best = "/v1/best?family=gemm&dtype=bf16&N=64&K=64&M=";
+  for (const std::string m : {"1e99999", "99999999999999999999", "2.5", "0x40"})
+    expect_refused(call(http::verb::get, best + m), HttpStatus::bad_request, "invalid_parameter",
+                   0);
+  expect_refused(call(http::verb::get, best + "-1"), HttpStatus::unprocessable_entity,
+                 "invalid_shape", 0);
+  expect_refused(call(http::verb::get, "/v1/history?limit=99999999999999999999"),
+                 HttpStatus::bad_request, "invalid_parameter", 0);
+  const ApiResponse long_id = call(http::verb::get, "/v1/jobs/" + std::string(5000, '9'));
+  expect_refused(long_id, HttpStatus::bad_request, "invalid_id", 0);
+  EXPECT_LT(long_id.body.size(), 200u) << long_id.body.substr(0, 300);
+}
+
 TEST_F(HandlersTest, UnknownFamilyMessageListsTheKnownOnes) {
   const auto response = post_job(job_body(R"("family":"gem",)" + std::string(kGoodShape) +
                                           R"(,"dtype":"bf16","mode":"compile","arch":"sm_90a")"));
