@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
 
 #include "db/rows.hpp"
 #include "db/schema.hpp"
@@ -55,12 +56,21 @@ void write_job_status(SQLite::Database& db, std::int64_t id, JobStatus status,
   close_pending.exec();
 }
 
+// SQLite quietly opens a write-protected file (mode bits, read-only file system, immutable) in
+// read-only mode, and then every write fails: refuse such a file when the store opens.
+void require_writable(SQLite::Database& db, const std::filesystem::path& path) {
+  if (sqlite3_db_readonly(db.getHandle(), "main") == 1)
+    throw std::runtime_error("the file is read-only for this user: make it writable (chmod u+w " +
+                             path.string() + ") or pass --db with a writable file");
+}
+
 }  // namespace
 
 Store::Store(const std::filesystem::path& path) {
   try {
     db_ = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
                                              kBusyTimeoutMs);
+    require_writable(*db_, path);
     configure_connection(*db_);
     db::migrate(*db_);
   } catch (const std::exception& e) {

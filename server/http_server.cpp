@@ -1,6 +1,12 @@
+// HttpServer: resolving the listen address, fitting the connection cap to the open-files limit,
+// and the I/O threads.
 #include "server/http_server.hpp"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <charconv>
+#include <limits>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -30,6 +36,20 @@ ListenAddress parse_listen_address(const std::string& text) {
   return address;
 }
 
+std::uint64_t open_files_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(limit.rlim_cur);
+}
+
+std::size_t fit_connection_cap(std::size_t requested, std::uint64_t open_files_limit) {
+  const std::uint64_t room =
+      open_files_limit > kReservedDescriptors ? open_files_limit - kReservedDescriptors : 0;
+  const std::uint64_t cap = std::min<std::uint64_t>(requested, room);
+  return static_cast<std::size_t>(std::max<std::uint64_t>(1, cap));
+}
+
 HttpServer::HttpServer(AppContext& context, ServerOptions options)
     : context_(context),
       options_(std::move(options)),
@@ -51,9 +71,23 @@ void HttpServer::start() {
                              "': " + ec.message());
   const tcp::endpoint endpoint = results.begin()->endpoint();
 
+  const std::uint64_t files_limit = open_files_limit();
+  max_connections_ = fit_connection_cap(options_.max_connections, files_limit);
+  if (max_connections_ < options_.max_connections)
+    spdlog::warn(
+        "at most {} connections instead of {}: the open-files limit is {} and {} "
+        "descriptors are kept for the store and the workers (raise it with ulimit -n)",
+        max_connections_, options_.max_connections, files_limit, kReservedDescriptors);
+
   SessionSettings settings{&router_, &context_, options_.read_timeout};
-  listener_ = std::make_shared<Listener>(io_, endpoint, settings);
+  listener_ = std::make_shared<Listener>(io_, endpoint, settings, max_connections_);
   port_ = listener_->local_endpoint().port();
+  if (endpoint.address().is_unspecified())
+    spdlog::warn(
+        "listening on every network interface ({}:{}): anyone who can reach this host can "
+        "submit jobs and read results, and there is no access control yet; use --listen "
+        "127.0.0.1:PORT to serve this machine only",
+        endpoint.address().to_string(), port_);
   listener_->run();
 
   work_ =

@@ -1,8 +1,12 @@
 // The daemon's HTTP side: an io_context served by N I/O threads, the API router and a listener.
-// Handlers only run short store queries, so a few threads serve many clients.
+// Handlers only run short store queries, so a few threads serve many clients. The number of open
+// connections is capped below the open-files limit, so that clients cannot take the descriptors
+// the store and the workers need.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,10 +30,22 @@ struct ListenAddress {
 // "HOST:PORT", "[::1]:PORT" or ":PORT" (all interfaces); throws std::invalid_argument.
 ListenAddress parse_listen_address(const std::string& text);
 
+inline constexpr std::size_t kDefaultMaxConnections = 512;
+// Descriptors kept back from client connections: the store (database, WAL, shared memory), the
+// workers' pipes, compile-cache files, the event loops and the 503 answers still in flight.
+inline constexpr std::uint64_t kReservedDescriptors = 64;
+
+// RLIMIT_NOFILE's soft limit of this process (UINT64_MAX when unlimited).
+std::uint64_t open_files_limit();
+// The connection cap to use: requested, but never above open_files_limit - kReservedDescriptors,
+// and at least 1.
+std::size_t fit_connection_cap(std::size_t requested, std::uint64_t open_files_limit);
+
 struct ServerOptions {
   ListenAddress listen;
   int io_threads = 2;
   std::chrono::seconds read_timeout{30};
+  std::size_t max_connections = kDefaultMaxConnections;  // lowered to fit the open-files limit
 };
 
 class HttpServer {
@@ -43,6 +59,9 @@ class HttpServer {
   void start();
   // The bound port (the real one when asked for port 0); valid after start().
   unsigned short port() const { return port_; }
+  // The connection cap in force (max_connections fitted to the open-files limit); valid after
+  // start().
+  std::size_t max_connections() const { return max_connections_; }
   // Stops accepting, abandons open connections and joins the threads. Idempotent.
   void stop();
 
@@ -55,6 +74,7 @@ class HttpServer {
   std::shared_ptr<Listener> listener_;
   std::vector<std::thread> threads_;
   unsigned short port_ = 0;
+  std::size_t max_connections_ = 0;
 };
 
 }  // namespace kt

@@ -1,8 +1,16 @@
 // kerntuned: the kerntune daemon. Opens the store, loads the kernel families, probes the GPUs
 // through the worker, starts the job scheduler and serves the HTTP API until SIGINT/SIGTERM.
+// What would only fail later, request by request (a database it cannot write, no kernel family),
+// is checked before serving: the daemon exits with a message saying what to fix.
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -28,8 +36,41 @@ struct DaemonOptions {
   std::filesystem::path work_dir;  // default: <db>.work next to the db
   int compile_threads = 0;
   int io_threads = 2;
+  std::size_t max_connections = kt::kDefaultMaxConnections;
+  bool allow_empty = false;  // serve even when no kernel family loads
   std::string log_level = "info";
 };
+
+// A condition the user has to fix before the daemon can serve; main prints it on stderr.
+class StartupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The database file (if it exists) and its folder must be writable: SQLite creates <db>-wal and
+// <db>-shm next to the file, and a read-only store would answer every write with a 500.
+void require_writable_database(const std::filesystem::path& db) {
+  const std::filesystem::path folder = db.has_parent_path() ? db.parent_path() : ".";
+  const std::string elsewhere = "pass --db with a path in a folder this user can write";
+  std::error_code ec;
+  const auto folder_status = std::filesystem::status(folder, ec);
+  if (!std::filesystem::exists(folder_status))
+    throw StartupError("database " + db.string() + ": its folder " + folder.string() +
+                       " does not exist: create it (mkdir -p " + folder.string() + "), or " +
+                       elsewhere);
+  if (!std::filesystem::is_directory(folder_status))
+    throw StartupError("database " + db.string() + ": " + folder.string() +
+                       " is not a folder: " + elsewhere);
+  if (access(folder.c_str(), W_OK | X_OK) != 0)
+    throw StartupError("database " + db.string() + ": its folder " + folder.string() +
+                       " is not writable (" + std::strerror(errno) +
+                       "), and SQLite creates its -wal and -shm files there: make it writable "
+                       "(chmod u+w " +
+                       folder.string() + "), or " + elsewhere);
+  if (std::filesystem::exists(db, ec) && access(db.c_str(), R_OK | W_OK) != 0)
+    throw StartupError("database " + db.string() + " is not writable (" + std::strerror(errno) +
+                       "): make it writable (chmod u+w " + db.string() + "), or " + elsewhere);
+}
 
 void load_families(kt::FamilyRegistry& registry, const std::filesystem::path& dir) {
   try {
@@ -44,7 +85,24 @@ void load_families(kt::FamilyRegistry& registry, const std::filesystem::path& di
                  family->templates.size(), axes, fmt::join(family->dtypes, "/"));
   }
   for (const std::string& error : registry.errors()) spdlog::error("family not loaded: {}", error);
-  if (registry.all().empty()) spdlog::warn("no kernel family loaded from {}", dir.string());
+}
+
+// Without a family every job is refused, which is almost always a wrong --families.
+void require_families(const kt::FamilyRegistry& registry, const std::filesystem::path& dir,
+                      bool allow_empty) {
+  if (!registry.all().empty()) return;
+  if (allow_empty) {
+    spdlog::warn("no kernel family loaded from {} (--allow-empty: serving anyway)", dir.string());
+    return;
+  }
+  const std::string failed =
+      registry.errors().empty()
+          ? ""
+          : " (" + std::to_string(registry.errors().size()) + " failed to load, see the log)";
+  throw StartupError(
+      "no kernel family in " + dir.string() + failed +
+      ": pass --families with a folder holding <family>/manifest.json (such as "
+      "kernel_templates/ of the source tree), or --allow-empty to serve without one");
 }
 
 kt::ProbeResult probe(kt::Store& store, const std::filesystem::path& worker) {
@@ -68,11 +126,19 @@ int run_daemon(const DaemonOptions& options) {
   signals.async_wait([](const boost::system::error_code& ec, int signal) {
     if (!ec) spdlog::info("signal {}: stopping", signal);
   });
-  kt::Store store(options.db);
+  require_writable_database(options.db);
+  std::unique_ptr<kt::Store> opened;
+  try {
+    opened = std::make_unique<kt::Store>(options.db);
+  } catch (const std::exception& error) {
+    throw StartupError(error.what());  // it names the path and the reason
+  }
+  kt::Store& store = *opened;
   spdlog::info("store {} (schema v{})", options.db.string(), store.schema_version());
 
   kt::FamilyRegistry families;
   load_families(families, options.families_dir);
+  require_families(families, options.families_dir, options.allow_empty);
   const kt::ProbeResult devices = probe(store, options.worker);
 
   kt::SchedulerOptions scheduler_options;
@@ -89,8 +155,10 @@ int run_daemon(const DaemonOptions& options) {
   kt::ServerOptions server_options;
   server_options.listen = address;
   server_options.io_threads = options.io_threads;
+  server_options.max_connections = options.max_connections;
   kt::HttpServer server(context, server_options);
   server.start();
+  spdlog::info("at most {} connections at once", server.max_connections());
   // The line scripts and tests wait for; it carries the real port when asked for port 0.
   spdlog::info("kerntuned listening on http://{}:{}", address.host, server.port());
 
@@ -120,6 +188,13 @@ int main(int argc, char** argv) {
   app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--max-connections", options.max_connections,
+                 "connections served at once; more are answered 503 (lowered to fit the "
+                 "open-files limit)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--allow-empty", options.allow_empty,
+               "serve even when the families folder holds no kernel family");
   app.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -130,6 +205,9 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   try {
     return run_daemon(options);
+  } catch (const StartupError& error) {
+    std::cerr << "kerntuned: cannot start: " << error.what() << std::endl;
+    return 1;
   } catch (const std::exception& error) {
     spdlog::critical("{}", error.what());
     return 1;

@@ -1,0 +1,396 @@
+// The real kerntuned at its limits, started as a child process on loopback: it refuses to start
+// on a database it cannot write or a folder without kernel families (exit code and a message
+// naming the path), it answers connections over --max-connections with 503 + Retry-After, and
+// when it runs out of descriptors it backs off instead of spinning, keeps its log small and
+// serves again once the connections close. Plain sockets, so that the test sees exactly what the
+// daemon sends.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "db/store.hpp"
+#include "support/test_paths.hpp"
+
+namespace kt {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << part << "' not in:\n" << text;
+}
+
+unsigned short free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return acceptor.local_endpoint().port();
+}
+
+// An open TCP connection to 127.0.0.1, closed with the object.
+class Connection {
+ public:
+  explicit Connection(unsigned short port) : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ >= 0 && connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~Connection() { close(); }
+  Connection(Connection&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  bool connected() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  void send_text(const std::string& text) const {
+    if (fd_ >= 0) (void)::send(fd_, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+  // Reads what arrives until the peer closes or the time is up.
+  std::string read_until_closed(std::chrono::milliseconds limit) const {
+    std::string text;
+    const auto deadline = Clock::now() + limit;
+    while (fd_ >= 0) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left <= 0ms) break;
+      pollfd ready{fd_, POLLIN, 0};
+      if (poll(&ready, 1, static_cast<int>(left.count())) <= 0) break;
+      char buffer[4096];
+      const ssize_t got = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (got <= 0) break;
+      text.append(buffer, static_cast<std::size_t>(got));
+    }
+    return text;
+  }
+
+ private:
+  int fd_;
+};
+
+struct HttpAnswer {
+  int status = 0;    // 0: no answer
+  std::string text;  // status line, headers and body
+};
+
+// GET path on a fresh connection (Connection: close).
+HttpAnswer http_get(unsigned short port, const std::string& path,
+                    std::chrono::milliseconds limit = 3000ms) {
+  Connection connection(port);
+  HttpAnswer answer;
+  if (!connection.connected()) return answer;
+  connection.send_text("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  answer.text = connection.read_until_closed(limit);
+  if (answer.text.rfind("HTTP/1.1 ", 0) == 0 && answer.text.size() >= 12)
+    answer.status = std::stoi(answer.text.substr(9, 3));
+  return answer;
+}
+
+// kerntuned as a child: its stdout and stderr in files, optionally under a low open-files limit
+// (set between fork and exec, so that only the daemon has it). Killed and reaped with the object.
+class Kerntuned {
+ public:
+  Kerntuned(const fs::path& dir, const std::string& tag, std::vector<std::string> args,
+            std::optional<rlim_t> open_files_limit = std::nullopt)
+      : port_(free_port()), out_(dir / (tag + ".out")), err_(dir / (tag + ".err")) {
+    args.insert(args.begin(), {(test::binary_dir() / "kerntuned").string(), "--listen",
+                               "127.0.0.1:" + std::to_string(port_), "--compile-threads", "2"});
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const std::string out = out_.string();
+    const std::string err = err_.string();
+    pid_ = fork();
+    if (pid_ == 0) {  // only async-signal-safe calls until exec
+      if (open_files_limit) {
+        const rlimit limit{*open_files_limit, *open_files_limit};
+        if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(126);
+      }
+      const int null_in = open("/dev/null", O_RDONLY);
+      const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (null_in < 0 || out_fd < 0 || err_fd < 0) _exit(126);
+      dup2(null_in, STDIN_FILENO);
+      dup2(out_fd, STDOUT_FILENO);
+      dup2(err_fd, STDERR_FILENO);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  ~Kerntuned() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  Kerntuned(const Kerntuned&) = delete;
+  Kerntuned& operator=(const Kerntuned&) = delete;
+
+  unsigned short port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  std::string out() const { return read_text(out_); }
+  std::string err() const { return read_text(err_); }
+  std::string log() const { return out() + err(); }
+
+  // The exit code if the daemon exits (128 + signal if killed) within the limit.
+  std::optional<int> exit_code_within(std::chrono::milliseconds limit) {
+    const auto deadline = Clock::now() + limit;
+    while (pid_ > 0) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        if (WIFEXITED(status)) return WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+        return -1;
+      }
+      if (Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    return std::nullopt;
+  }
+
+  // True once /healthz answers 200; false if the daemon exits or the time runs out.
+  bool wait_healthy(std::chrono::seconds limit) {
+    const auto deadline = Clock::now() + limit;
+    while (Clock::now() < deadline) {
+      if (exit_code_within(0ms)) return false;
+      if (http_get(port_, "/healthz", 2000ms).status == 200) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  }
+
+  // Descriptors the daemon holds now.
+  std::size_t open_descriptors() const {
+    const fs::path fds = "/proc/" + std::to_string(pid_) + "/fd";
+    return static_cast<std::size_t>(
+        std::distance(fs::directory_iterator(fds), fs::directory_iterator()));
+  }
+
+ private:
+  unsigned short port_;
+  fs::path out_, err_;
+  pid_t pid_ = -1;
+};
+
+class DaemonLimitsTest : public ::testing::Test {
+ protected:
+  std::vector<std::string> with_families(std::vector<std::string> args) const {
+    args.insert(args.end(), {"--families", (test::source_dir() / "kernel_templates").string()});
+    return args;
+  }
+
+  test::TempDir dir_;
+  fs::path db_ = dir_.path() / "kerntune.db";
+};
+
+constexpr auto kStartupCheckLimit = 15s;  // the checks run before the (slower) GPU probe
+
+// Runs as root too: no permission bits are involved, so root cannot write there either.
+TEST_F(DaemonLimitsTest, DatabaseWhoseFolderCannotExistIsRefusedNamingThePath) {
+  const fs::path plain_file = dir_.path() / "plain-file";
+  std::ofstream(plain_file) << "not a folder\n";
+  const fs::path under_file = plain_file / "kerntune.db";
+  {
+    Kerntuned daemon(dir_.path(), "under-file", with_families({"--db", under_file.string()}));
+    const auto code = daemon.exit_code_within(kStartupCheckLimit);
+    ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
+    EXPECT_NE(*code, 0);
+    EXPECT_TRUE(contains(daemon.err(), under_file.string()));
+    EXPECT_TRUE(contains(daemon.err(), "is not a folder"));
+  }
+  {
+    const fs::path in_proc = "/proc/kt-test/kerntune.db";
+    Kerntuned daemon(dir_.path(), "in-proc", with_families({"--db", in_proc.string()}));
+    const auto code = daemon.exit_code_within(kStartupCheckLimit);
+    ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
+    EXPECT_NE(*code, 0);
+    EXPECT_TRUE(contains(daemon.err(), in_proc.string()));
+    EXPECT_TRUE(contains(daemon.err(), "does not exist"));
+  }
+}
+
+TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFileIsRefusedNamingThePathAndTheFix) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes a chmod 0444 file anyway";
+  { Store create(db_); }
+  fs::permissions(db_, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  // The store itself refuses the file (SQLite would open it read-only and fail every write).
+  try {
+    Store store(db_);
+    ADD_FAILURE() << "a read-only database was opened";
+  } catch (const std::runtime_error& error) {
+    EXPECT_TRUE(contains(error.what(), "read-only"));
+    EXPECT_TRUE(contains(error.what(), db_.string()));
+  }
+  Kerntuned daemon(dir_.path(), "read-only-file", with_families({"--db", db_.string()}));
+  const auto code = daemon.exit_code_within(kStartupCheckLimit);
+  ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
+  EXPECT_NE(*code, 0);
+  EXPECT_TRUE(contains(daemon.err(), db_.string()));
+  EXPECT_TRUE(contains(daemon.err(), "chmod u+w"));
+}
+
+TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFolderIsRefusedNamingTheFolder) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes into a chmod 0555 folder anyway";
+  const fs::path folder = dir_.path() / "read-only";
+  fs::create_directory(folder);
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec);
+  Kerntuned daemon(dir_.path(), "read-only-folder",
+                   with_families({"--db", (folder / "kerntune.db").string()}));
+  const auto code = daemon.exit_code_within(kStartupCheckLimit);
+  fs::permissions(folder, fs::perms::owner_all);  // so that the temp folder can be removed
+  ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
+  EXPECT_NE(*code, 0);
+  EXPECT_TRUE(contains(daemon.err(), folder.string() + " is not writable"));
+}
+
+TEST_F(DaemonLimitsTest, EmptyFamiliesFolderIsRefusedUnlessAllowEmpty) {
+  const fs::path empty = dir_.path() / "no-families";
+  fs::create_directory(empty);
+  {
+    Kerntuned daemon(dir_.path(), "empty", {"--db", db_.string(), "--families", empty.string()});
+    const auto code = daemon.exit_code_within(kStartupCheckLimit);
+    ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
+    EXPECT_NE(*code, 0);
+    EXPECT_TRUE(contains(daemon.err(), "no kernel family in " + empty.string()));
+    EXPECT_TRUE(contains(daemon.err(), "--allow-empty"));
+  }
+  {
+    Kerntuned daemon(dir_.path(), "allow-empty",
+                     {"--db", db_.string(), "--families", empty.string(), "--allow-empty"});
+    ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+    EXPECT_TRUE(contains(daemon.log(), "--allow-empty"));  // it says why it serves anyway
+  }
+}
+
+TEST_F(DaemonLimitsTest, ConnectionsOverTheCapAreAnswered503AndTheCapFreesOnClose) {
+  constexpr std::size_t kCap = 4;
+  constexpr std::size_t kOpened = 10;
+  Kerntuned daemon(
+      dir_.path(), "cap",
+      with_families({"--db", db_.string(), "--max-connections", std::to_string(kCap)}));
+  ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+  std::this_thread::sleep_for(300ms);  // the health check's own connection is released
+
+  std::vector<Connection> idle;
+  for (std::size_t i = 0; i < kOpened; ++i) {
+    idle.emplace_back(daemon.port());
+    ASSERT_TRUE(idle.back().connected());
+  }
+  // Connections are accepted in order: the first kCap become sessions waiting for a request
+  // (they hear nothing), every later one is answered at once, without sending a request.
+  std::vector<std::string> heard;
+  for (const Connection& connection : idle) heard.push_back(connection.read_until_closed(300ms));
+  for (std::size_t i = 0; i < kOpened; ++i) {
+    if (i < kCap) {
+      EXPECT_EQ(heard[i], "") << "connection " << i << " is within the cap";
+    } else {
+      EXPECT_TRUE(contains(heard[i], "HTTP/1.1 503")) << "connection " << i;
+      EXPECT_TRUE(contains(heard[i], "Retry-After: 1")) << "connection " << i;
+      EXPECT_TRUE(contains(heard[i], "too_many_connections")) << "connection " << i;
+    }
+  }
+  const HttpAnswer at_cap = http_get(daemon.port(), "/healthz");
+  EXPECT_EQ(at_cap.status, 503) << at_cap.text;
+  EXPECT_TRUE(contains(at_cap.text, "Retry-After: 1"));
+
+  for (Connection& connection : idle) connection.close();
+  const auto closed_at = Clock::now();
+  HttpAnswer after;
+  while (Clock::now() - closed_at < 3s) {
+    after = http_get(daemon.port(), "/healthz");
+    if (after.status == 200) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(after.status, 200) << after.text << daemon.log();
+  EXPECT_LT(Clock::now() - closed_at, 1s);
+}
+
+TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
+  // How many descriptors an idle daemon holds, so that the limit below leaves it only a few.
+  std::size_t idle_descriptors = 0;
+  {
+    Kerntuned probe(dir_.path(), "descriptors", with_families({"--db", db_.string()}));
+    ASSERT_TRUE(probe.wait_healthy(120s)) << probe.log();
+    std::this_thread::sleep_for(300ms);
+    idle_descriptors = probe.open_descriptors();
+  }
+  ASSERT_GT(idle_descriptors, 3u);
+  // 12 to spare: enough to start (the GPU probe's pipes), too few for the one session the cap
+  // then allows plus the 503 answers in flight, so accept runs into EMFILE.
+  const rlim_t limit = static_cast<rlim_t>(idle_descriptors + 12);
+  Kerntuned daemon(dir_.path(), "emfile", with_families({"--db", db_.string()}), limit);
+  ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+  EXPECT_TRUE(contains(daemon.log(), "open-files limit is " + std::to_string(limit)));
+
+  std::vector<Connection> flood;
+  for (int i = 0; i < 80; ++i) {
+    flood.emplace_back(daemon.port());  // completes in the kernel's backlog even unaccepted
+    ASSERT_TRUE(flood.back().connected()) << i;
+  }
+  const std::size_t lines_before = count_lines(daemon.out());
+  std::this_thread::sleep_for(2s);
+  const std::string during = daemon.out();
+  EXPECT_TRUE(contains(during, "accept failed"));  // the limit was really reached
+  EXPECT_LT(count_lines(during) - lines_before, 50u) << during;
+  EXPECT_LT(during.size(), 64u * 1024u);
+  EXPECT_TRUE(daemon.exit_code_within(0ms) == std::nullopt) << daemon.log();
+
+  for (Connection& connection : flood) connection.close();
+  const auto closed_at = Clock::now();
+  HttpAnswer after;
+  while (Clock::now() - closed_at < 10s) {
+    after = http_get(daemon.port(), "/healthz", 2000ms);
+    if (after.status == 200) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(after.status, 200) << after.text << daemon.log();
+  EXPECT_LT(count_lines(daemon.out()), lines_before + 60) << daemon.out();
+}
+
+}  // namespace
+}  // namespace kt
