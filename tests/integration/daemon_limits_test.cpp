@@ -6,6 +6,7 @@
 // daemon sends.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -134,8 +135,10 @@ HttpAnswer http_get(unsigned short port, const std::string& path,
 // (set between fork and exec, so that only the daemon has it). Killed and reaped with the object.
 class Kerntuned {
  public:
+  // run_as: a user id to drop to before exec (tests run as root can then see permission bits).
   Kerntuned(const fs::path& dir, const std::string& tag, std::vector<std::string> args,
-            std::optional<rlim_t> open_files_limit = std::nullopt)
+            std::optional<rlim_t> open_files_limit = std::nullopt,
+            std::optional<uid_t> run_as = std::nullopt)
       : port_(free_port()), out_(dir / (tag + ".out")), err_(dir / (tag + ".err")) {
     args.insert(args.begin(), {(test::binary_dir() / "kerntuned").string(), "--listen",
                                "127.0.0.1:" + std::to_string(port_), "--compile-threads", "2"});
@@ -157,6 +160,8 @@ class Kerntuned {
       dup2(null_in, STDIN_FILENO);
       dup2(out_fd, STDOUT_FILENO);
       dup2(err_fd, STDERR_FILENO);
+      if (run_as && (setgroups(0, nullptr) != 0 || setgid(*run_as) != 0 || setuid(*run_as) != 0))
+        _exit(125);
       execv(argv[0], argv.data());
       _exit(127);
     }
@@ -217,8 +222,22 @@ class Kerntuned {
   pid_t pid_ = -1;
 };
 
+// As root, permission bits bind nobody: the read-only tests then run the daemon as this user
+// (nobody) on files it owns.
+constexpr uid_t kUnprivileged = 65534;
+
 class DaemonLimitsTest : public ::testing::Test {
  protected:
+  // The user the read-only tests run the daemon as: none (ourselves) unless we are root, then an
+  // unprivileged one that may enter the test folder.
+  std::optional<uid_t> unprivileged_daemon() {
+    if (geteuid() != 0) return std::nullopt;
+    fs::permissions(dir_.path(), fs::perms::owner_all | fs::perms::group_read |
+                                     fs::perms::group_exec | fs::perms::others_read |
+                                     fs::perms::others_exec);
+    return kUnprivileged;
+  }
+
   std::vector<std::string> with_families(std::vector<std::string> args) const {
     args.insert(args.end(), {"--families", (test::source_dir() / "kernel_templates").string()});
     return args;
@@ -255,32 +274,46 @@ TEST_F(DaemonLimitsTest, DatabaseWhoseFolderCannotExistIsRefusedNamingThePath) {
 }
 
 TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFileIsRefusedNamingThePathAndTheFix) {
-  if (geteuid() == 0) GTEST_SKIP() << "root writes a chmod 0444 file anyway";
-  { Store create(db_); }
-  fs::permissions(db_, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
-  // The store itself refuses the file (SQLite would open it read-only and fail every write).
-  try {
-    Store store(db_);
-    ADD_FAILURE() << "a read-only database was opened";
-  } catch (const std::runtime_error& error) {
-    EXPECT_TRUE(contains(error.what(), "read-only"));
-    EXPECT_TRUE(contains(error.what(), db_.string()));
+  const std::optional<uid_t> run_as = unprivileged_daemon();
+  const fs::path folder = dir_.path() / "store";
+  fs::create_directory(folder);
+  const fs::path db = folder / "kerntune.db";
+  { Store create(db); }
+  fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  if (run_as) {  // the daemon's own folder (writable), its file read-only
+    ASSERT_EQ(chown(folder.c_str(), *run_as, *run_as), 0);
+    ASSERT_EQ(chown(db.c_str(), *run_as, *run_as), 0);
+  } else {  // the store itself refuses the file (SQLite would open it read-only, fail writes)
+    try {
+      Store store(db);
+      ADD_FAILURE() << "a read-only database was opened";
+    } catch (const std::runtime_error& error) {
+      EXPECT_TRUE(contains(error.what(), "read-only"));
+      EXPECT_TRUE(contains(error.what(), db.string()));
+    }
   }
-  Kerntuned daemon(dir_.path(), "read-only-file", with_families({"--db", db_.string()}));
+  Kerntuned daemon(dir_.path(), "read-only-file", with_families({"--db", db.string()}),
+                   std::nullopt, run_as);
   const auto code = daemon.exit_code_within(kStartupCheckLimit);
   ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
   EXPECT_NE(*code, 0);
-  EXPECT_TRUE(contains(daemon.err(), db_.string()));
-  EXPECT_TRUE(contains(daemon.err(), "chmod u+w"));
+  EXPECT_TRUE(contains(daemon.err(), db.string())) << daemon.err();
+  EXPECT_TRUE(contains(daemon.err(), "chmod u+w")) << daemon.err();
 }
 
 TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFolderIsRefusedNamingTheFolder) {
-  if (geteuid() == 0) GTEST_SKIP() << "root writes into a chmod 0555 folder anyway";
+  const std::optional<uid_t> run_as = unprivileged_daemon();
   const fs::path folder = dir_.path() / "read-only";
   fs::create_directory(folder);
-  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec);
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read |
+                              fs::perms::others_exec);
+  if (run_as) {
+    ASSERT_EQ(chown(folder.c_str(), *run_as, *run_as), 0);
+  }
   Kerntuned daemon(dir_.path(), "read-only-folder",
-                   with_families({"--db", (folder / "kerntune.db").string()}));
+                   with_families({"--db", (folder / "kerntune.db").string()}), std::nullopt,
+                   run_as);
   const auto code = daemon.exit_code_within(kStartupCheckLimit);
   fs::permissions(folder, fs::perms::owner_all);  // so that the temp folder can be removed
   ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
