@@ -127,6 +127,7 @@ JobRun run_job(const kt::Client& client, const JobRequest& request, const std::s
 }
 
 std::vector<nlohmann::json> job_variants(const kt::Client& client, std::int64_t job_id) {
+  // Client::variants follows the server's pages to the end.
   const nlohmann::json answer =
       client.variants(job_id, /*with_log=*/false, /*exclude_pruned=*/true);
   std::vector<nlohmann::json> variants;

@@ -72,7 +72,8 @@ struct JobRun {
 JobRun run_job(const kt::Client& client, const JobRequest& request, const std::string& label,
                const WaitOptions& options);
 
-// The job's variants that reached the compiler (GET /v1/jobs/{id}/variants?exclude_pruned=1).
+// The job's variants that reached the compiler (GET /v1/jobs/{id}/variants?exclude_pruned=1),
+// every page of them in id order.
 std::vector<nlohmann::json> job_variants(const kt::Client& client, std::int64_t job_id);
 
 }  // namespace kt::bench

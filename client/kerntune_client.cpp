@@ -1,5 +1,7 @@
+// kt::Client: one HTTP request per call; list calls follow the server's pages to the end.
 #include "client/kerntune_client.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <boost/url/url.hpp>
@@ -118,12 +120,32 @@ nlohmann::json Client::job(std::int64_t id) const {
   return call(http::verb::get, "/v1/jobs/" + std::to_string(id));
 }
 
-nlohmann::json Client::variants(std::int64_t job_id, bool with_log, bool exclude_pruned) const {
+nlohmann::json Client::variants_page(std::int64_t job_id, bool with_log, bool exclude_pruned,
+                                     const std::string& cursor, int limit) const {
   std::vector<std::pair<std::string, std::string>> params;
   if (with_log) params.emplace_back("log", "1");
   if (exclude_pruned) params.emplace_back("exclude_pruned", "1");
+  if (limit > 0) params.emplace_back("limit", std::to_string(limit));
+  if (!cursor.empty()) params.emplace_back("cursor", cursor);
   return call(http::verb::get,
               with_query("/v1/jobs/" + std::to_string(job_id) + "/variants", params));
+}
+
+nlohmann::json Client::variants(std::int64_t job_id, bool with_log, bool exclude_pruned) const {
+  nlohmann::json all = variants_page(job_id, with_log, exclude_pruned, "", kMaxServerPage);
+  nlohmann::json next = all.value("next", nlohmann::json());
+  while (next.is_string()) {
+    nlohmann::json page =
+        variants_page(job_id, with_log, exclude_pruned, next.get<std::string>(), kMaxServerPage);
+    for (auto& variant : page["variants"]) all["variants"].push_back(std::move(variant));
+    all["status"] = page.value("status", all.value("status", std::string()));
+    next = page.value("next", nlohmann::json());
+  }
+  // "total" and "skipped" describe the whole job on every page; only "count" is per page.
+  all["count"] = all["variants"].size();
+  all["next"] = nullptr;
+  all.erase("limit");
+  return all;
 }
 
 nlohmann::json Client::cancel(std::int64_t job_id) const {
@@ -148,11 +170,29 @@ nlohmann::json Client::pareto(const TunedQuery& query) const {
 }
 
 nlohmann::json Client::history(const HistoryQuery& query) const {
-  std::vector<std::pair<std::string, std::string>> params{{"limit", std::to_string(query.limit)},
-                                                          {"offset", std::to_string(query.offset)}};
-  if (!query.family.empty()) params.emplace_back("family", query.family);
-  if (!query.status.empty()) params.emplace_back("status", query.status);
-  return call(http::verb::get, with_query("/v1/history", params));
+  nlohmann::json all = {{"limit", query.limit},
+                        {"offset", query.offset},
+                        {"count", 0},
+                        {"next", nullptr},
+                        {"jobs", nlohmann::json::array()}};
+  std::string cursor;
+  while (static_cast<int>(all["jobs"].size()) < query.limit) {
+    const int wanted = query.limit - static_cast<int>(all["jobs"].size());
+    std::vector<std::pair<std::string, std::string>> params{
+        {"limit", std::to_string(std::min(wanted, kMaxServerPage))}};
+    if (cursor.empty() && query.offset > 0)
+      params.emplace_back("offset", std::to_string(query.offset));
+    if (!cursor.empty()) params.emplace_back("cursor", cursor);
+    if (!query.family.empty()) params.emplace_back("family", query.family);
+    if (!query.status.empty()) params.emplace_back("status", query.status);
+    nlohmann::json page = call(http::verb::get, with_query("/v1/history", params));
+    for (auto& job : page["jobs"]) all["jobs"].push_back(std::move(job));
+    all["next"] = page.value("next", nlohmann::json());
+    if (!all["next"].is_string()) break;
+    cursor = all["next"].get<std::string>();
+  }
+  all["count"] = all["jobs"].size();
+  return all;
 }
 
 std::vector<char> Client::fetch_kernel(std::int64_t variant_id) const {

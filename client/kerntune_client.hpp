@@ -40,9 +40,12 @@ struct TunedQuery {
 struct HistoryQuery {
   std::string family;  // "" = any
   std::string status;  // "" = any
-  int limit = 50;
-  int offset = 0;
+  int limit = 50;      // jobs wanted in all; history() asks for as many pages as that takes
+  int offset = 0;      // deprecated by the server's cursors; sent on the first page only
 };
+
+// The server's largest page (docs/api.md): clients that read everything ask for full pages.
+inline constexpr int kMaxServerPage = 1000;
 
 // The answer of GET /v1/best, typed; raw keeps every field.
 struct BestConfig {
@@ -72,16 +75,23 @@ class Client {
 
   nlohmann::json submit_job(const JobSpec& spec) const;
   nlohmann::json job(std::int64_t id) const;
+  // Every variant of the job: follows the server's pages ("next") to the end and answers as one
+  // page would, {"job_id", "status", "count", "total", "skipped", "next": null, "variants"}.
   // with_log: include each variant's compile log; exclude_pruned: leave out variants that never
   // reached the compiler (pruned, unsupported_arch), usually most of the space.
   nlohmann::json variants(std::int64_t job_id, bool with_log = false,
                           bool exclude_pruned = false) const;
+  // One page as the server sends it; cursor "" = the first page, limit 0 = the server's default.
+  nlohmann::json variants_page(std::int64_t job_id, bool with_log, bool exclude_pruned,
+                               const std::string& cursor, int limit = 0) const;
   nlohmann::json cancel(std::int64_t job_id) const;
 
   BestConfig best(const TunedQuery& query) const;
   // nullopt when nothing is tuned for the query (404 not_tuned); other errors still throw.
   std::optional<BestConfig> find_best(const TunedQuery& query) const;
   nlohmann::json pareto(const TunedQuery& query) const;
+  // Up to query.limit jobs, newest first, over as many pages as needed: {"limit", "offset",
+  // "count", "next" (the cursor after the last job returned, null at the end), "jobs"}.
   nlohmann::json history(const HistoryQuery& query) const;
 
   // The compiled cubin of a variant.

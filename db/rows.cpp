@@ -1,5 +1,6 @@
 #include "db/rows.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -212,6 +213,47 @@ std::vector<VariantRecord> load_variants(SQLite::Database& db, std::int64_t job_
   std::vector<VariantRecord> variants;
   while (query.executeStep()) variants.push_back(read_variant(query));
   return variants;
+}
+
+VariantPage load_variant_page(SQLite::Database& db, std::int64_t job_id,
+                              const VariantPageQuery& query) {
+  if (query.limit < 1) throw std::invalid_argument("a variant page needs a limit of at least 1");
+  // The job's id range, from the (job_id, status) index alone: it bounds the primary-key range
+  // scan below, so neither the first page (ids of older jobs) nor the last (ids of newer jobs)
+  // walks rows of other jobs.
+  SQLite::Statement range(db, "SELECT MIN(id), MAX(id) FROM variants WHERE job_id = ?");
+  range.bind(1, job_id);
+  VariantPage page;
+  if (!range.executeStep() || range.getColumn(0).isNull()) return page;
+  const std::int64_t first_id = range.getColumn(0).getInt64();
+  const std::int64_t last_id = range.getColumn(1).getInt64();
+
+  // "+v.job_id" keeps SQLite off the (job_id, status) index, which would read and sort every
+  // row of the job to serve one page; the primary-key range stops after limit + 1 matches.
+  std::string where = " WHERE +v.job_id = ?1 AND v.id > ?2 AND v.id <= ?3";
+  if (query.gated_only) where += " AND v.status NOT IN ('pruned', 'unsupported_arch')";
+  if (!query.statuses.empty()) {
+    where += " AND v.status IN (";
+    for (std::size_t i = 0; i < query.statuses.size(); ++i)
+      where += (i == 0 ? "?" : ", ?") + std::to_string(5 + i);
+    where += ")";
+  }
+  // One row past the limit tells whether another page follows without counting the rest.
+  SQLite::Statement select(db, std::string(kVariantSelect) + where + " ORDER BY v.id LIMIT ?4");
+  select.bind(1, job_id);
+  select.bind(2, std::max(query.after_id, first_id - 1));
+  select.bind(3, last_id);
+  select.bind(4, query.limit + 1);
+  for (std::size_t i = 0; i < query.statuses.size(); ++i)
+    select.bind(static_cast<int>(5 + i), std::string(to_string(query.statuses[i])));
+  while (select.executeStep()) {
+    if (static_cast<int>(page.variants.size()) == query.limit) {
+      page.next_after_id = page.variants.back().id;
+      break;
+    }
+    page.variants.push_back(read_variant(select));
+  }
+  return page;
 }
 
 std::optional<VariantRecord> load_fastest_variant(SQLite::Database& db, std::int64_t job_id) {

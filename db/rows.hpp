@@ -30,6 +30,9 @@ std::optional<VariantRecord> load_variant(SQLite::Database& db, std::int64_t id)
 // gated_only: leave out variants that never reached a gate (pruned, unsupported_arch).
 std::vector<VariantRecord> load_variants(SQLite::Database& db, std::int64_t job_id,
                                          bool gated_only = false);
+// One page in id order (see Store::variant_page); reads at most query.limit + 1 rows.
+VariantPage load_variant_page(SQLite::Database& db, std::int64_t job_id,
+                              const VariantPageQuery& query);
 // The measured variant of the job with the lowest median time.
 std::optional<VariantRecord> load_fastest_variant(SQLite::Database& db, std::int64_t job_id);
 

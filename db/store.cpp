@@ -2,6 +2,7 @@
 // are in variant_store.cpp and pareto_store.cpp, the compile cache in kernel_store.cpp.
 #include "db/store.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -200,6 +201,34 @@ std::vector<JobRecord> Store::jobs(const JobFilter& filter) {
     std::vector<JobRecord> out;
     while (query.executeStep()) out.push_back(db::read_job(query));
     return out;
+  });
+}
+
+JobPage Store::job_page(const JobFilter& filter, std::int64_t before_id) {
+  if (filter.limit < 1) throw std::invalid_argument("a job page needs a limit of at least 1");
+  std::lock_guard lock(mutex_);
+  return db::with_context("a page of jobs", [&] {
+    // Keyset on the primary key (id < cursor), newest first; the deprecated offset still skips
+    // rows after the cursor. One row past the limit says whether another page follows.
+    SQLite::Statement query(*db_, std::string(db::kJobSelect) +
+                                      " WHERE (?1 = '' OR family = ?1)"
+                                      " AND (?2 IS NULL OR status = ?2)"
+                                      " AND id < ?5"
+                                      " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
+    query.bind(1, filter.family);
+    if (filter.status) query.bind(2, std::string(to_string(*filter.status)));
+    query.bind(3, filter.limit + 1);
+    query.bind(4, filter.offset < 0 ? 0 : filter.offset);
+    query.bind(5, before_id > 0 ? before_id : std::numeric_limits<std::int64_t>::max());
+    JobPage page;
+    while (query.executeStep()) {
+      if (static_cast<int>(page.jobs.size()) == filter.limit) {
+        page.next_before_id = page.jobs.back().id;
+        break;
+      }
+      page.jobs.push_back(db::read_job(query));
+    }
+    return page;
   });
 }
 

@@ -22,6 +22,25 @@ class Database;
 
 namespace kt {
 
+// One page of a job's variants, in id order (keyset paging: never an OFFSET scan).
+struct VariantPageQuery {
+  std::vector<VariantStatus> statuses;  // empty = every status
+  bool gated_only = false;              // leave out pruned and unsupported_arch
+  std::int64_t after_id = 0;            // rows with a larger id; 0 = from the start
+  int limit = 100;                      // rows per page, >= 1
+};
+struct VariantPage {
+  std::vector<VariantRecord> variants;
+  // The after_id of the next page; nullopt when this page is the last.
+  std::optional<std::int64_t> next_after_id;
+};
+
+// One page of jobs, newest first (keyset on the id, like VariantPage).
+struct JobPage {
+  std::vector<JobRecord> jobs;
+  std::optional<std::int64_t> next_before_id;  // nullopt when this page is the last
+};
+
 class Store {
  public:
   // Opens (creating if needed) the file, enables WAL and foreign keys, applies migrations up to
@@ -41,7 +60,10 @@ class Store {
   std::int64_t create_job(const NewJob& job);
   std::optional<JobRecord> job(std::int64_t id);
   std::vector<JobRecord> jobs(const JobFilter& filter);  // newest first
-  std::vector<std::int64_t> unfinished_jobs();           // queued or running, oldest first
+  // filter.limit (>= 1) jobs older than before_id (0 = from the newest), after filter.offset
+  // skipped ones, with the cursor of the next page; memory bounded by the limit.
+  JobPage job_page(const JobFilter& filter, std::int64_t before_id);
+  std::vector<std::int64_t> unfinished_jobs();  // queued or running, oldest first
   // Sets status and reason (replacing the old reason). started_at is stamped the first time a
   // job runs, finished_at when it becomes done/failed/cancelled. A job already in a final state
   // keeps it (the call is a no-op), so a cancel is never overwritten by a late "running".
@@ -61,6 +83,9 @@ class Store {
                                            const std::vector<VariantRecord>& planned);
   // gated_only: leave out pruned and unsupported_arch rows (most of a large space).
   std::vector<VariantRecord> variants(std::int64_t job_id, bool gated_only = false);
+  // At most query.limit of the job's variants after query.after_id, in id order: what the API
+  // serves, so a page never holds more than limit rows however large the job.
+  VariantPage variant_page(std::int64_t job_id, const VariantPageQuery& query);
   // The job's measured variant with the lowest median time, if any.
   std::optional<VariantRecord> fastest_variant(std::int64_t job_id);
   std::optional<VariantRecord> variant(std::int64_t id);

@@ -113,6 +113,12 @@ std::vector<VariantRecord> Store::variants(std::int64_t job_id, bool gated_only)
                           [&] { return db::load_variants(*db_, job_id, gated_only); });
 }
 
+VariantPage Store::variant_page(std::int64_t job_id, const VariantPageQuery& query) {
+  std::lock_guard lock(mutex_);
+  return db::with_context("a page of the variants of job " + std::to_string(job_id),
+                          [&] { return db::load_variant_page(*db_, job_id, query); });
+}
+
 void Store::record_loaded_resources(std::int64_t variant_id, int registers, int smem_bytes) {
   std::lock_guard lock(mutex_);
   db::with_context("record_loaded_resources for variant " + std::to_string(variant_id), [&] {

@@ -5,6 +5,7 @@
 #include "engine/job_stats.hpp"
 #include "server/job_request.hpp"
 #include "server/json_views.hpp"
+#include "server/paging.hpp"
 #include "server/request_parsing.hpp"
 
 namespace kt {
@@ -85,10 +86,13 @@ ApiResponse get_job(const ApiRequest& request, AppContext& context) {
 }
 
 ApiResponse list_variants(const ApiRequest& request, AppContext& context) {
-  reject_unknown_params(request, {"status", "log", "exclude_pruned"});
+  reject_unknown_params(request, {"status", "log", "exclude_pruned", "limit", "cursor"});
   const JobRecord job = require_job(context, request);
   const bool with_log = flag_param(request, "log");
-  const bool exclude_pruned = flag_param(request, "exclude_pruned");
+  VariantPageQuery query;
+  query.gated_only = flag_param(request, "exclude_pruned");
+  query.limit = page_limit(request);
+  query.after_id = page_cursor(request);
   std::set<VariantStatus> only;
   if (const auto statuses = request.query_param("status")) {
     std::size_t pos = 0;
@@ -104,21 +108,31 @@ ApiResponse list_variants(const ApiRequest& request, AppContext& context) {
       pos = end + 1;
     }
   }
-  nlohmann::json variants = nlohmann::json::array();
+  query.statuses.assign(only.begin(), only.end());
+  // The filters run in SQL, so every page is full; the totals come from the per-status counts
+  // (an index-only count), not from reading the rows.
+  auto kept = [&](VariantStatus status) {
+    const bool pruned =
+        status == VariantStatus::pruned || status == VariantStatus::unsupported_arch;
+    return !(query.gated_only && pruned) && (only.empty() || only.count(status));
+  };
+  std::int64_t total = 0;
   std::int64_t skipped = 0;
-  for (const VariantRecord& variant : context.store.variants(job.id, exclude_pruned)) {
-    const bool pruned = variant.status == VariantStatus::pruned ||
-                        variant.status == VariantStatus::unsupported_arch;
-    if ((exclude_pruned && pruned) || (!only.empty() && !only.count(variant.status))) {
-      ++skipped;
-      continue;
-    }
-    variants.push_back(variant_to_json(variant, with_log));
+  for (const auto& [name, count] : context.store.progress(job.id).by_status) {
+    const auto status = variant_status_from_string(name);
+    (status && kept(*status) ? total : skipped) += count;
   }
+  const VariantPage page = context.store.variant_page(job.id, query);
+  nlohmann::json variants = nlohmann::json::array();
+  for (const VariantRecord& variant : page.variants)
+    variants.push_back(variant_to_json(variant, with_log));
   return json_response(HttpStatus::ok, {{"job_id", job.id},
                                         {"status", std::string(to_string(job.status))},
                                         {"count", variants.size()},
+                                        {"total", total},
                                         {"skipped", skipped},
+                                        {"limit", query.limit},
+                                        {"next", next_cursor_json(page.next_after_id)},
                                         {"variants", variants}});
 }
 

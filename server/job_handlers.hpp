@@ -13,7 +13,8 @@ ApiResponse create_job(const ApiRequest& request, AppContext& context);
 // GET /v1/jobs/{id}: the job with progress counts, the best measured variant so far and the
 // engine's figures ("stats": wall time, variants per minute, compile and GPU-busy time).
 ApiResponse get_job(const ApiRequest& request, AppContext& context);
-// GET /v1/jobs/{id}/variants[?status=S1,S2][&exclude_pruned=1][&log=1]
+// GET /v1/jobs/{id}/variants[?status=S1,S2][&exclude_pruned=1][&log=1][&limit=N][&cursor=C]:
+// one page in id order (server/paging.hpp) with "next", the cursor of the following page.
 ApiResponse list_variants(const ApiRequest& request, AppContext& context);
 // DELETE /v1/jobs/{id}: requests cancellation; 409 if the job already finished.
 ApiResponse cancel_job(const ApiRequest& request, AppContext& context);

@@ -5,12 +5,11 @@
 
 #include "engine/job_target.hpp"
 #include "server/json_views.hpp"
+#include "server/paging.hpp"
 #include "server/request_parsing.hpp"
 
 namespace kt {
 namespace {
-
-constexpr int kMaxHistoryLimit = 1000;
 
 std::string required_param(const ApiRequest& request, const std::string& name) {
   const auto value = request.query_param(name);
@@ -109,28 +108,30 @@ ApiResponse get_history(const ApiRequest& request, AppContext& context) {
         throw ApiError(HttpStatus::bad_request, "invalid_parameter",
                        "unknown job status " + quote_client_text(value) +
                            "; expected queued, running, done, failed or cancelled");
-    } else if (name == "limit") {
-      const std::int64_t limit = parse_query_integer(value, name);
-      if (limit < 1 || limit > kMaxHistoryLimit)
-        throw ApiError(HttpStatus::bad_request, "invalid_parameter",
-                       "limit must be between 1 and " + std::to_string(kMaxHistoryLimit));
-      filter.limit = static_cast<int>(limit);
-    } else if (name == "offset") {
+    } else if (name == "offset") {  // deprecated: kept for old clients, `cursor` replaces it
       const std::int64_t offset = parse_query_integer(value, name);
       if (offset > INT32_MAX)
         throw ApiError(HttpStatus::bad_request, "invalid_parameter", "offset is too large");
       filter.offset = static_cast<int>(offset);
-    } else {
+    } else if (name != "limit" && name != "cursor") {
       throw ApiError(HttpStatus::bad_request, "unknown_parameter",
                      "unknown query parameter " + quote_client_text(name));
     }
   }
+  filter.limit = page_limit(request);
+  const std::int64_t before_id = page_cursor(request);
+  if (before_id > 0 && filter.offset > 0)
+    throw ApiError(HttpStatus::bad_request, "invalid_parameter",
+                   "offset and cursor cannot be combined; follow `next` without offset");
+  const JobPage page = context.store.job_page(filter, before_id);
   nlohmann::json jobs = nlohmann::json::array();
-  for (const JobRecord& job : context.store.jobs(filter))
+  for (const JobRecord& job : page.jobs)
     jobs.push_back(job_to_json(job, context.store.progress(job.id)));
-  return json_response(
-      HttpStatus::ok,
-      {{"limit", filter.limit}, {"offset", filter.offset}, {"count", jobs.size()}, {"jobs", jobs}});
+  return json_response(HttpStatus::ok, {{"limit", filter.limit},
+                                        {"offset", filter.offset},
+                                        {"count", jobs.size()},
+                                        {"next", next_cursor_json(page.next_before_id)},
+                                        {"jobs", jobs}});
 }
 
 ApiResponse get_families(const ApiRequest&, AppContext& context) {

@@ -12,7 +12,8 @@ namespace kt {
 ApiResponse get_best(const ApiRequest& request, AppContext& context);
 // GET /v1/pareto?family=&dtype=&<dims>&device=  (an empty front is 200 with "front":[])
 ApiResponse get_pareto(const ApiRequest& request, AppContext& context);
-// GET /v1/history?family=&status=&limit=&offset=  (newest first)
+// GET /v1/history?family=&status=&limit=&cursor=  (newest first, paged like the variants;
+// the deprecated offset still works on a first page)
 ApiResponse get_history(const ApiRequest& request, AppContext& context);
 // GET /v1/families
 ApiResponse get_families(const ApiRequest& request, AppContext& context);

@@ -19,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "client/kerntune_client.hpp"
+#include "db/store.hpp"
+#include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
 
 extern char** environ;
@@ -145,6 +147,41 @@ class CliTest : public ::testing::Test {
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "'" << part << "' not in:\n" << text;
+}
+
+// The daemon answers in pages of at most 1000 (100 by default); `kerntune show` and the client
+// follow `next`, so a job larger than a page is still shown whole.
+TEST_F(CliTest, ShowListsEveryVariantOfAJobLargerThanAPage) {
+  std::int64_t job_id = 0;
+  std::vector<std::int64_t> variant_ids;
+  {
+    Store store(db_);
+    job_id = store.create_job(test::tune_job());
+    std::vector<VariantRecord> plan;
+    for (int bm = 1; bm <= 1150; ++bm) plan.push_back(test::planned(bm, VariantStatus::compiled));
+    for (const VariantRecord& v : store.plan_variants(job_id, plan)) variant_ids.push_back(v.id);
+    store.set_job_status(job_id, JobStatus::done);  // finished: the daemon does not resume it
+  }
+  Daemon daemon(dir_.path(), db_, "paged");
+  ASSERT_TRUE(daemon.wait_healthy(30s)) << daemon.log();
+
+  const auto one_page = Client(daemon.url()).variants_page(job_id, false, false, "");
+  EXPECT_EQ(one_page["variants"].size(), 100u);
+  EXPECT_TRUE(one_page["next"].is_string());
+
+  const CliRun json = kerntune(daemon.url(), {"--json", "show", std::to_string(job_id)});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto shown = nlohmann::json::parse(json.out)["variants"];
+  ASSERT_EQ(shown.size(), variant_ids.size());
+  for (std::size_t i = 0; i < shown.size(); ++i) EXPECT_EQ(shown[i]["id"], variant_ids[i]) << i;
+
+  const CliRun text = kerntune(daemon.url(), {"show", std::to_string(job_id)});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::size_t rows = 0;
+  for (std::size_t at = text.out.find("gemm_mma"); at != std::string::npos;
+       at = text.out.find("gemm_mma", at + 1))
+    ++rows;
+  EXPECT_EQ(rows, variant_ids.size());
 }
 
 TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {

@@ -7,6 +7,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
+#include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
 
 namespace kt {
@@ -433,6 +434,88 @@ TEST_F(HandlersTest, HistoryFiltersAndValidates) {
   for (const std::string bad :
        {"status=finished", "limit=0", "limit=abc", "limit=5000", "offset=-1", "sort=id"})
     EXPECT_EQ(call(http::verb::get, "/v1/history?" + bad).status, HttpStatus::bad_request) << bad;
+}
+
+TEST_F(HandlersTest, VariantListsArePagedWithACursor) {
+  const auto job = create_compile_job();
+  std::vector<VariantRecord> plan;
+  for (int bm = 1; bm <= 250; ++bm)
+    plan.push_back(bm % 5 == 0 ? test::planned(bm, VariantStatus::pruned, "too big")
+                               : test::planned(bm));
+  store_.plan_variants(job, plan);
+  const std::string base = "/v1/jobs/" + std::to_string(job) + "/variants";
+
+  const auto first = call(http::verb::get, base).json();
+  EXPECT_EQ(first["variants"].size(), 100u);
+  EXPECT_EQ(first["count"], 100);
+  EXPECT_EQ(first["total"], 250);
+  EXPECT_EQ(first["skipped"], 0);
+  ASSERT_TRUE(first["next"].is_string());
+
+  std::vector<std::int64_t> ids;
+  nlohmann::json next = nullptr;
+  int pages = 0;
+  do {
+    const std::string target =
+        base + (next.is_string() ? "?cursor=" + next.get<std::string>() : std::string());
+    const auto page = call(http::verb::get, target).json();
+    for (const auto& v : page["variants"]) ids.push_back(v["id"].get<std::int64_t>());
+    next = page["next"];
+    ++pages;
+  } while (next.is_string() && pages < 10);
+  EXPECT_EQ(pages, 3);
+  ASSERT_EQ(ids.size(), 250u);
+  for (std::size_t i = 1; i < ids.size(); ++i) EXPECT_LT(ids[i - 1], ids[i]);
+
+  // Filters and paging together: 50 pruned, in pages of 20; skipped counts the whole job.
+  std::size_t pruned = 0;
+  next = nullptr;
+  pages = 0;
+  do {
+    const auto page =
+        call(http::verb::get, base + "?status=pruned&limit=20" +
+                                  (next.is_string() ? "&cursor=" + next.get<std::string>() : ""))
+            .json();
+    EXPECT_EQ(page["total"], 50);
+    EXPECT_EQ(page["skipped"], 200);
+    for (const auto& v : page["variants"]) {
+      EXPECT_EQ(v["status"], "pruned");
+      ++pruned;
+    }
+    next = page["next"];
+    ++pages;
+  } while (next.is_string() && pages < 10);
+  EXPECT_EQ(pruned, 50u);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(call(http::verb::get, base + "?exclude_pruned=1&limit=1000").json()["count"], 200);
+
+  const auto too_many = call(http::verb::get, base + "?limit=1001");
+  expect_refused(too_many, HttpStatus::bad_request, "invalid_parameter", job_count());
+  EXPECT_NE(too_many.json()["error"]["message"].get<std::string>().find("1000"), std::string::npos);
+  for (const std::string bad : {"cursor=abc", "cursor=0", "cursor=-5", "cursor=", "limit=0"})
+    EXPECT_EQ(call(http::verb::get, base + "?" + bad).status, HttpStatus::bad_request) << bad;
+}
+
+TEST_F(HandlersTest, HistoryIsPagedWithACursorAndKeepsOffset) {
+  std::vector<std::int64_t> created;
+  for (int i = 0; i < 3; ++i) created.push_back(create_compile_job());
+  const auto first = call(http::verb::get, "/v1/history?limit=2").json();
+  ASSERT_EQ(first["jobs"].size(), 2u);
+  EXPECT_EQ(first["jobs"][0]["id"], created[2]);
+  ASSERT_TRUE(first["next"].is_string());
+  const auto second =
+      call(http::verb::get, "/v1/history?limit=2&cursor=" + first["next"].get<std::string>())
+          .json();
+  ASSERT_EQ(second["jobs"].size(), 1u);
+  EXPECT_EQ(second["jobs"][0]["id"], created[0]);
+  EXPECT_TRUE(second["next"].is_null());
+  EXPECT_EQ(call(http::verb::get, "/v1/history").json()["limit"], 100);
+  EXPECT_EQ(call(http::verb::get, "/v1/history?offset=1&limit=1").json()["jobs"][0]["id"],
+            created[1]);
+  EXPECT_EQ(call(http::verb::get, "/v1/history?offset=1&cursor=" + first["next"].get<std::string>())
+                .status,
+            HttpStatus::bad_request);
+  EXPECT_EQ(call(http::verb::get, "/v1/history?limit=1001").status, HttpStatus::bad_request);
 }
 
 TEST_F(HandlersTest, FamiliesDevicesAndHealth) {
