@@ -1,4 +1,9 @@
+// One HTTP exchange with kerntuned (see the header), the parsing of --server URLs and where the
+// bearer token comes from.
 #include "client/http_transport.hpp"
+
+#include <cstdlib>
+#include <fstream>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,7 +32,43 @@ ClientError unreachable(const ServerAddress& address, const std::string& why) {
   return ClientError(0, "unreachable", "cannot reach kerntuned at " + address.url + ": " + why);
 }
 
+constexpr std::string_view kWhitespace = " \t\r\n\v\f";
+
+std::string trimmed(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(kWhitespace);
+  if (first == std::string_view::npos) return {};
+  return std::string(text.substr(first, text.find_last_not_of(kWhitespace) - first + 1));
+}
+
+// A control character (a stray CR or LF above all) would break or inject into the header.
+std::string checked_token(std::string token, const std::string& source) {
+  for (const char c : token)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw ClientError(0, "bad_token", "the token from " + source + " holds a control character");
+  return token;
+}
+
 }  // namespace
+
+std::string read_access_token_file(const std::filesystem::path& path) {
+  const std::string source = "token file " + path.string();
+  std::ifstream in(path);
+  if (!in) throw ClientError(0, "bad_token", source + " cannot be read");
+  std::string first_line;
+  std::getline(in, first_line);
+  std::string token = trimmed(first_line);
+  if (token.empty())
+    throw ClientError(0, "bad_token", source + " holds no token on its first line");
+  return checked_token(std::move(token), source);
+}
+
+std::string access_token_from_environment() {
+  if (const char* token = std::getenv("KERNTUNE_TOKEN"); token && *token)
+    return checked_token(trimmed(token), "$KERNTUNE_TOKEN");
+  if (const char* file = std::getenv("KERNTUNE_TOKEN_FILE"); file && *file)
+    return read_access_token_file(file);
+  return {};
+}
 
 ServerAddress parse_server_url(const std::string& url) {
   std::string text = url;
@@ -49,8 +90,9 @@ ServerAddress parse_server_url(const std::string& url) {
   return address;
 }
 
-HttpTransport::HttpTransport(ServerAddress address, std::chrono::milliseconds timeout)
-    : address_(std::move(address)), timeout_(timeout) {}
+HttpTransport::HttpTransport(ServerAddress address, std::chrono::milliseconds timeout,
+                             std::string token)
+    : address_(std::move(address)), timeout_(timeout), token_(std::move(token)) {}
 
 HttpReply HttpTransport::send(http::verb method, const std::string& target,
                               const std::string& body) const {
@@ -62,6 +104,7 @@ HttpReply HttpTransport::send(http::verb method, const std::string& target,
   request.set(http::field::host, address_.host + ":" + address_.port);
   request.set(http::field::user_agent, "kerntune-client");
   request.set(http::field::accept, "application/json");
+  if (!token_.empty()) request.set(http::field::authorization, "Bearer " + token_);
   if (!body.empty() || method == http::verb::post) {
     request.set(http::field::content_type, "application/json");
     request.body() = body;

@@ -1,11 +1,13 @@
 // kerntune: the command-line client of kerntuned.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "client/cli_context.hpp"
+#include "client/http_transport.hpp"
 #include "client/query_commands.hpp"
 #include "client/submit_command.hpp"
 
@@ -27,6 +29,10 @@ int main(int argc, char** argv) {
   bool json = false;
   app.add_option("--server", server, "kerntuned URL (env KERNTUNE_SERVER)")->capture_default_str();
   app.add_flag("--json", json, "print the server's JSON instead of text");
+  std::string token_file;
+  app.add_option("--token-file", token_file,
+                 "file whose first line is the daemon's bearer token (env KERNTUNE_TOKEN, or "
+                 "KERNTUNE_TOKEN_FILE)");
 
   app.add_subcommand("families", "kernel families and their parameter spaces");
   app.add_subcommand("devices", "GPUs of the server's host");
@@ -74,6 +80,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
+    // The Client's transport takes its token from the environment; --token-file wins over it.
+    // (Handed over this way so that Client's constructor keeps its signature.)
+    if (!token_file.empty())
+      setenv("KERNTUNE_TOKEN", kt::read_access_token_file(token_file).c_str(), 1);
     const kt::Client client(server);
     const kt::CliContext ctx{client, std::cout, std::cerr, json, isatty(STDERR_FILENO) == 1};
     const std::string name = app.get_subcommands().front()->get_name();
@@ -96,7 +106,8 @@ int main(int argc, char** argv) {
     if (error.status() != 0)
       std::cerr << " (HTTP " << error.status() << ", " << error.code() << ")";
     std::cerr << '\n';
-    return error.status() == 0 && error.code() != "bad_url" ? kt::kExitUnreachable : kt::kExitError;
+    const bool local_mistake = error.code() == "bad_url" || error.code() == "bad_token";
+    return error.status() == 0 && !local_mistake ? kt::kExitUnreachable : kt::kExitError;
   } catch (const std::exception& error) {
     std::cerr << "kerntune: " << error.what() << '\n';
     return kt::kExitError;

@@ -8,6 +8,7 @@
 
 #include "db/store.hpp"
 #include "engine/job_scheduler.hpp"
+#include "server/access_control.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 
@@ -27,6 +28,7 @@ struct AppContext {
   std::string device_error;         // why there are none, from the probe
   std::size_t max_body_bytes = kDefaultMaxBodyBytes;
   std::string version = KT_VERSION;
+  AccessPolicy access{};  // open unless kerntuned was given --token-file
 };
 
 }  // namespace kt

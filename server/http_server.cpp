@@ -82,12 +82,20 @@ void HttpServer::start() {
   SessionSettings settings{&router_, &context_, options_.read_timeout};
   listener_ = std::make_shared<Listener>(io_, endpoint, settings, max_connections_);
   port_ = listener_->local_endpoint().port();
-  if (endpoint.address().is_unspecified())
+  if (endpoint.address().is_unspecified()) {
+    // kerntuned only gets here with --token-file or --insecure; say which door is open.
+    const AccessPolicy& access = context_.access;
+    const std::string who =
+        !access.token         ? "anyone who can reach this host can submit jobs and read results "
+                                "(--insecure: no access token)"
+        : access.public_reads ? "anyone who can reach this host can read results "
+                                "(--public-reads); submitting and cancelling need the token"
+                              : "every request but /healthz needs the bearer token";
     spdlog::warn(
-        "listening on every network interface ({}:{}): anyone who can reach this host can "
-        "submit jobs and read results, and there is no access control yet; use --listen "
-        "127.0.0.1:PORT to serve this machine only",
-        endpoint.address().to_string(), port_);
+        "listening on every network interface ({}:{}): {}; use --listen 127.0.0.1:PORT to serve "
+        "this machine only",
+        endpoint.address().to_string(), port_, who);
+  }
   listener_->run();
 
   work_ =

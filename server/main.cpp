@@ -1,7 +1,8 @@
 // kerntuned: the kerntune daemon. Opens the store, loads the kernel families, probes the GPUs
 // through the worker, starts the job scheduler and serves the HTTP API until SIGINT/SIGTERM.
 // What would only fail later, request by request (a database it cannot write, no kernel family),
-// is checked before serving: the daemon exits with a message saying what to fix.
+// is checked before serving: the daemon exits with a message saying what to fix. So is access
+// control: off loopback the daemon serves only with a bearer token (--token-file) or --insecure.
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +22,7 @@
 #include "db/store.hpp"
 #include "engine/job_scheduler.hpp"
 #include "engine/worker_client.hpp"
+#include "server/access_control.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
 #include "tuner/family.hpp"
@@ -37,7 +39,10 @@ struct DaemonOptions {
   int compile_threads = 0;
   int io_threads = 2;
   std::size_t max_connections = kt::kDefaultMaxConnections;
-  bool allow_empty = false;  // serve even when no kernel family loads
+  bool allow_empty = false;          // serve even when no kernel family loads
+  std::filesystem::path token_file;  // empty: no token required
+  bool insecure = false;             // serve off loopback without a token
+  bool public_reads = false;         // with a token: GET and HEAD need none
   std::string log_level = "info";
 };
 
@@ -105,6 +110,37 @@ void require_families(const kt::FamilyRegistry& registry, const std::filesystem:
       "kernel_templates/ of the source tree), or --allow-empty to serve without one");
 }
 
+// Off loopback anyone on the network can reach the API, so serving there needs a token or the
+// user's explicit --insecure. Checked before anything is opened or bound.
+kt::AccessPolicy access_policy(const DaemonOptions& options, const kt::ListenAddress& address) {
+  kt::AccessPolicy policy;
+  policy.public_reads = options.public_reads;
+  if (!options.token_file.empty()) {
+    try {
+      policy.token = kt::read_token_file(options.token_file);
+    } catch (const std::runtime_error& error) {
+      throw StartupError(error.what());
+    }
+  }
+  const bool loopback = kt::is_loopback_host(address.host);
+  if (!policy.token && !loopback && !options.insecure)
+    throw StartupError("listening on " + address.host +
+                       " (not a loopback address) lets anyone on the network submit jobs: pass "
+                       "--token-file PATH (a private file whose first line is the token clients "
+                       "send as \"Authorization: Bearer <token>\"), or --insecure to serve "
+                       "without access control, or --listen 127.0.0.1:PORT to serve this machine "
+                       "only");
+  if (policy.token)
+    spdlog::info("access control: bearer token required for {}",
+                 policy.public_reads ? "submitting and cancelling (--public-reads)"
+                                     : "every request but /healthz");
+  else if (!loopback)
+    spdlog::warn("access control: none (--insecure) on non-loopback address {}", address.host);
+  if (policy.public_reads && !policy.token)
+    spdlog::warn("--public-reads has no effect without --token-file: everything is open");
+  return policy;
+}
+
 kt::ProbeResult probe(kt::Store& store, const std::filesystem::path& worker) {
   kt::ProbeResult result = kt::probe_devices(worker);
   if (result.devices.empty())
@@ -120,6 +156,7 @@ kt::ProbeResult probe(kt::Store& store, const std::filesystem::path& worker) {
 
 int run_daemon(const DaemonOptions& options) {
   const kt::ListenAddress address = kt::parse_listen_address(options.listen);
+  const kt::AccessPolicy access = access_policy(options, address);
   // Registered first, so a signal during the (slow) start-up still ends in a clean stop.
   boost::asio::io_context signals_io;
   boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
@@ -152,6 +189,7 @@ int run_daemon(const DaemonOptions& options) {
   scheduler.start();
 
   kt::AppContext context{store, families, scheduler, devices.devices, devices.error};
+  context.access = access;
   kt::ServerOptions server_options;
   server_options.listen = address;
   server_options.io_threads = options.io_threads;
@@ -195,6 +233,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--allow-empty", options.allow_empty,
                "serve even when the families folder holds no kernel family");
+  auto* token_file =
+      app.add_option("--token-file", options.token_file,
+                     "file (mode 600) whose first line is the bearer token every request but "
+                     "/healthz must carry; required to listen off loopback");
+  app.add_flag("--insecure", options.insecure,
+               "listen off loopback without a token: anyone who can reach the port may use it")
+      ->excludes(token_file);
+  app.add_flag("--public-reads", options.public_reads,
+               "with --token-file: GET and HEAD need no token, only changes do");
   app.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

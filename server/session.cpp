@@ -1,6 +1,8 @@
-// The connection's read/route/write loop and the HTTP-level refusals (413, 431, 400) that happen
-// before a request reaches the router.
+// The connection's read/route/write loop and the HTTP-level refusals (413, 431, 400, and 401
+// from the access check) that happen before a request reaches the router.
 #include "server/session.hpp"
+
+#include <optional>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
@@ -8,6 +10,8 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+
+#include "server/access_control.hpp"
 
 namespace kt {
 namespace beast = boost::beast;
@@ -82,7 +86,10 @@ void Session::on_read(beast::error_code ec, std::size_t) {
                       ? "HTTP/1.1 request without a Host header"
                       : "HTTP/1.1 request with more than one Host header");
   const auto started = std::chrono::steady_clock::now();
-  ApiResponse api = settings_.router->dispatch(request, *settings_.context);
+  // Before routing: without the token a client learns nothing, not even which paths exist.
+  std::optional<ApiResponse> denied = check_access(request, settings_.context->access);
+  ApiResponse api =
+      denied ? std::move(*denied) : settings_.router->dispatch(request, *settings_.context);
   const auto elapsed =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
   spdlog::debug("{} {} -> {} ({:.1f} ms)", std::string(request.method_string()),
