@@ -117,6 +117,28 @@ std::string DaemonProcess::stop(std::chrono::milliseconds grace) {
   return describe(status);
 }
 
+bool DaemonProcess::kill_now() {
+  if (!alive()) return false;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+bool DaemonProcess::wait_for_log(const std::string& text, std::chrono::seconds limit) const {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (read_text_file(log_).find(text) != std::string::npos) return true;
+    } catch (const std::exception&) {
+      // no log yet
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 std::string DaemonProcess::log_tail(std::size_t max_bytes) const {
   try {
     const std::string text = read_text_file(log_);

@@ -35,6 +35,10 @@ class DaemonProcess {
   bool alive();
   // SIGTERM, up to grace for it to exit, then SIGKILL; says how it ended. Idempotent.
   std::string stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
+  // SIGKILL at once, as a crash would, and reap; true if it was still running when killed.
+  bool kill_now();
+  // True once the log holds `text` (polled); false after the limit.
+  bool wait_for_log(const std::string& text, std::chrono::seconds limit) const;
   // The last max_bytes of the log.
   std::string log_tail(std::size_t max_bytes = 4000) const;
 

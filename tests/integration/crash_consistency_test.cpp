@@ -9,20 +9,14 @@
 // by killing idle daemons. Kill delays come from a seeded generator (seed logged; override with
 // KT_CRASH_SEED); the timing of each round is printed so a failure can be replayed.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <fcntl.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -41,7 +35,6 @@
 #include "support/test_paths.hpp"
 #include "tuner/family.hpp"
 
-extern char** environ;
 
 namespace kt {
 namespace {
@@ -74,119 +67,14 @@ const std::vector<Shape> kJobShapes = {{{"M", 256}, {"N", 256}, {"K", 256}},
                                        {{"M", 128}, {"N", 512}, {"K", 256}},
                                        {{"M", 384}, {"N", 384}, {"K", 384}}};
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+// The daemon as a user runs it, on the test's database, its output in `log`.
+std::unique_ptr<bench::DaemonProcess> start_daemon(const std::filesystem::path& db,
+                                                   const std::filesystem::path& log) {
+  return std::make_unique<bench::DaemonProcess>(
+      test::binary_dir() / "kerntuned", db, log,
+      std::vector<std::string>{"--families", (test::source_dir() / "kernel_templates").string(),
+                               "--compile-threads", "2"});
 }
-
-std::string tail(const std::string& text, std::size_t max_bytes = 3000) {
-  return text.size() > max_bytes ? text.substr(text.size() - max_bytes) : text;
-}
-
-// A kerntuned child that can be killed without warning (bench::DaemonProcess stops with SIGTERM).
-class KillableDaemon {
- public:
-  KillableDaemon(const std::filesystem::path& db, const std::filesystem::path& log)
-      : port_(bench::free_loopback_port()), log_(log) {
-    std::vector<std::string> args = {(test::binary_dir() / "kerntuned").string(),
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(port_),
-                                     "--db",
-                                     db.string(),
-                                     "--families",
-                                     (test::source_dir() / "kernel_templates").string(),
-                                     "--compile-threads",
-                                     "2"};
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    const int error = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0) {
-      pid_ = -1;
-      throw std::runtime_error("cannot start kerntuned: " + std::to_string(error));
-    }
-  }
-  ~KillableDaemon() { kill_now(); }
-  KillableDaemon(const KillableDaemon&) = delete;
-  KillableDaemon& operator=(const KillableDaemon&) = delete;
-
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::string log_tail() const { return tail(read_text(log_)); }
-
-  // True once the log holds `text` (polled); false after the limit.
-  bool wait_for_log(const std::string& text, std::chrono::seconds limit) const {
-    const auto deadline = Clock::now() + limit;
-    while (Clock::now() < deadline) {
-      if (read_text(log_).find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-
-  // True once /healthz answers ok; false if the daemon exited or the limit passed.
-  bool wait_healthy(std::chrono::seconds limit) {
-    const auto deadline = Clock::now() + limit;
-    while (Clock::now() < deadline) {
-      int status = 0;
-      if (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      try {
-        if (Client(url(), 2s).health().value("status", "") == "ok") return true;
-      } catch (const ClientError&) {
-        // not listening yet
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-
-  // SIGKILL and reap; true if it was still running (so the kill hit a live daemon).
-  bool kill_now() {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-  }
-
-  // SIGTERM, then SIGKILL after the grace; true if it exited on its own with status 0.
-  bool terminate(std::chrono::seconds grace) {
-    if (pid_ <= 0) return false;
-    kill(pid_, SIGTERM);
-    const auto deadline = Clock::now() + grace;
-    int status = 0;
-    while (Clock::now() < deadline) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    kill_now();
-    return false;
-  }
-
- private:
-  unsigned short port_;
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
-};
 
 struct JobSnapshot {
   std::string status;
@@ -284,10 +172,11 @@ TEST(CrashConsistency, TwentyKillNineRoundsDuringCompileJobsLoseAndRepeatNothing
 
   for (int round = 1; round <= kKillRounds; ++round) {
     const auto round_start = Clock::now();
-    KillableDaemon daemon(db, dir.path() / ("kerntuned-" + std::to_string(round) + ".log"));
-    ASSERT_TRUE(daemon.wait_healthy(kHealthyLimit))
-        << "round " << round << ": the daemon did not come back on the killed database; log:\n"
-        << daemon.log_tail();
+    const auto daemon_owner =
+        start_daemon(db, dir.path() / ("kerntuned-" + std::to_string(round) + ".log"));
+    bench::DaemonProcess& daemon = *daemon_owner;
+    ASSERT_NO_THROW(daemon.wait_healthy(kHealthyLimit))
+        << "round " << round << ": the daemon did not come back on the killed database";
     const double restart_s = std::chrono::duration<double>(Clock::now() - round_start).count();
     const Client client(daemon.url(), 10s);
 
@@ -346,8 +235,9 @@ TEST(CrashConsistency, TwentyKillNineRoundsDuringCompileJobsLoseAndRepeatNothing
 
   // Let the jobs finish on a daemon left alone, then stop it gracefully.
   {
-    KillableDaemon daemon(db, dir.path() / "kerntuned-final.log");
-    ASSERT_TRUE(daemon.wait_healthy(kHealthyLimit)) << daemon.log_tail();
+    const auto daemon_owner = start_daemon(db, dir.path() / "kerntuned-final.log");
+    bench::DaemonProcess& daemon = *daemon_owner;
+    ASSERT_NO_THROW(daemon.wait_healthy(kHealthyLimit));
     const Client client(daemon.url(), 10s);
     const auto deadline = Clock::now() + kFinishLimit;
     bool all_final = false;
@@ -364,7 +254,7 @@ TEST(CrashConsistency, TwentyKillNineRoundsDuringCompileJobsLoseAndRepeatNothing
     ASSERT_TRUE(all_final) << "jobs still unfinished " << kFinishLimit.count()
                            << " s after the last restart (a job stuck?); log:\n"
                            << daemon.log_tail();
-    EXPECT_TRUE(daemon.terminate(20s)) << daemon.log_tail();
+    EXPECT_EQ(daemon.stop(20s), "exited with status 0") << daemon.log_tail();
   }
 
   // The file itself, read directly.
