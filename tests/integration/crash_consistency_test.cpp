@@ -43,7 +43,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kKillRounds = 20;
 constexpr int kMinRoundsLandedMidJob = 15;
-constexpr int kMinRoundsLandedWhileCompiling = 3;  // 4-9 seen; a loaded 2-core CI machine compiles
 // Of the 10 rounds aimed at compiles: 4-9 landed so here; a loaded 2-core CI machine compiles slower.
 constexpr int kMinRoundsLandedWhileCompiling = 3;
 constexpr std::int64_t kBudget = 24;
