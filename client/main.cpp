@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
   std::string kernel_path;
   auto* show_cmd = app.add_subcommand("show", "a job and every variant it tried");
   show_cmd->add_option("job_id", show_id, "job id")->required();
-  show_cmd->add_flag("--all", show_all, "also list variants pruned before compiling");
+  show_cmd->add_flag("--all", show_all,
+                     "also list unsupported templates and examples of pruned configurations");
   app.add_subcommand("cancel", "cancel a queued or running job")
       ->add_option("job_id", cancel_id, "job id")
       ->required();

@@ -202,6 +202,24 @@ int run_history(const CliContext& ctx, const HistoryArgs& args) {
   return kExitOk;
 }
 
+// Pruned configurations are counted per constraint by the daemon: one line per group, and with
+// --all its stored examples.
+void print_pruned(const CliContext& ctx, const nlohmann::json& groups, bool all) {
+  if (!groups.is_array() || groups.empty()) return;
+  long long total = 0;
+  for (const auto& group : groups)
+    if (field(group, "count").is_number()) total += field(group, "count").get<long long>();
+  ctx.out << "\npruned before compiling: " << total << " configurations\n";
+  for (const auto& group : groups) {
+    ctx.out << "  " << text_of(group, "count") << "  " << text_of(group, "template") << "  "
+            << text_of(group, "reason") << '\n';
+    if (!all) continue;
+    for (const auto& example : field(group, "examples"))
+      ctx.out << "      e.g. " << format_config(example) << '\n';
+  }
+  if (!all) ctx.out << "(--all shows examples of each)\n";
+}
+
 int run_show(const CliContext& ctx, std::int64_t job_id, bool all) {
   const nlohmann::json job = ctx.client.job(job_id);
   const nlohmann::json variants = ctx.client.variants(job_id, false, !all);
@@ -247,9 +265,7 @@ int run_show(const CliContext& ctx, std::int64_t job_id, bool all) {
                    error_text(v), text_of(v, "registers"), text_of(v, "spill_bytes"),
                    text_of(v, "smem_bytes")});
   table.print(ctx.out);
-  if (field(variants, "skipped").is_number() && field(variants, "skipped").get<long long>() > 0)
-    ctx.out << "(" << text_of(variants, "skipped")
-            << " variants pruned before compiling are not listed; --all lists them)\n";
+  print_pruned(ctx, field(job, "pruned"), all);
   return kExitOk;
 }
 

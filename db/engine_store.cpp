@@ -46,11 +46,11 @@ void Store::record_worker_time(std::int64_t variant_id, int gpu_ordinal, double 
 }
 
 std::vector<double> Store::compile_times_ms(std::int64_t job_id) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("compile_times_ms of job " + std::to_string(job_id), [&] {
     // A cache hit stores compile_ms 0: that variant cost this job no NVRTC time.
     SQLite::Statement query(
-        *db_, "SELECT compile_ms FROM variants WHERE job_id = ? AND compile_ms > 0 ORDER BY id");
+        *reader, "SELECT compile_ms FROM variants WHERE job_id = ? AND compile_ms > 0 ORDER BY id");
     query.bind(1, job_id);
     std::vector<double> out;
     while (query.executeStep()) out.push_back(query.getColumn(0).getDouble());

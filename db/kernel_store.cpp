@@ -9,9 +9,9 @@
 namespace kt {
 
 std::optional<KernelBlob> Store::find_kernel(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("find_kernel " + key, [&]() -> std::optional<KernelBlob> {
-    SQLite::Statement query(*db_, "SELECT * FROM kernels WHERE key = ?");
+    SQLite::Statement query(*reader, "SELECT * FROM kernels WHERE key = ?");
     query.bind(1, key);
     if (!query.executeStep()) return std::nullopt;
     KernelBlob blob;

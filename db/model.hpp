@@ -111,6 +111,16 @@ struct JobProgress {
   std::map<std::string, std::int64_t> by_status;
 };
 
+// Configurations a constraint rejected, counted per (template, reason) with a few examples:
+// a large space prunes tens of thousands, which are not worth a row each.
+struct PrunedGroup {
+  std::string template_name;
+  std::string reason;  // "constraint failed: <constraint>"
+  std::int64_t count = 0;
+  std::vector<Config> examples;  // the first few, at most kPrunedExamples
+};
+inline constexpr std::size_t kPrunedExamples = 3;
+
 // What the runner stores when a variant leaves the gates.
 struct VariantOutcome {
   VariantStatus status = VariantStatus::pending;

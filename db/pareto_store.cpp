@@ -79,9 +79,9 @@ const char* const kFrontQuery =
 std::vector<VariantRecord> Store::pareto(const std::string& family, const std::string& dtype,
                                          const std::string& shape_key,
                                          const std::string& device_name) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("pareto", [&] {
-    SQLite::Statement query(*db_, std::string(db::kVariantSelect) + kFrontQuery);
+    SQLite::Statement query(*reader, std::string(db::kVariantSelect) + kFrontQuery);
     query.bind(1, family);
     query.bind(2, dtype);
     query.bind(3, shape_key);
@@ -94,11 +94,11 @@ std::vector<VariantRecord> Store::pareto(const std::string& family, const std::s
 
 std::optional<BestEntry> Store::best(const std::string& family, const std::string& dtype,
                                      const std::string& shape_key, const std::string& device_name) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("best", [&]() -> std::optional<BestEntry> {
     // One read transaction, so the variant and its job come from the same snapshot.
-    SQLite::Transaction snapshot(*db_);
-    SQLite::Statement query(*db_, std::string(db::kVariantSelect) + kFrontQuery + " LIMIT 1");
+    SQLite::Transaction snapshot(*reader);
+    SQLite::Statement query(*reader, std::string(db::kVariantSelect) + kFrontQuery + " LIMIT 1");
     query.bind(1, family);
     query.bind(2, dtype);
     query.bind(3, shape_key);
@@ -106,7 +106,7 @@ std::optional<BestEntry> Store::best(const std::string& family, const std::strin
     if (!query.executeStep()) return std::nullopt;
     BestEntry entry;
     entry.variant = db::read_variant(query);
-    auto job = db::load_job(*db_, entry.variant.job_id);
+    auto job = db::load_job(*reader, entry.variant.job_id);
     if (!job)
       throw std::runtime_error("front variant " + std::to_string(entry.variant.id) + " has no job");
     entry.job = std::move(*job);

@@ -257,10 +257,9 @@ VariantPage load_variant_page(SQLite::Database& db, std::int64_t job_id,
 }
 
 std::optional<VariantRecord> load_fastest_variant(SQLite::Database& db, std::int64_t job_id) {
-  SQLite::Statement query(db,
-                          std::string(kVariantSelect) +
-                              " WHERE v.job_id = ? AND v.status = 'measured'"
-                              " AND m.median_us IS NOT NULL ORDER BY m.median_us, v.id LIMIT 1");
+  // jobs.best_variant_id is kept by the writer (record_outcome).
+  SQLite::Statement query(db, std::string(kVariantSelect) +
+                                  " WHERE v.id = (SELECT best_variant_id FROM jobs WHERE id = ?)");
   query.bind(1, job_id);
   if (!query.executeStep()) return std::nullopt;
   return read_variant(query);

@@ -168,6 +168,56 @@ ALTER TABLE measurements ADD COLUMN first_bad_reference REAL;
 ALTER TABLE measurements ADD COLUMN tolerance_json TEXT NOT NULL DEFAULT '';
 ALTER TABLE measurements ADD COLUMN guard_damage TEXT NOT NULL DEFAULT '';
 )sql"},
+      // Bounded store and cheap progress (issue 11): pruned configurations become counts per
+      // (template, reason) with a few examples instead of one variant row each (tens of
+      // thousands per job); counts by status are kept per job by triggers; the job's fastest
+      // measured variant is kept on its row.
+      {4, R"sql(
+CREATE TABLE pruned_configs (
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  template_name TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  examples_json TEXT NOT NULL,
+  PRIMARY KEY (job_id, template_name, reason)
+) WITHOUT ROWID;
+INSERT INTO pruned_configs (job_id, template_name, reason, count, examples_json)
+  SELECT job_id, template_name, reason, COUNT(*),
+         json_group_array(json(config_json)) FILTER (WHERE nth <= 3)
+  FROM (SELECT job_id, template_name, reason, config_json,
+               ROW_NUMBER() OVER (PARTITION BY job_id, template_name, reason ORDER BY id) AS nth
+        FROM variants WHERE status = 'pruned')
+  GROUP BY job_id, template_name, reason;
+DELETE FROM variants WHERE status = 'pruned';
+
+CREATE TABLE job_counts (
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  status TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (job_id, status)
+) WITHOUT ROWID;
+INSERT INTO job_counts (job_id, status, count)
+  SELECT job_id, status, COUNT(*) FROM variants GROUP BY job_id, status;
+CREATE TRIGGER variants_counted_on_insert AFTER INSERT ON variants BEGIN
+  INSERT INTO job_counts (job_id, status, count) VALUES (NEW.job_id, NEW.status, 1)
+    ON CONFLICT (job_id, status) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER variants_counted_on_update AFTER UPDATE OF status ON variants
+  WHEN OLD.status <> NEW.status BEGIN
+  UPDATE job_counts SET count = count - 1 WHERE job_id = OLD.job_id AND status = OLD.status;
+  INSERT INTO job_counts (job_id, status, count) VALUES (NEW.job_id, NEW.status, 1)
+    ON CONFLICT (job_id, status) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER variants_counted_on_delete AFTER DELETE ON variants BEGIN
+  UPDATE job_counts SET count = count - 1 WHERE job_id = OLD.job_id AND status = OLD.status;
+END;
+
+ALTER TABLE jobs ADD COLUMN best_variant_id INTEGER;
+UPDATE jobs SET best_variant_id = (
+  SELECT v.id FROM variants v JOIN measurements m ON m.variant_id = v.id
+  WHERE v.job_id = jobs.id AND v.status = 'measured' AND m.median_us IS NOT NULL
+  ORDER BY m.median_us, v.id LIMIT 1);
+)sql"},
   };
   return steps;
 }

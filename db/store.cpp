@@ -67,13 +67,15 @@ void require_writable(SQLite::Database& db, const std::filesystem::path& path) {
 
 }  // namespace
 
-Store::Store(const std::filesystem::path& path) {
+Store::Store(const std::filesystem::path& path, int read_connections) {
   try {
     db_ = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
                                              kBusyTimeoutMs);
     require_writable(*db_, path);
     configure_connection(*db_);
     db::migrate(*db_);
+    // After the migration: a reader must never see a half-made schema.
+    readers_ = std::make_unique<db::ReadPool>(path, read_connections);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot open kerntune database " + path.string() + ": " + e.what());
   }
@@ -81,9 +83,18 @@ Store::Store(const std::filesystem::path& path) {
 
 Store::~Store() = default;
 
+void Store::observe_statements(db::StatementObserver observer) {
+  {
+    std::lock_guard lock(mutex_);
+    writer_observer_ = observer ? std::make_unique<db::StatementObserver>(observer) : nullptr;
+    db::observe_statements(*db_, writer_observer_.get());
+  }
+  readers_->observe(std::move(observer));
+}
+
 int Store::schema_version() {
-  std::lock_guard lock(mutex_);
-  return db::with_context("schema_version", [&] { return db::read_schema_version(*db_); });
+  const auto reader = readers_->acquire();
+  return db::with_context("schema_version", [&] { return db::read_schema_version(*reader); });
 }
 
 std::int64_t Store::upsert_device(const DeviceInfo& d) {
@@ -128,9 +139,9 @@ std::int64_t Store::upsert_device(const DeviceInfo& d) {
 }
 
 std::vector<DeviceInfo> Store::devices() {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("devices", [&] {
-    SQLite::Statement query(*db_, "SELECT * FROM devices ORDER BY last_seen DESC, id");
+    SQLite::Statement query(*reader, "SELECT * FROM devices ORDER BY last_seen DESC, id");
     std::vector<DeviceInfo> out;
     while (query.executeStep()) {
       DeviceInfo d;
@@ -182,17 +193,17 @@ std::int64_t Store::create_job(const NewJob& job) {
 }
 
 std::optional<JobRecord> Store::job(std::int64_t id) {
-  std::lock_guard lock(mutex_);
-  return db::with_context("job " + std::to_string(id), [&] { return db::load_job(*db_, id); });
+  const auto reader = readers_->acquire();
+  return db::with_context("job " + std::to_string(id), [&] { return db::load_job(*reader, id); });
 }
 
 std::vector<JobRecord> Store::jobs(const JobFilter& filter) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("jobs", [&] {
-    SQLite::Statement query(*db_, std::string(db::kJobSelect) +
-                                      " WHERE (?1 = '' OR family = ?1)"
-                                      " AND (?2 IS NULL OR status = ?2)"
-                                      " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
+    SQLite::Statement query(*reader, std::string(db::kJobSelect) +
+                                         " WHERE (?1 = '' OR family = ?1)"
+                                         " AND (?2 IS NULL OR status = ?2)"
+                                         " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
     query.bind(1, filter.family);
     if (filter.status) query.bind(2, std::string(to_string(*filter.status)));
     // SQLite reads a negative LIMIT as "no limit".
@@ -206,15 +217,15 @@ std::vector<JobRecord> Store::jobs(const JobFilter& filter) {
 
 JobPage Store::job_page(const JobFilter& filter, std::int64_t before_id) {
   if (filter.limit < 1) throw std::invalid_argument("a job page needs a limit of at least 1");
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("a page of jobs", [&] {
     // Keyset on the primary key (id < cursor), newest first; the deprecated offset still skips
     // rows after the cursor. One row past the limit says whether another page follows.
-    SQLite::Statement query(*db_, std::string(db::kJobSelect) +
-                                      " WHERE (?1 = '' OR family = ?1)"
-                                      " AND (?2 IS NULL OR status = ?2)"
-                                      " AND id < ?5"
-                                      " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
+    SQLite::Statement query(*reader, std::string(db::kJobSelect) +
+                                         " WHERE (?1 = '' OR family = ?1)"
+                                         " AND (?2 IS NULL OR status = ?2)"
+                                         " AND id < ?5"
+                                         " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
     query.bind(1, filter.family);
     if (filter.status) query.bind(2, std::string(to_string(*filter.status)));
     query.bind(3, filter.limit + 1);
@@ -233,9 +244,9 @@ JobPage Store::job_page(const JobFilter& filter, std::int64_t before_id) {
 }
 
 std::vector<std::int64_t> Store::unfinished_jobs() {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("unfinished_jobs", [&] {
-    SQLite::Statement query(*db_,
+    SQLite::Statement query(*reader,
                             "SELECT id FROM jobs WHERE status IN ('queued','running') ORDER BY id");
     std::vector<std::int64_t> out;
     while (query.executeStep()) out.push_back(query.getColumn(0).getInt64());

@@ -1,7 +1,9 @@
 // kerntune's SQLite store (WAL): devices, jobs, variants with their gate outcomes, measurements,
 // compiled kernels (the compile cache) and the Pareto front per (device model, family, shape,
 // dtype). Every write is a transaction, so a killed daemon loses nothing it reported as stored.
-// Thread-safe: one connection behind a mutex.
+// Thread-safe: writes go through one connection behind a mutex; reads through a pool of
+// read-only connections (WAL), so a slow write never holds up a query and queries run in
+// parallel.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "db/model.hpp"
+#include "db/read_pool.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/interleaved_protocol.hpp"
 
@@ -41,11 +44,14 @@ struct JobPage {
   std::optional<std::int64_t> next_before_id;  // nullopt when this page is the last
 };
 
+inline constexpr int kDefaultReadConnections = 4;
+
 class Store {
  public:
   // Opens (creating if needed) the file, enables WAL and foreign keys, applies migrations up to
-  // the current schema version. Throws std::runtime_error with the path on failure.
-  explicit Store(const std::filesystem::path& path);
+  // the current schema version, then opens read_connections read-only connections. Throws
+  // std::runtime_error with the path on failure.
+  explicit Store(const std::filesystem::path& path, int read_connections = kDefaultReadConnections);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -79,14 +85,20 @@ class Store {
 
   // Variants: plans are inserted once per (job, template, config); re-inserting is a no-op, so a
   // resumed job keeps its finished variants. Returns all variants of the job in plan order.
+  // The pruned groups are stored in the same transaction (replacing the job's earlier counts);
+  // their counts appear in progress() as status "pruned".
   std::vector<VariantRecord> plan_variants(std::int64_t job_id,
-                                           const std::vector<VariantRecord>& planned);
+                                           const std::vector<VariantRecord>& planned,
+                                           const std::vector<PrunedGroup>& pruned = {});
+  // The job's pruned configurations, by template and reason (largest count first).
+  std::vector<PrunedGroup> pruned_groups(std::int64_t job_id);
   // gated_only: leave out pruned and unsupported_arch rows (most of a large space).
   std::vector<VariantRecord> variants(std::int64_t job_id, bool gated_only = false);
   // At most query.limit of the job's variants after query.after_id, in id order: what the API
   // serves, so a page never holds more than limit rows however large the job.
   VariantPage variant_page(std::int64_t job_id, const VariantPageQuery& query);
-  // The job's measured variant with the lowest median time, if any.
+  // The job's measured variant with the lowest median time, if any (kept on the job row by
+  // record_outcome, so reading it costs one lookup).
   std::optional<VariantRecord> fastest_variant(std::int64_t job_id);
   std::optional<VariantRecord> variant(std::int64_t id);
   // Stores the kernel key, log and resources (registers, spills, static + dynamic smem,
@@ -102,6 +114,8 @@ class Store {
   // reference_us when both times are known. Front objectives: median_us, error.max_rel and the
   // footprint smem_bytes + 4 * registers * threads (on-chip bytes per block).
   void record_outcome(std::int64_t variant_id, const VariantOutcome& outcome);
+  // Counts by status, kept up to date by the writer (triggers on variants), plus the pruned
+  // groups' counts: a lookup, not a count over the variant rows.
   JobProgress progress(std::int64_t job_id);
   // Stores who won the interleaved re-measure of the job's top candidates and whether the winner
   // is distinguishable from the runner-up (jobs.winner_*), and the whole comparison (with the
@@ -132,9 +146,15 @@ class Store {
   std::optional<BestEntry> best(const std::string& family, const std::string& dtype,
                                 const std::string& shape_key, const std::string& device_name);
 
+  // Calls observer with every statement any connection runs from now on (empty: stop). For
+  // tests that check the API's query plans; call it while the store is idle.
+  void observe_statements(db::StatementObserver observer);
+
  private:
-  std::mutex mutex_;
+  std::mutex mutex_;  // the writer
   std::unique_ptr<SQLite::Database> db_;
+  std::unique_ptr<db::ReadPool> readers_;
+  std::unique_ptr<db::StatementObserver> writer_observer_;
 };
 
 }  // namespace kt

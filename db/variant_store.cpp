@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
 
 #include "db/pareto_store.hpp"
 #include "db/rows.hpp"
@@ -67,15 +68,59 @@ void write_measurement(SQLite::Database& db, std::int64_t variant_id, const Vari
   insert.exec();
 }
 
+// Replaces the job's pruned counts (a resumed job re-plans the same space).
+void write_pruned_groups(SQLite::Database& db, std::int64_t job_id,
+                         const std::vector<PrunedGroup>& groups) {
+  SQLite::Statement clear(db, "DELETE FROM pruned_configs WHERE job_id = ?");
+  clear.bind(1, job_id);
+  clear.exec();
+  SQLite::Statement insert(db,
+                           "INSERT INTO pruned_configs (job_id, template_name, reason, count,"
+                           " examples_json) VALUES (?, ?, ?, ?, ?)"
+                           " ON CONFLICT (job_id, template_name, reason)"
+                           " DO UPDATE SET count = count + excluded.count");
+  for (const PrunedGroup& group : groups) {
+    nlohmann::json examples = nlohmann::json::array();
+    for (std::size_t i = 0; i < group.examples.size() && i < kPrunedExamples; ++i)
+      examples.push_back(to_json(group.examples[i]));
+    insert.bind(1, job_id);
+    insert.bind(2, group.template_name);
+    insert.bind(3, group.reason);
+    insert.bind(4, group.count);
+    insert.bind(5, examples.dump());
+    insert.exec();
+    insert.reset();
+  }
+}
+
+// Keeps jobs.best_variant_id the job's measured variant with the lowest median (one indexed
+// pass over the job's measured rows, paid by the writer so that readers look it up).
+void update_best_variant(SQLite::Database& db, std::int64_t job_id) {
+  SQLite::Statement update(
+      db,
+      "UPDATE jobs SET best_variant_id = (SELECT v.id FROM variants v"
+      " JOIN measurements m ON m.variant_id = v.id"
+      " WHERE v.job_id = ?1 AND v.status = 'measured' AND m.median_us IS NOT NULL"
+      " ORDER BY m.median_us, v.id LIMIT 1) WHERE id = ?1");
+  update.bind(1, job_id);
+  update.exec();
+}
+
 }  // namespace
 
 std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
-                                                const std::vector<VariantRecord>& planned) {
+                                                const std::vector<VariantRecord>& planned,
+                                                const std::vector<PrunedGroup>& pruned) {
   std::lock_guard lock(mutex_);
   return db::with_context("plan_variants for job " + std::to_string(job_id), [&] {
     SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     if (!db::load_job(*db_, job_id))
       throw std::invalid_argument("job " + std::to_string(job_id) + " does not exist");
+    for (const VariantRecord& v : planned)
+      if (v.status == VariantStatus::pruned)
+        throw std::invalid_argument(
+            "plan_variants: pruned configurations are stored as counts"
+            " (PrunedGroup), not as variant rows");
     // OR IGNORE on UNIQUE(job_id, template_name, config_key): a resumed job re-plans the same
     // space and keeps what it already finished.
     SQLite::Statement insert(
@@ -101,6 +146,7 @@ std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
       insert.exec();
       insert.reset();
     }
+    write_pruned_groups(*db_, job_id, pruned);
     auto variants = db::load_variants(*db_, job_id);
     transaction.commit();
     return variants;
@@ -108,15 +154,15 @@ std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
 }
 
 std::vector<VariantRecord> Store::variants(std::int64_t job_id, bool gated_only) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("variants of job " + std::to_string(job_id),
-                          [&] { return db::load_variants(*db_, job_id, gated_only); });
+                          [&] { return db::load_variants(*reader, job_id, gated_only); });
 }
 
 VariantPage Store::variant_page(std::int64_t job_id, const VariantPageQuery& query) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("a page of the variants of job " + std::to_string(job_id),
-                          [&] { return db::load_variant_page(*db_, job_id, query); });
+                          [&] { return db::load_variant_page(*reader, job_id, query); });
 }
 
 void Store::record_loaded_resources(std::int64_t variant_id, int registers, int smem_bytes) {
@@ -137,15 +183,15 @@ void Store::record_loaded_resources(std::int64_t variant_id, int registers, int 
 }
 
 std::optional<VariantRecord> Store::fastest_variant(std::int64_t job_id) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("fastest variant of job " + std::to_string(job_id),
-                          [&] { return db::load_fastest_variant(*db_, job_id); });
+                          [&] { return db::load_fastest_variant(*reader, job_id); });
 }
 
 std::optional<VariantRecord> Store::variant(std::int64_t id) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("variant " + std::to_string(id),
-                          [&] { return db::load_variant(*db_, id); });
+                          [&] { return db::load_variant(*reader, id); });
 }
 
 void Store::record_compile(std::int64_t variant_id, const CompileResult& result, int threads,
@@ -209,25 +255,50 @@ void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcom
       const auto after = db::load_variant(*db_, variant_id);
       db::add_to_front(*db_, *job, *after);
     }
+    update_best_variant(*db_, before->job_id);
     transaction.commit();
   });
 }
 
 JobProgress Store::progress(std::int64_t job_id) {
-  std::lock_guard lock(mutex_);
+  const auto reader = readers_->acquire();
   return db::with_context("progress of job " + std::to_string(job_id), [&] {
-    SQLite::Statement query(
-        *db_, "SELECT status, COUNT(*) FROM variants WHERE job_id = ? GROUP BY status");
+    SQLite::Statement query(*reader,
+                            "SELECT status, count FROM job_counts WHERE job_id = ?1 AND count > 0"
+                            " UNION ALL SELECT 'pruned', SUM(count) FROM pruned_configs"
+                            " WHERE job_id = ?1 HAVING SUM(count) > 0");
     query.bind(1, job_id);
     JobProgress progress;
     while (query.executeStep()) {
       const std::string status = query.getColumn(0).getString();
       const std::int64_t count = query.getColumn(1).getInt64();
-      progress.by_status[status] = count;
+      progress.by_status[status] += count;
       progress.total += count;
       if (status != "pending") progress.finished += count;
     }
     return progress;
+  });
+}
+
+std::vector<PrunedGroup> Store::pruned_groups(std::int64_t job_id) {
+  const auto reader = readers_->acquire();
+  return db::with_context("pruned configurations of job " + std::to_string(job_id), [&] {
+    SQLite::Statement query(*reader,
+                            "SELECT template_name, reason, count, examples_json"
+                            " FROM pruned_configs WHERE job_id = ?"
+                            " ORDER BY count DESC, template_name, reason");
+    query.bind(1, job_id);
+    std::vector<PrunedGroup> groups;
+    while (query.executeStep()) {
+      PrunedGroup group;
+      group.template_name = query.getColumn(0).getString();
+      group.reason = query.getColumn(1).getString();
+      group.count = query.getColumn(2).getInt64();
+      for (const auto& example : nlohmann::json::parse(query.getColumn(3).getString()))
+        group.examples.push_back(int_map_from_json(example));
+      groups.push_back(std::move(group));
+    }
+    return groups;
   });
 }
 

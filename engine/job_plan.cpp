@@ -75,10 +75,23 @@ std::vector<std::size_t> budget_sample(const std::vector<VariantPlan>& plans,
   return picked;
 }
 
+// Counts one pruned config into its (template, reason) group, keeping the first few as examples.
+void add_pruned(std::vector<PrunedGroup>& groups, const std::string& template_name,
+                const std::string& reason, const Config& config) {
+  auto group = std::find_if(groups.begin(), groups.end(), [&](const PrunedGroup& g) {
+    return g.template_name == template_name && g.reason == reason;
+  });
+  if (group == groups.end()) {
+    groups.push_back({template_name, reason, 0, {}});
+    group = groups.end() - 1;
+  }
+  ++group->count;
+  if (group->examples.size() < kPrunedExamples) group->examples.push_back(config);
+}
+
 }  // namespace
 
-std::vector<VariantRecord> plan_job(const Family& family, const JobRecord& job,
-                                    const DeviceLimits& limits) {
+JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits) {
   const std::vector<VariantPlan> plans =
       job.pinned_configs_json.empty() ? enumerate_variants(family, job.shape, job.dtype, limits)
                                       : plan_pinned(family, job, limits);
@@ -93,11 +106,14 @@ std::vector<VariantRecord> plan_job(const Family& family, const JobRecord& job,
     for (std::size_t i : budget_sample(plans, survivors, job.budget, job.id)) selected[i] = true;
   }
 
-  std::vector<VariantRecord> rows;
-  rows.reserve(plans.size());
+  JobPlan out;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (!selected[i]) continue;
     const VariantPlan& plan = plans[i];
+    if (plan.pruned_by && !plan.unsupported_arch) {
+      add_pruned(out.pruned, plan.tmpl->name, "constraint failed: " + *plan.pruned_by, plan.config);
+      continue;
+    }
     VariantRecord row;
     row.job_id = job.id;
     row.template_name = plan.tmpl->name;
@@ -108,16 +124,12 @@ std::vector<VariantRecord> plan_job(const Family& family, const JobRecord& job,
       row.failed_gate = "arch";
       row.reason = plan.pruned_by.value_or("template '" + plan.tmpl->name +
                                            "' is not written for " + limits.arch);
-    } else if (plan.pruned_by) {
-      row.status = VariantStatus::pruned;
-      row.failed_gate = "constraints";
-      row.reason = "constraint failed: " + *plan.pruned_by;
     } else {
       row.status = VariantStatus::pending;
     }
-    rows.push_back(std::move(row));
+    out.rows.push_back(std::move(row));
   }
-  return rows;
+  return out;
 }
 
 }  // namespace kt

@@ -1,5 +1,6 @@
 // Turns a job into the rows of its variant table: every variant of the family's space for the
-// job's arch, with pruned and unsupported ones recorded as such, and — under a budget — a
+// job's arch that can reach the compiler, unsupported templates recorded as such, pruned
+// configurations counted per (template, constraint), and — under a budget — a
 // deterministic sample of the survivors, shared equally among the templates (the same job id
 // always picks the same sample, so a resumed job plans exactly what it planned before).
 #pragma once
@@ -13,11 +14,15 @@
 
 namespace kt {
 
-// Rows for Store::plan_variants: status pending, pruned (reason = failed constraint) or
-// unsupported_arch. With budget > 0 at most `budget` rows are pending; survivors beyond the
-// budget are left out of the plan entirely. A job with pinned configs plans only those.
-std::vector<VariantRecord> plan_job(const Family& family, const JobRecord& job,
-                                    const DeviceLimits& limits);
+struct JobPlan {
+  std::vector<VariantRecord> rows;  // status pending, or unsupported_arch (one per template)
+  std::vector<PrunedGroup> pruned;  // per (template, failed constraint), in plan order
+};
+
+// What Store::plan_variants stores. With budget > 0 at most `budget` rows are pending; survivors
+// beyond the budget are left out of the plan entirely. A job with pinned configs plans only
+// those (a pinned config that no longer fits is counted as pruned).
+JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits);
 
 // Indices 0..n-1 in a shuffled order fixed by `seed` (Fisher-Yates over a 64-bit
 // linear congruential generator, identical on every platform).

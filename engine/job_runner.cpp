@@ -65,14 +65,17 @@ class JobExecution {
 
   void run() {
     ctx_.store.set_job_status(job_.id, JobStatus::running);
-    const auto rows = ctx_.store.plan_variants(job_.id, plan_job(family_, job_, limits_));
+    const JobPlan plan = plan_job(family_, job_, limits_);
+    const auto rows = ctx_.store.plan_variants(job_.id, plan.rows, plan.pruned);
     std::vector<VariantRecord> pending;
     for (const auto& row : rows)
       if (row.status == VariantStatus::pending) pending.push_back(row);
-    spdlog::info("job {}: {} {} {} on {} ({}): {} variants planned, {} to run", job_.id,
+    std::int64_t pruned = 0;
+    for (const PrunedGroup& group : plan.pruned) pruned += group.count;
+    spdlog::info("job {}: {} {} {} on {} ({}): {} variants planned, {} pruned, {} to run", job_.id,
                  family_.name, job_.shape_key, job_.dtype, limits_.arch,
                  job_.mode == JobMode::compile ? "compile only" : to_string(job_.pipeline),
-                 rows.size(), pending.size());
+                 rows.size(), pruned, pending.size());
 
     bool finished = false;
     if (job_.mode == JobMode::compile)

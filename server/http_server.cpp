@@ -79,7 +79,8 @@ void HttpServer::start() {
         "descriptors are kept for the store and the workers (raise it with ulimit -n)",
         max_connections_, options_.max_connections, files_limit, kReservedDescriptors);
 
-  SessionSettings settings{&router_, &context_, options_.read_timeout};
+  queries_ = std::make_unique<boost::asio::thread_pool>(std::max(1, options_.query_threads));
+  SessionSettings settings{&router_, &context_, options_.read_timeout, queries_.get()};
   listener_ = std::make_shared<Listener>(io_, endpoint, settings, max_connections_);
   port_ = listener_->local_endpoint().port();
   if (endpoint.address().is_unspecified()) {
@@ -119,6 +120,9 @@ void HttpServer::stop() {
   for (auto& thread : threads_)
     if (thread.joinable()) thread.join();
   threads_.clear();
+  // Handlers still running finish (their answers go nowhere): none may outlive the context.
+  if (queries_) queries_->join();
+  queries_.reset();
   listener_.reset();
 }
 

@@ -1,5 +1,6 @@
-// The daemon's HTTP side: an io_context served by N I/O threads, the API router and a listener.
-// Handlers only run short store queries, so a few threads serve many clients. The number of open
+// The daemon's HTTP side: an io_context served by N I/O threads, the API router, a listener and a
+// pool of query threads: the I/O threads parse and write, the handlers that query the store run
+// on the pool, so a slow query never stalls another connection (nor /healthz). The number of open
 // connections is capped below the open-files limit, so that clients cannot take the descriptors
 // the store and the workers need.
 #pragma once
@@ -14,6 +15,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include "server/app_context.hpp"
 #include "server/router.hpp"
@@ -46,6 +48,9 @@ struct ServerOptions {
   int io_threads = 2;
   std::chrono::seconds read_timeout{30};
   std::size_t max_connections = kDefaultMaxConnections;  // lowered to fit the open-files limit
+  // Threads that run the handlers which query the store (as many as the store has read
+  // connections: more would only wait for one).
+  int query_threads = 4;
 };
 
 class HttpServer {
@@ -72,6 +77,7 @@ class HttpServer {
   boost::asio::io_context io_;
   std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::shared_ptr<Listener> listener_;
+  std::unique_ptr<boost::asio::thread_pool> queries_;
   std::vector<std::thread> threads_;
   unsigned short port_ = 0;
   std::size_t max_connections_ = 0;

@@ -52,6 +52,7 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   if (!best) best = context.store.fastest_variant(job.id);
   nlohmann::json view = job_to_json(job, progress, best, true);
   if (best && view["best"].is_object()) view["best"]["final"] = final_view(job, best->id);
+  view["pruned"] = pruned_groups_to_json(context.store.pruned_groups(job.id));
   JobStatsInput stats;
   stats.wall_seconds = job.wall_seconds;
   stats.gpu_busy_seconds = job.gpu_busy_seconds;
@@ -104,17 +105,22 @@ ApiResponse list_variants(const ApiRequest& request, AppContext& context) {
       if (!status)
         throw ApiError(HttpStatus::bad_request, "invalid_parameter",
                        "unknown variant status " + quote_client_text(name));
+      if (*status == VariantStatus::pruned)
+        throw ApiError(HttpStatus::bad_request, "invalid_parameter",
+                       "pruned configurations are counted, not listed: see \"pruned\" in GET "
+                       "/v1/jobs/" +
+                           std::to_string(job.id) + " (counts per constraint, with examples)");
       only.insert(*status);
       pos = end + 1;
     }
   }
   query.statuses.assign(only.begin(), only.end());
   // The filters run in SQL, so every page is full; the totals come from the per-status counts
-  // (an index-only count), not from reading the rows.
+  // the store keeps, not from reading the rows. Pruned configurations have no rows: skipped.
   auto kept = [&](VariantStatus status) {
-    const bool pruned =
-        status == VariantStatus::pruned || status == VariantStatus::unsupported_arch;
-    return !(query.gated_only && pruned) && (only.empty() || only.count(status));
+    if (status == VariantStatus::pruned) return false;
+    const bool ungated = status == VariantStatus::unsupported_arch;
+    return !(query.gated_only && ungated) && (only.empty() || only.count(status));
   };
   std::int64_t total = 0;
   std::int64_t skipped = 0;

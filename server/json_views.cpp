@@ -154,6 +154,19 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
   return j;
 }
 
+nlohmann::json pruned_groups_to_json(const std::vector<PrunedGroup>& groups) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PrunedGroup& group : groups) {
+    nlohmann::json examples = nlohmann::json::array();
+    for (const Config& config : group.examples) examples.push_back(to_json(config));
+    out.push_back({{"template", group.template_name},
+                   {"reason", group.reason},
+                   {"count", group.count},
+                   {"examples", examples}});
+  }
+  return out;
+}
+
 nlohmann::json best_to_json(const BestEntry& best) {
   const JobRecord& job = best.job;
   const VariantRecord& v = best.variant;

@@ -17,6 +17,8 @@ nlohmann::json variant_to_json(const VariantRecord& variant, bool with_log = fal
 // A job; progress and best are added when given (best: null while nothing is measured).
 nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress>& progress = {},
                            const std::optional<VariantRecord>& best = {}, bool with_best = false);
+// A job's pruned configurations: [{template, reason, count, examples: [config...]}].
+nlohmann::json pruned_groups_to_json(const std::vector<PrunedGroup>& groups);
 // GET /v1/best: the winning config with its figures and where it came from.
 nlohmann::json best_to_json(const BestEntry& best);
 // One variant's figures from the job's final comparison (interleaved median, speedup over the

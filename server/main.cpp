@@ -38,6 +38,7 @@ struct DaemonOptions {
   std::filesystem::path work_dir;  // default: <db>.work next to the db
   int compile_threads = 0;
   int io_threads = 2;
+  int query_threads = kt::kDefaultReadConnections;
   std::size_t max_connections = kt::kDefaultMaxConnections;
   bool allow_empty = false;          // serve even when no kernel family loads
   std::filesystem::path token_file;  // empty: no token required
@@ -166,7 +167,7 @@ int run_daemon(const DaemonOptions& options) {
   require_writable_database(options.db);
   std::unique_ptr<kt::Store> opened;
   try {
-    opened = std::make_unique<kt::Store>(options.db);
+    opened = std::make_unique<kt::Store>(options.db, options.query_threads);
   } catch (const std::exception& error) {
     throw StartupError(error.what());  // it names the path and the reason
   }
@@ -193,6 +194,7 @@ int run_daemon(const DaemonOptions& options) {
   kt::ServerOptions server_options;
   server_options.listen = address;
   server_options.io_threads = options.io_threads;
+  server_options.query_threads = options.query_threads;
   server_options.max_connections = options.max_connections;
   kt::HttpServer server(context, server_options);
   server.start();
@@ -224,6 +226,10 @@ int main(int argc, char** argv) {
   app.add_option("--compile-threads", options.compile_threads, "NVRTC threads (0: one per core)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--query-threads", options.query_threads,
+                 "threads (and read-only store connections) that answer API queries")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--max-connections", options.max_connections,

@@ -54,8 +54,22 @@ std::optional<std::string> ApiRequest::query_param(const std::string& name) cons
   return it->second;
 }
 
-void Router::add(http::verb method, const std::string& pattern, Handler handler) {
-  routes_.push_back(Route{method, pattern, split_pattern(pattern), std::move(handler)});
+void Router::add(http::verb method, const std::string& pattern, Handler handler, RunOn run_on) {
+  routes_.push_back(Route{method, pattern, split_pattern(pattern), std::move(handler), run_on});
+}
+
+bool Router::runs_on_io_thread(const HttpRequest& request) const {
+  const std::string target(request.target());  // the url_view points into it
+  auto parsed = boost::urls::parse_origin_form(target);
+  if (!parsed) return true;
+  std::vector<std::string> segments;
+  for (const auto& segment : parsed->segments()) segments.push_back(segment);
+  for (const Route& candidate : routes_) {
+    std::map<std::string, std::string> captured;
+    if (match(candidate, segments, captured) && serves(candidate.method, request.method()))
+      return candidate.run_on == RunOn::io_thread;
+  }
+  return true;
 }
 
 bool Router::match(const Route& route, const std::vector<std::string>& segments,

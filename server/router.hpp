@@ -34,11 +34,19 @@ struct ApiRequest {
 
 using Handler = std::function<ApiResponse(const ApiRequest&, AppContext&)>;
 
+// Where a handler runs: on the I/O thread when it touches neither the store nor anything else
+// that can wait (/healthz), else on the query pool, so an I/O thread never waits on a query.
+enum class RunOn { query_pool, io_thread };
+
 class Router {
  public:
-  void add(boost::beast::http::verb method, const std::string& pattern, Handler handler);
+  void add(boost::beast::http::verb method, const std::string& pattern, Handler handler,
+           RunOn run_on = RunOn::query_pool);
   // Never throws: every failure becomes a JSON error response.
   ApiResponse dispatch(const HttpRequest& request, AppContext& context) const;
+  // True for a route added with RunOn::io_thread, and for requests answered without a handler
+  // (a malformed target, no such path or method).
+  bool runs_on_io_thread(const HttpRequest& request) const;
 
  private:
   struct Route {
@@ -46,6 +54,7 @@ class Router {
     std::string pattern;
     std::vector<std::string> segments;
     Handler handler;
+    RunOn run_on;
   };
   static bool match(const Route& route, const std::vector<std::string>& segments,
                     std::map<std::string, std::string>& captured);

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -87,9 +88,23 @@ void Session::on_read(beast::error_code ec, std::size_t) {
                       : "HTTP/1.1 request with more than one Host header");
   const auto started = std::chrono::steady_clock::now();
   // Before routing: without the token a client learns nothing, not even which paths exist.
-  std::optional<ApiResponse> denied = check_access(request, settings_.context->access);
-  ApiResponse api =
-      denied ? std::move(*denied) : settings_.router->dispatch(request, *settings_.context);
+  if (std::optional<ApiResponse> denied = check_access(request, settings_.context->access))
+    return answer(std::move(*denied), started);
+  if (settings_.queries == nullptr || settings_.router->runs_on_io_thread(request))
+    return answer(settings_.router->dispatch(request, *settings_.context), started);
+  // The parser (and the request in it) stays put until the answer is sent: nothing reads the
+  // connection meanwhile.
+  boost::asio::post(*settings_.queries, [self = shared_from_this(), started] {
+    ApiResponse api =
+        self->settings_.router->dispatch(self->parser_->get(), *self->settings_.context);
+    boost::asio::post(
+        self->stream_.get_executor(),
+        [self, api = std::move(api), started]() mutable { self->answer(std::move(api), started); });
+  });
+}
+
+void Session::answer(ApiResponse api, std::chrono::steady_clock::time_point started) {
+  const HttpRequest& request = parser_->get();
   const auto elapsed =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
   spdlog::debug("{} {} -> {} ({:.1f} ms)", std::string(request.method_string()),

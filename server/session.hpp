@@ -14,6 +14,7 @@
 #include <string>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
@@ -34,6 +35,8 @@ struct SessionSettings {
   const Router* router = nullptr;
   AppContext* context = nullptr;
   std::chrono::seconds read_timeout{30};
+  // Runs the handlers of RunOn::query_pool routes; null runs every handler on the I/O thread.
+  boost::asio::thread_pool* queries = nullptr;
 };
 
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
@@ -51,6 +54,8 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void do_read();
   void on_read(boost::beast::error_code ec, std::size_t bytes);
+  // Logs the answer to the request just read and sends it (on the connection's strand).
+  void answer(ApiResponse api, std::chrono::steady_clock::time_point started);
   void send_response(HttpResponse response);
   // Refuse the request just read (or not read to its end) and close once the answer is sent.
   void refuse(HttpStatus status, const std::string& code, const std::string& message);

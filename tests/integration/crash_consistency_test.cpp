@@ -43,7 +43,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kKillRounds = 20;
 constexpr int kMinRoundsLandedMidJob = 15;
-// Of the 10 rounds aimed at compiles: 4-9 landed so here; a loaded 2-core CI machine compiles slower.
+// Of the 10 rounds aimed at compiles: 4-9 landed so here; a loaded 2-core CI machine compiles
+// slower.
 constexpr int kMinRoundsLandedWhileCompiling = 3;
 constexpr std::int64_t kBudget = 24;
 constexpr const char* kArch = "sm_90a";
@@ -126,6 +127,7 @@ using VariantKey = std::pair<std::string, std::string>;
 struct ReferencePlan {
   std::set<VariantKey> gated;
   std::set<VariantKey> not_gated;
+  std::int64_t pruned = 0;  // configurations counted, not stored
 };
 
 ReferencePlan reference_plan(const Family& family, std::int64_t job_id, const Shape& shape) {
@@ -142,10 +144,12 @@ ReferencePlan reference_plan(const Family& family, std::int64_t job_id, const Sh
   target.mode = JobMode::compile;
   target.arch = kArch;
   ReferencePlan plan;
-  for (const VariantRecord& row : plan_job(family, job, resolve_target(target, {}).limits)) {
+  const JobPlan fresh = plan_job(family, job, resolve_target(target, {}).limits);
+  for (const VariantRecord& row : fresh.rows) {
     auto& bucket = row.status == VariantStatus::pending ? plan.gated : plan.not_gated;
     bucket.insert({row.template_name, row.config_key});
   }
+  for (const PrunedGroup& group : fresh.pruned) plan.pruned += group.count;
   return plan;
 }
 
@@ -290,6 +294,21 @@ TEST(CrashConsistency, TwentyKillNineRoundsDuringCompileJobsLoseAndRepeatNothing
                     << not_final.getColumn(2).getInt64() << " variant(s) left "
                     << not_final.getColumn(1).getString();
 
+    // The per-job counts the triggers keep agree with the rows, both ways.
+    SQLite::Statement miscounted(
+        sql,
+        "SELECT c.job_id, c.status, c.count, COUNT(v.id) FROM job_counts c LEFT JOIN variants v"
+        " ON v.job_id = c.job_id AND v.status = c.status GROUP BY c.job_id, c.status"
+        " HAVING c.count <> COUNT(v.id)"
+        " UNION ALL SELECT v.job_id, v.status, 0, COUNT(*) FROM variants v WHERE NOT EXISTS"
+        " (SELECT 1 FROM job_counts c WHERE c.job_id = v.job_id AND c.status = v.status)"
+        " GROUP BY v.job_id, v.status");
+    while (miscounted.executeStep())
+      ADD_FAILURE() << "job " << miscounted.getColumn(0).getInt64() << ": "
+                    << miscounted.getColumn(1).getString() << " counted "
+                    << miscounted.getColumn(2).getInt64() << ", stored "
+                    << miscounted.getColumn(3).getInt64();
+
     SQLite::Statement lost_cubins(sql,
                                   "SELECT COUNT(*) FROM variants v WHERE v.status = 'compiled' "
                                   "AND NOT EXISTS (SELECT 1 FROM kernels k WHERE k.key = "
@@ -318,7 +337,11 @@ TEST(CrashConsistency, TwentyKillNineRoundsDuringCompileJobsLoseAndRepeatNothing
       EXPECT_EQ(gated, plan.gated) << "job " << id << ": gated variants differ from its plan";
       std::size_t strays = 0;
       for (const VariantKey& key : not_gated) strays += plan.not_gated.count(key) == 0 ? 1 : 0;
-      EXPECT_EQ(strays, 0u) << "job " << id << ": pruned rows the plan does not hold";
+      EXPECT_EQ(strays, 0u) << "job " << id << ": rows the plan does not hold";
+      SQLite::Statement pruned(sql, "SELECT SUM(count) FROM pruned_configs WHERE job_id = ?");
+      pruned.bind(1, id);
+      ASSERT_TRUE(pruned.executeStep());
+      EXPECT_EQ(pruned.getColumn(0).getInt64(), plan.pruned) << "job " << id << ": pruned count";
       EXPECT_EQ(totals_seen[id].size(), 1u)
           << "job " << id << ": progress.total changed across restarts";
     }

@@ -440,16 +440,16 @@ TEST_F(HandlersTest, VariantListsArePagedWithACursor) {
   const auto job = create_compile_job();
   std::vector<VariantRecord> plan;
   for (int bm = 1; bm <= 250; ++bm)
-    plan.push_back(bm % 5 == 0 ? test::planned(bm, VariantStatus::pruned, "too big")
+    plan.push_back(bm % 5 == 0 ? test::planned(bm, VariantStatus::unsupported_arch, "sm_100a")
                                : test::planned(bm));
-  store_.plan_variants(job, plan);
+  store_.plan_variants(job, plan, {{"gemm_mma", "constraint failed: BM <= 256", 7000, {}}});
   const std::string base = "/v1/jobs/" + std::to_string(job) + "/variants";
 
   const auto first = call(http::verb::get, base).json();
   EXPECT_EQ(first["variants"].size(), 100u);
   EXPECT_EQ(first["count"], 100);
   EXPECT_EQ(first["total"], 250);
-  EXPECT_EQ(first["skipped"], 0);
+  EXPECT_EQ(first["skipped"], 7000) << "pruned configurations have no rows to list";
   ASSERT_TRUE(first["next"].is_string());
 
   std::vector<std::int64_t> ids;
@@ -467,27 +467,38 @@ TEST_F(HandlersTest, VariantListsArePagedWithACursor) {
   ASSERT_EQ(ids.size(), 250u);
   for (std::size_t i = 1; i < ids.size(); ++i) EXPECT_LT(ids[i - 1], ids[i]);
 
-  // Filters and paging together: 50 pruned, in pages of 20; skipped counts the whole job.
-  std::size_t pruned = 0;
+  // Filters and paging together: 50 unsupported, in pages of 20; skipped counts the whole job.
+  std::size_t unsupported = 0;
   next = nullptr;
   pages = 0;
   do {
     const auto page =
-        call(http::verb::get, base + "?status=pruned&limit=20" +
+        call(http::verb::get, base + "?status=unsupported_arch&limit=20" +
                                   (next.is_string() ? "&cursor=" + next.get<std::string>() : ""))
             .json();
     EXPECT_EQ(page["total"], 50);
-    EXPECT_EQ(page["skipped"], 200);
+    EXPECT_EQ(page["skipped"], 7200);
     for (const auto& v : page["variants"]) {
-      EXPECT_EQ(v["status"], "pruned");
-      ++pruned;
+      EXPECT_EQ(v["status"], "unsupported_arch");
+      ++unsupported;
     }
     next = page["next"];
     ++pages;
   } while (next.is_string() && pages < 10);
-  EXPECT_EQ(pruned, 50u);
+  EXPECT_EQ(unsupported, 50u);
   EXPECT_EQ(pages, 3);
   EXPECT_EQ(call(http::verb::get, base + "?exclude_pruned=1&limit=1000").json()["count"], 200);
+
+  // Pruned configurations are summarised on the job, not listed.
+  const auto pruned = call(http::verb::get, base + "?status=pruned");
+  expect_refused(pruned, HttpStatus::bad_request, "invalid_parameter", job_count());
+  EXPECT_NE(pruned.json()["error"]["message"].get<std::string>().find("counted"),
+            std::string::npos);
+  const auto view = call(http::verb::get, "/v1/jobs/" + std::to_string(job)).json();
+  ASSERT_EQ(view["pruned"].size(), 1u);
+  EXPECT_EQ(view["pruned"][0]["count"], 7000);
+  EXPECT_EQ(view["pruned"][0]["template"], "gemm_mma");
+  EXPECT_EQ(view["progress"]["by_status"]["pruned"], 7000);
 
   const auto too_many = call(http::verb::get, base + "?limit=1001");
   expect_refused(too_many, HttpStatus::bad_request, "invalid_parameter", job_count());

@@ -15,11 +15,12 @@ using namespace kt::test;
 
 class VariantPageStoreTest : public StoreFixture {
  protected:
-  // 250 variants; every third (BM divisible by 3) pruned, the rest pending.
+  // 250 variants; every third (BM divisible by 3) unsupported, the rest pending.
   std::vector<VariantRecord> plan_250(Store& store, std::int64_t job_id) {
     std::vector<VariantRecord> plan;
     for (int bm = 1; bm <= 250; ++bm)
-      plan.push_back(bm % 3 == 0 ? planned(bm, VariantStatus::pruned, "too big") : planned(bm));
+      plan.push_back(bm % 3 == 0 ? planned(bm, VariantStatus::unsupported_arch, "sm_100a")
+                                 : planned(bm));
     return store.plan_variants(job_id, plan);
   }
 
@@ -69,21 +70,23 @@ TEST_F(VariantPageStoreTest, StatusFilterAndGatedOnlyPageOverMatchingRowsOnly) {
   Store store(db_path());
   const auto job = store.create_job(tune_job());
   plan_250(store, job);
-  VariantPageQuery pruned_only;
-  pruned_only.statuses = {VariantStatus::pruned};
-  pruned_only.limit = 30;
+  VariantPageQuery unsupported_only;
+  unsupported_only.statuses = {VariantStatus::unsupported_arch};
+  unsupported_only.limit = 30;
   std::vector<std::size_t> sizes;
-  const auto pruned_ids = all_pages(store, job, pruned_only, &sizes);
-  EXPECT_EQ(pruned_ids.size(), 83u);  // 3, 6, ..., 249
+  const auto unsupported_ids = all_pages(store, job, unsupported_only, &sizes);
+  EXPECT_EQ(unsupported_ids.size(), 83u);  // 3, 6, ..., 249
   EXPECT_EQ(sizes, (std::vector<std::size_t>{30, 30, 23}));
-  for (std::size_t i = 1; i < pruned_ids.size(); ++i) EXPECT_LT(pruned_ids[i - 1], pruned_ids[i]);
-  for (const auto id : pruned_ids) EXPECT_EQ(store.variant(id)->status, VariantStatus::pruned);
+  for (std::size_t i = 1; i < unsupported_ids.size(); ++i)
+    EXPECT_LT(unsupported_ids[i - 1], unsupported_ids[i]);
+  for (const auto id : unsupported_ids)
+    EXPECT_EQ(store.variant(id)->status, VariantStatus::unsupported_arch);
 
   VariantPageQuery gated;
   gated.gated_only = true;
   const auto gated_ids = all_pages(store, job, gated);
   EXPECT_EQ(gated_ids.size(), 167u);
-  std::set<std::int64_t> overlap(pruned_ids.begin(), pruned_ids.end());
+  std::set<std::int64_t> overlap(unsupported_ids.begin(), unsupported_ids.end());
   for (const auto id : gated_ids) EXPECT_FALSE(overlap.count(id)) << id;
 }
 

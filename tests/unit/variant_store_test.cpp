@@ -18,18 +18,18 @@ class VariantStoreTest : public StoreFixture {};
 TEST_F(VariantStoreTest, ReplanningAResumedJobKeepsFinishedVariantsAndAppendsNewOnes) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
+  const std::vector<PrunedGroup> pruned{
+      {"gemm_mma", "constraint failed: smem <= 232448", 1, {{{"BM", 128}}}}};
   const auto first = store.plan_variants(
-      id, {planned(64), planned(128, VariantStatus::pruned, "smem 300000 > 232448"),
-           planned(256, VariantStatus::unsupported_arch, "needs sm_100a")});
+      id,
+      {planned(64), planned(96), planned(256, VariantStatus::unsupported_arch, "needs sm_100a")},
+      pruned);
   ASSERT_EQ(first.size(), 3u);
   EXPECT_LT(first[0].id, first[1].id);
   EXPECT_LT(first[1].id, first[2].id);
   EXPECT_EQ(first[0].status, VariantStatus::pending);
   EXPECT_EQ(first[0].config.at("BM"), 64);
   EXPECT_EQ(first[0].config_key, "BM=64,BN=128,STAGES=3");
-  EXPECT_EQ(first[1].status, VariantStatus::pruned);
-  EXPECT_EQ(first[1].failed_gate, "constraints");
-  EXPECT_EQ(first[1].reason, "smem 300000 > 232448");
   EXPECT_EQ(first[2].status, VariantStatus::unsupported_arch);
 
   store.record_compile(first[0].id, compiled(128, 1024), 256, 4096);
@@ -37,8 +37,10 @@ TEST_F(VariantStoreTest, ReplanningAResumedJobKeepsFinishedVariantsAndAppendsNew
 
   // The restarted daemon plans the same space again (pending, as the planner sees it) plus one.
   const auto second = store.plan_variants(
-      id, {planned(64), planned(128, VariantStatus::pruned, "smem 300000 > 232448"),
-           planned(256, VariantStatus::unsupported_arch, "needs sm_100a"), planned(32)});
+      id,
+      {planned(64), planned(96), planned(256, VariantStatus::unsupported_arch, "needs sm_100a"),
+       planned(32)},
+      pruned);
   ASSERT_EQ(second.size(), 4u);
   EXPECT_EQ(ids_of(second).front(), first[0].id);
   EXPECT_EQ(second[0].status, VariantStatus::measured);
@@ -49,12 +51,71 @@ TEST_F(VariantStoreTest, ReplanningAResumedJobKeepsFinishedVariantsAndAppendsNew
   EXPECT_EQ(store.variants(id).size(), 4u);
 
   const JobProgress progress = store.progress(id);
-  EXPECT_EQ(progress.total, 4);
+  // The re-planned pruned count replaces the first one: still 1, not 2.
+  EXPECT_EQ(progress.total, 5);
   EXPECT_EQ(progress.finished, 3);
-  EXPECT_EQ(progress.by_status.at("pending"), 1);
+  EXPECT_EQ(progress.by_status.at("pending"), 2);
   EXPECT_EQ(progress.by_status.at("measured"), 1);
   EXPECT_EQ(progress.by_status.at("pruned"), 1);
   EXPECT_EQ(progress.by_status.at("unsupported_arch"), 1);
+  const auto groups = store.pruned_groups(id);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].count, 1);
+  EXPECT_EQ(groups[0].reason, "constraint failed: smem <= 232448");
+  ASSERT_EQ(groups[0].examples.size(), 1u);
+  EXPECT_EQ(groups[0].examples[0].at("BM"), 128);
+}
+
+TEST_F(VariantStoreTest, PrunedConfigsAreCountsNotRows) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  EXPECT_THROW(store.plan_variants(id, {planned(64, VariantStatus::pruned, "too big")}),
+               std::invalid_argument);
+  // A 68,000-configuration space pruned to a few hundred: the store holds a row per survivor
+  // and one per (template, constraint).
+  std::vector<PrunedGroup> groups;
+  for (int c = 0; c < 5; ++c) {
+    PrunedGroup group{"gemm_mma", "constraint failed: c" + std::to_string(c), 13500, {}};
+    for (std::int64_t bm = 1; bm <= 5; ++bm) group.examples.push_back({{"BM", bm}});
+    groups.push_back(group);
+  }
+  std::vector<VariantRecord> survivors;
+  for (int bm = 1; bm <= 500; ++bm) survivors.push_back(planned(bm));
+  store.plan_variants(id, survivors, groups);
+  const JobProgress progress = store.progress(id);
+  EXPECT_EQ(progress.by_status.at("pruned"), 5 * 13500);
+  EXPECT_EQ(progress.total, 5 * 13500 + 500);
+  const auto stored = store.pruned_groups(id);
+  ASSERT_EQ(stored.size(), 5u);
+  EXPECT_EQ(stored[0].examples.size(), kPrunedExamples) << "examples beyond the first few dropped";
+  SQLite::Database sql(db_path().string(), SQLite::OPEN_READONLY);
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM variants").getInt(), 500);
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pruned_configs").getInt(), 5);
+}
+
+TEST_F(VariantStoreTest, CountsByStatusFollowEveryChangeOfAVariant) {
+  Store store(db_path());
+  const auto id = store.create_job(tune_job());
+  const auto rows = store.plan_variants(id, {planned(64), planned(128), planned(256)});
+  store.record_outcome(rows[0].id, measured(20, 0.001));
+  store.record_outcome(rows[1].id, measured(10, 0.001));
+  store.record_outcome(rows[1].id, measured(30, 0.001));  // re-recorded: counted once
+  VariantOutcome failed;
+  failed.status = VariantStatus::compile_error;
+  store.record_outcome(rows[2].id, failed);
+  JobProgress progress = store.progress(id);
+  EXPECT_EQ(progress.by_status.at("measured"), 2);
+  EXPECT_EQ(progress.by_status.at("compile_error"), 1);
+  EXPECT_EQ(progress.by_status.count("pending"), 0u) << "a status that drops to 0 is not listed";
+  EXPECT_EQ(progress.total, 3);
+  EXPECT_EQ(progress.finished, 3);
+  // The fastest is kept on the job row and follows a re-recorded time.
+  EXPECT_EQ(store.fastest_variant(id)->id, rows[0].id);
+  // Another job's counts are its own.
+  const auto other = store.create_job(tune_job());
+  store.plan_variants(other, {planned(64)});
+  EXPECT_EQ(store.progress(other).total, 1);
+  EXPECT_EQ(store.progress(id).total, 3);
 }
 
 TEST_F(VariantStoreTest, PlanningForAnUnknownJobThrowsAndInsertsNothing) {
@@ -141,14 +202,14 @@ TEST_F(VariantStoreTest, GatedOnlyListingAndFastestVariantSkipWhatNeverRan) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto rows = store.plan_variants(
-      id, {planned(64), planned(128), planned(256, VariantStatus::pruned, "constraint failed: x")});
+      id, {planned(64), planned(128), planned(256, VariantStatus::unsupported_arch, "sm_100a")});
   EXPECT_FALSE(store.fastest_variant(id));
   store.record_outcome(rows[0].id, measured(20, 0.001));
   store.record_outcome(rows[1].id, measured(12, 0.003));
   EXPECT_EQ(store.variants(id).size(), 3u);
   const auto gated = store.variants(id, /*gated_only=*/true);
   ASSERT_EQ(gated.size(), 2u);
-  for (const auto& v : gated) EXPECT_NE(v.status, VariantStatus::pruned);
+  for (const auto& v : gated) EXPECT_NE(v.status, VariantStatus::unsupported_arch);
   const auto fastest = store.fastest_variant(id);
   ASSERT_TRUE(fastest);
   EXPECT_EQ(fastest->id, rows[1].id);
