@@ -1,8 +1,8 @@
 #include "bench/daemon_process.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,8 +16,6 @@
 
 #include "bench/output_files.hpp"
 #include "client/kerntune_client.hpp"
-
-extern char** environ;
 
 namespace kt::bench {
 namespace {
@@ -39,26 +37,41 @@ unsigned short free_loopback_port() {
 DaemonProcess::DaemonProcess(const std::filesystem::path& exe, const std::filesystem::path& db,
                              const std::filesystem::path& log,
                              const std::vector<std::string>& extra_args)
-    : port_(free_loopback_port()), log_(log) {
+    : DaemonProcess(exe, db, log, DaemonOptions{extra_args, "", std::nullopt, std::nullopt}) {}
+
+DaemonProcess::DaemonProcess(const std::filesystem::path& exe, const std::filesystem::path& db,
+                             const std::filesystem::path& log, const DaemonOptions& options)
+    : port_(options.listen.empty() ? free_loopback_port() : 0), log_(log) {
   if (log.has_parent_path()) std::filesystem::create_directories(log.parent_path());
-  std::vector<std::string> args = {exe.string(), "--listen", "127.0.0.1:" + std::to_string(port_),
-                                   "--db", db.string()};
-  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  const std::string listen =
+      options.listen.empty() ? "127.0.0.1:" + std::to_string(port_) : options.listen;
+  std::vector<std::string> args = {exe.string(), "--listen", listen, "--db", db.string()};
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  const std::string log_text = log.string();
+  const auto limit = options.open_files_limit;
+  const auto user = options.run_as;
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  const int error = posix_spawn(&pid_, exe.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
-    pid_ = -1;
-    throw std::system_error(error, std::generic_category(), "cannot start " + exe.string());
+  // fork + exec rather than posix_spawn: the limit and the user are set in the child alone.
+  pid_ = fork();
+  if (pid_ < 0) throw std::system_error(errno, std::generic_category(), "cannot fork");
+  if (pid_ == 0) {  // only async-signal-safe calls until exec
+    if (limit) {
+      const rlimit open_files{*limit, *limit};
+      if (setrlimit(RLIMIT_NOFILE, &open_files) != 0) _exit(126);
+    }
+    const int null_in = open("/dev/null", O_RDONLY);
+    const int out = open(log_text.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (null_in < 0 || out < 0) _exit(126);
+    dup2(null_in, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    if (user && (setgroups(0, nullptr) != 0 || setgid(*user) != 0 || setuid(*user) != 0))
+      _exit(125);
+    execv(argv[0], argv.data());
+    _exit(127);
   }
 }
 
@@ -68,6 +81,43 @@ DaemonProcess::~DaemonProcess() {
 
 std::string DaemonProcess::url() const {
   return "http://127.0.0.1:" + std::to_string(port_);
+}
+
+bool DaemonProcess::healthy_within(std::chrono::seconds limit) {
+  try {
+    wait_healthy(limit);
+    return true;
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+
+std::optional<int> DaemonProcess::exit_code_within(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (pid_ > 0) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+      return -1;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::nullopt;
+}
+
+int DaemonProcess::signal_and_wait(int signal) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, signal);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
 }
 
 bool DaemonProcess::alive() {
@@ -145,6 +195,14 @@ std::string DaemonProcess::log_tail(std::size_t max_bytes) const {
     return text.size() > max_bytes ? text.substr(text.size() - max_bytes) : text;
   } catch (const std::exception&) {
     return "(no log)";
+  }
+}
+
+std::string DaemonProcess::log() const {
+  try {
+    return read_text_file(log_);
+  } catch (const std::exception&) {
+    return "";
   }
 }
 

@@ -3,123 +3,30 @@
 // that a restarted daemon still knows the jobs of the previous one.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <fcntl.h>
-
-#include <cstring>
-#include <fstream>
 #include <regex>
-#include <sstream>
-#include <thread>
 
-#include <boost/asio/ip/tcp.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/daemon_process.hpp"
 #include "client/kerntune_client.hpp"
 #include "db/store.hpp"
+#include "support/child_process.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
-
-extern char** environ;
 
 namespace kt {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-unsigned short free_port() {
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
-}
-
-// Starts a program with stdout and stderr sent to files; returns its pid.
-pid_t spawn(const std::vector<std::string>& argv, const std::filesystem::path& out,
-            const std::filesystem::path& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> args;
-  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
-  return pid;
-}
-
-// Exit code, or 128 + signal for a killed process.
-int wait_exit(pid_t pid) {
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
-class Daemon {
+// kerntuned on a free loopback port, its log in dir/kerntuned-<tag>.log.
+class Daemon : public bench::DaemonProcess {
  public:
   Daemon(const std::filesystem::path& dir, const std::filesystem::path& db, const std::string& tag)
-      : port_(free_port()), log_(dir / ("kerntuned-" + tag + ".log")) {
-    pid_ = spawn({(test::binary_dir() / "kerntuned").string(), "--listen",
-                  "127.0.0.1:" + std::to_string(port_), "--db", db.string(), "--families",
-                  (test::source_dir() / "kernel_templates").string(), "--compile-threads", "2"},
-                 log_, log_.string() + ".err");
-  }
-  ~Daemon() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      wait_exit(pid_);
-    }
-  }
-
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::string log() const { return read_file(log_) + read_file(log_.string() + ".err"); }
-
-  // True once /healthz answers; false if the daemon exited or the time ran out.
-  bool wait_healthy(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      try {
-        if (Client(url(), 2s).health()["status"] == "ok") return true;
-      } catch (const ClientError&) {
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  }
-
-  // Sends the signal and returns the exit code (128 + signal if it did not handle it).
-  int stop(int signal) {
-    kill(pid_, signal);
-    const int code = wait_exit(pid_);
-    pid_ = -1;
-    return code;
-  }
-
- private:
-  unsigned short port_;
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
+      : DaemonProcess(test::binary_dir() / "kerntuned", db, dir / ("kerntuned-" + tag + ".log"),
+                      {"--families", (test::source_dir() / "kernel_templates").string(),
+                       "--compile-threads", "2"}) {}
 };
 
 struct CliRun {
@@ -134,9 +41,9 @@ class CliTest : public ::testing::Test {
     const auto out = dir_.path() / "cli.out";
     const auto err = dir_.path() / "cli.err";
     CliRun run;
-    run.exit_code = wait_exit(spawn(args, out, err));
-    run.out = read_file(out);
-    run.err = read_file(err);
+    run.exit_code = test::wait_exit(test::spawn(args, out, err), 120s).value_or(-1);
+    run.out = test::read_text(out);
+    run.err = test::read_text(err);
     return run;
   }
 
@@ -163,7 +70,7 @@ TEST_F(CliTest, ShowListsEveryVariantOfAJobLargerThanAPage) {
     store.set_job_status(job_id, JobStatus::done);  // finished: the daemon does not resume it
   }
   Daemon daemon(dir_.path(), db_, "paged");
-  ASSERT_TRUE(daemon.wait_healthy(30s)) << daemon.log();
+  ASSERT_TRUE(daemon.healthy_within(30s)) << daemon.log();
 
   const auto one_page = Client(daemon.url()).variants_page(job_id, false, false, "");
   EXPECT_EQ(one_page["variants"].size(), 100u);
@@ -188,7 +95,7 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
   std::string job_id;
   {
     Daemon daemon(dir_.path(), db_, "first");
-    ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+    ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
     const std::string server = daemon.url();
 
     const CliRun families = kerntune(server, {"families"});
@@ -246,11 +153,11 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
     EXPECT_NE(bad_shape.exit_code, 0);
     EXPECT_TRUE(contains(bad_shape.err, "integer"));
 
-    EXPECT_EQ(daemon.stop(SIGTERM), 0) << daemon.log();  // a clean stop
+    EXPECT_EQ(daemon.signal_and_wait(SIGTERM), 0) << daemon.log();  // a clean stop
   }
   {
     Daemon daemon(dir_.path(), db_, "second");
-    ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+    ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
     const CliRun history = kerntune(daemon.url(), {"history"});
     EXPECT_EQ(history.exit_code, 0) << history.err;
     EXPECT_TRUE(contains(history.out, "done"));
@@ -259,7 +166,7 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
     EXPECT_EQ(show.exit_code, 0) << show.err;
 
     const std::string url = daemon.url();
-    daemon.stop(SIGKILL);
+    daemon.signal_and_wait(SIGKILL);
     const CliRun gone = kerntune(url, {"history"});
     EXPECT_EQ(gone.exit_code, 3);
     EXPECT_TRUE(contains(gone.err, "cannot reach kerntuned at " + url));

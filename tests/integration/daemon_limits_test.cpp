@@ -6,7 +6,6 @@
 // daemon sends.
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -23,15 +22,12 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-
+#include "bench/daemon_process.hpp"
 #include "db/store.hpp"
 #include "support/test_paths.hpp"
 
@@ -42,13 +38,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::size_t count_lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
@@ -56,12 +45,6 @@ std::size_t count_lines(const std::string& text) {
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "'" << part << "' not in:\n" << text;
-}
-
-unsigned short free_port() {
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
 }
 
 // An open TCP connection to 127.0.0.1, closed with the object.
@@ -131,95 +114,34 @@ HttpAnswer http_get(unsigned short port, const std::string& path,
   return answer;
 }
 
-// kerntuned as a child: its stdout and stderr in files, optionally under a low open-files limit
-// (set between fork and exec, so that only the daemon has it). Killed and reaped with the object.
-class Kerntuned {
+// kerntuned as a child, its output in dir/<tag>.log, optionally under a low open-files limit or
+// as another user (both set in the child alone). Stopped and reaped with the object.
+class Kerntuned : public bench::DaemonProcess {
  public:
-  // run_as: a user id to drop to before exec (tests run as root can then see permission bits).
-  Kerntuned(const fs::path& dir, const std::string& tag, std::vector<std::string> args,
-            std::optional<rlim_t> open_files_limit = std::nullopt,
+  Kerntuned(const fs::path& dir, const std::string& tag, const fs::path& db,
+            std::vector<std::string> args, std::optional<rlim_t> open_files_limit = std::nullopt,
             std::optional<uid_t> run_as = std::nullopt)
-      : port_(free_port()), out_(dir / (tag + ".out")), err_(dir / (tag + ".err")) {
-    args.insert(args.begin(), {(test::binary_dir() / "kerntuned").string(), "--listen",
-                               "127.0.0.1:" + std::to_string(port_), "--compile-threads", "2"});
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const std::string out = out_.string();
-    const std::string err = err_.string();
-    pid_ = fork();
-    if (pid_ == 0) {  // only async-signal-safe calls until exec
-      if (open_files_limit) {
-        const rlimit limit{*open_files_limit, *open_files_limit};
-        if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(126);
-      }
-      const int null_in = open("/dev/null", O_RDONLY);
-      const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (null_in < 0 || out_fd < 0 || err_fd < 0) _exit(126);
-      dup2(null_in, STDIN_FILENO);
-      dup2(out_fd, STDOUT_FILENO);
-      dup2(err_fd, STDERR_FILENO);
-      if (run_as && (setgroups(0, nullptr) != 0 || setgid(*run_as) != 0 || setuid(*run_as) != 0))
-        _exit(125);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-  }
-  ~Kerntuned() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  Kerntuned(const Kerntuned&) = delete;
-  Kerntuned& operator=(const Kerntuned&) = delete;
-
-  unsigned short port() const { return port_; }
-  pid_t pid() const { return pid_; }
-  std::string out() const { return read_text(out_); }
-  std::string err() const { return read_text(err_); }
-  std::string log() const { return out() + err(); }
-
-  // The exit code if the daemon exits (128 + signal if killed) within the limit.
-  std::optional<int> exit_code_within(std::chrono::milliseconds limit) {
-    const auto deadline = Clock::now() + limit;
-    while (pid_ > 0) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        if (WIFEXITED(status)) return WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-        return -1;
-      }
-      if (Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(50ms);
-    }
-    return std::nullopt;
-  }
-
-  // True once /healthz answers 200; false if the daemon exits or the time runs out.
-  bool wait_healthy(std::chrono::seconds limit) {
-    const auto deadline = Clock::now() + limit;
-    while (Clock::now() < deadline) {
-      if (exit_code_within(0ms)) return false;
-      if (http_get(port_, "/healthz", 2000ms).status == 200) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  }
+      : DaemonProcess(test::binary_dir() / "kerntuned", db, dir / (tag + ".log"),
+                      options(std::move(args), open_files_limit, run_as)) {}
 
   // Descriptors the daemon holds now.
   std::size_t open_descriptors() const {
-    const fs::path fds = "/proc/" + std::to_string(pid_) + "/fd";
+    const fs::path fds = "/proc/" + std::to_string(pid()) + "/fd";
     return static_cast<std::size_t>(
         std::distance(fs::directory_iterator(fds), fs::directory_iterator()));
   }
 
  private:
-  unsigned short port_;
-  fs::path out_, err_;
-  pid_t pid_ = -1;
+  static bench::DaemonOptions options(std::vector<std::string> args,
+                                      std::optional<rlim_t> open_files_limit,
+                                      std::optional<uid_t> run_as) {
+    bench::DaemonOptions options;
+    options.extra_args = {"--compile-threads", "2"};
+    options.extra_args.insert(options.extra_args.end(), args.begin(), args.end());
+    options.open_files_limit = open_files_limit;
+    options.run_as = run_as;
+    return options;
+  }
 };
 
 // As root, permission bits bind nobody: the read-only tests then run the daemon as this user
@@ -255,21 +177,21 @@ TEST_F(DaemonLimitsTest, DatabaseWhoseFolderCannotExistIsRefusedNamingThePath) {
   std::ofstream(plain_file) << "not a folder\n";
   const fs::path under_file = plain_file / "kerntune.db";
   {
-    Kerntuned daemon(dir_.path(), "under-file", with_families({"--db", under_file.string()}));
+    Kerntuned daemon(dir_.path(), "under-file", under_file, with_families({}));
     const auto code = daemon.exit_code_within(kStartupCheckLimit);
     ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
     EXPECT_NE(*code, 0);
-    EXPECT_TRUE(contains(daemon.err(), under_file.string()));
-    EXPECT_TRUE(contains(daemon.err(), "is not a folder"));
+    EXPECT_TRUE(contains(daemon.log(), under_file.string()));
+    EXPECT_TRUE(contains(daemon.log(), "is not a folder"));
   }
   {
     const fs::path in_proc = "/proc/kt-test/kerntune.db";
-    Kerntuned daemon(dir_.path(), "in-proc", with_families({"--db", in_proc.string()}));
+    Kerntuned daemon(dir_.path(), "in-proc", in_proc, with_families({}));
     const auto code = daemon.exit_code_within(kStartupCheckLimit);
     ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
     EXPECT_NE(*code, 0);
-    EXPECT_TRUE(contains(daemon.err(), in_proc.string()));
-    EXPECT_TRUE(contains(daemon.err(), "does not exist"));
+    EXPECT_TRUE(contains(daemon.log(), in_proc.string()));
+    EXPECT_TRUE(contains(daemon.log(), "does not exist"));
   }
 }
 
@@ -292,13 +214,12 @@ TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFileIsRefusedNamingThePathAndTheFix) {
       EXPECT_TRUE(contains(error.what(), db.string()));
     }
   }
-  Kerntuned daemon(dir_.path(), "read-only-file", with_families({"--db", db.string()}),
-                   std::nullopt, run_as);
+  Kerntuned daemon(dir_.path(), "read-only-file", db, with_families({}), std::nullopt, run_as);
   const auto code = daemon.exit_code_within(kStartupCheckLimit);
   ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
   EXPECT_NE(*code, 0);
-  EXPECT_TRUE(contains(daemon.err(), db.string())) << daemon.err();
-  EXPECT_TRUE(contains(daemon.err(), "chmod u+w")) << daemon.err();
+  EXPECT_TRUE(contains(daemon.log(), db.string())) << daemon.log();
+  EXPECT_TRUE(contains(daemon.log(), "chmod u+w")) << daemon.log();
 }
 
 TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFolderIsRefusedNamingTheFolder) {
@@ -311,31 +232,30 @@ TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFolderIsRefusedNamingTheFolder) {
   if (run_as) {
     ASSERT_EQ(chown(folder.c_str(), *run_as, *run_as), 0);
   }
-  Kerntuned daemon(dir_.path(), "read-only-folder",
-                   with_families({"--db", (folder / "kerntune.db").string()}), std::nullopt,
-                   run_as);
+  Kerntuned daemon(dir_.path(), "read-only-folder", (folder / "kerntune.db"), with_families({}),
+                   std::nullopt, run_as);
   const auto code = daemon.exit_code_within(kStartupCheckLimit);
   fs::permissions(folder, fs::perms::owner_all);  // so that the temp folder can be removed
   ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
   EXPECT_NE(*code, 0);
-  EXPECT_TRUE(contains(daemon.err(), folder.string() + " is not writable"));
+  EXPECT_TRUE(contains(daemon.log(), folder.string() + " is not writable"));
 }
 
 TEST_F(DaemonLimitsTest, EmptyFamiliesFolderIsRefusedUnlessAllowEmpty) {
   const fs::path empty = dir_.path() / "no-families";
   fs::create_directory(empty);
   {
-    Kerntuned daemon(dir_.path(), "empty", {"--db", db_.string(), "--families", empty.string()});
+    Kerntuned daemon(dir_.path(), "empty", db_, {"--families", empty.string()});
     const auto code = daemon.exit_code_within(kStartupCheckLimit);
     ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
     EXPECT_NE(*code, 0);
-    EXPECT_TRUE(contains(daemon.err(), "no kernel family in " + empty.string()));
-    EXPECT_TRUE(contains(daemon.err(), "--allow-empty"));
+    EXPECT_TRUE(contains(daemon.log(), "no kernel family in " + empty.string()));
+    EXPECT_TRUE(contains(daemon.log(), "--allow-empty"));
   }
   {
-    Kerntuned daemon(dir_.path(), "allow-empty",
-                     {"--db", db_.string(), "--families", empty.string(), "--allow-empty"});
-    ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+    Kerntuned daemon(dir_.path(), "allow-empty", db_,
+                     {"--families", empty.string(), "--allow-empty"});
+    ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
     EXPECT_TRUE(contains(daemon.log(), "--allow-empty"));  // it says why it serves anyway
   }
 }
@@ -343,10 +263,9 @@ TEST_F(DaemonLimitsTest, EmptyFamiliesFolderIsRefusedUnlessAllowEmpty) {
 TEST_F(DaemonLimitsTest, ConnectionsOverTheCapAreAnswered503AndTheCapFreesOnClose) {
   constexpr std::size_t kCap = 4;
   constexpr std::size_t kOpened = 10;
-  Kerntuned daemon(
-      dir_.path(), "cap",
-      with_families({"--db", db_.string(), "--max-connections", std::to_string(kCap)}));
-  ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+  Kerntuned daemon(dir_.path(), "cap", db_,
+                   with_families({"--max-connections", std::to_string(kCap)}));
+  ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
   std::this_thread::sleep_for(300ms);  // the health check's own connection is released
 
   std::vector<Connection> idle;
@@ -387,8 +306,8 @@ TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
   // How many descriptors an idle daemon holds, so that the limit below leaves it only a few.
   std::size_t idle_descriptors = 0;
   {
-    Kerntuned probe(dir_.path(), "descriptors", with_families({"--db", db_.string()}));
-    ASSERT_TRUE(probe.wait_healthy(120s)) << probe.log();
+    Kerntuned probe(dir_.path(), "descriptors", db_, with_families({}));
+    ASSERT_TRUE(probe.healthy_within(120s)) << probe.log();
     std::this_thread::sleep_for(300ms);
     idle_descriptors = probe.open_descriptors();
   }
@@ -396,8 +315,8 @@ TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
   // 12 to spare: enough to start (the GPU probe's pipes), too few for the one session the cap
   // then allows plus the 503 answers in flight, so accept runs into EMFILE.
   const rlim_t limit = static_cast<rlim_t>(idle_descriptors + 12);
-  Kerntuned daemon(dir_.path(), "emfile", with_families({"--db", db_.string()}), limit);
-  ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+  Kerntuned daemon(dir_.path(), "emfile", db_, with_families({}), limit);
+  ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
   EXPECT_TRUE(contains(daemon.log(), "open-files limit is " + std::to_string(limit)));
 
   std::vector<Connection> flood;
@@ -405,9 +324,9 @@ TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
     flood.emplace_back(daemon.port());  // completes in the kernel's backlog even unaccepted
     ASSERT_TRUE(flood.back().connected()) << i;
   }
-  const std::size_t lines_before = count_lines(daemon.out());
+  const std::size_t lines_before = count_lines(daemon.log());
   std::this_thread::sleep_for(2s);
-  const std::string during = daemon.out();
+  const std::string during = daemon.log();
   EXPECT_TRUE(contains(during, "accept failed"));  // the limit was really reached
   EXPECT_LT(count_lines(during) - lines_before, 50u) << during;
   EXPECT_LT(during.size(), 64u * 1024u);
@@ -422,7 +341,7 @@ TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(after.status, 200) << after.text << daemon.log();
-  EXPECT_LT(count_lines(daemon.out()), lines_before + 60) << daemon.out();
+  EXPECT_LT(count_lines(daemon.log()), lines_before + 60) << daemon.log();
 }
 
 }  // namespace
