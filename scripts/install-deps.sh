@@ -27,6 +27,7 @@ base_packages=(
   libgtest-dev                      # tests
   libssl-dev                        # SHA-256 for the content-addressed compile cache
   python3                           # scripts/gen_wgmma_ops.py and the test that checks its output
+  clang libclang-rt-dev             # libFuzzer + ASan/UBSan runtimes: the test command's fuzz build
 )
 
 missing=()

@@ -1,9 +1,105 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds, runs every test suite. GPU tests skip
-# themselves on a machine without an NVIDIA driver and GPU.
+# The test command: installs dependencies, builds, runs every test suite, then builds the
+# libFuzzer targets with clang + AddressSanitizer + UndefinedBehaviorSanitizer (build-fuzz/),
+# replays their committed corpora and fuzzes each for a short time. GPU tests skip themselves on
+# a machine without an NVIDIA driver and GPU.
+#
+#   scripts/test.sh [--sanitize] [--no-fuzz] [ctest arguments...]
+#
+#   --sanitize  also build the daemon, CLI and integration tests with ASan + UBSan (build-asan/)
+#               and run the integration tests there
+#   --no-fuzz   skip the fuzz build and runs (a quick local re-run)
+#
+# KERNTUNE_FUZZ_SECONDS (default 20): how long each fuzz target mutates; 0 replays only.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+
+sanitize=0
+fuzz=1
+ctest_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) sanitize=1 ;;
+    --no-fuzz) fuzz=0 ;;
+    *) ctest_args+=("$arg") ;;
+  esac
+done
+jobs=${KERNTUNE_JOBS:-$(nproc)}
+test_jobs=${KERNTUNE_TEST_JOBS:-2}
+fuzz_seconds=${KERNTUNE_FUZZ_SECONDS:-20}
+
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
-cd "${KERNTUNE_BUILD_DIR:-$root/build}"
-ctest --output-on-failure -j "${KERNTUNE_TEST_JOBS:-2}" --timeout 600 "$@"
+
+failed=()
+step() {  # step NAME COMMAND...: runs it, timed; a failure is remembered, the next steps still run
+  local name=$1 start=$SECONDS
+  shift
+  echo "test.sh: == $name"
+  if "$@"; then
+    echo "test.sh: == $name passed in $((SECONDS - start)) s"
+  else
+    echo "test.sh: == $name FAILED after $((SECONDS - start)) s"
+    failed+=("$name")
+  fi
+}
+
+run_ctest() {  # run_ctest BUILD_DIR ARGS...
+  local dir=$1
+  shift
+  (cd "$dir" && ctest --output-on-failure -j "$test_jobs" --timeout 600 "$@")
+}
+step "tests" run_ctest "${KERNTUNE_BUILD_DIR:-$root/build}" ${ctest_args[@]+"${ctest_args[@]}"}
+
+# Sanitized builds use clang (libFuzzer needs it); their own folders, so the main build is
+# untouched. Only the targets each run needs are built. -O1 with line tables: symbolized reports,
+# and no NDEBUG, so assertions stay on.
+sanitized_build() {  # sanitized_build DIR CMAKE_OPTION TARGETS...
+  local dir=$1 option=$2
+  shift 2
+  CC=clang CXX=clang++ cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "$option" >/dev/null &&
+    cmake --build "$dir" -j "$jobs" --target "$@" -- -k 0
+}
+
+fuzz_targets=(http_request job_request family_manifest expression)
+fuzz_all() {
+  local dir=$root/build-fuzz
+  sanitized_build "$dir" -DKERNTUNE_FUZZ=ON "${fuzz_targets[@]/%/_fuzz}" || return 1
+  run_ctest "$dir" -L fuzz || return 1
+  [ "$fuzz_seconds" -gt 0 ] || return 0
+  local name status=0
+  for name in "${fuzz_targets[@]}"; do
+    # New inputs go to a scratch corpus; the committed one is read, never written.
+    local scratch=$dir/fuzz-corpus/$name
+    mkdir -p "$scratch" "$dir/fuzz-artifacts"
+    echo "test.sh: fuzzing $name for $fuzz_seconds s"
+    if ! "$dir/bin/${name}_fuzz" -max_total_time="$fuzz_seconds" -timeout=10 -print_final_stats=1 \
+      -artifact_prefix="$dir/fuzz-artifacts/$name-" "$scratch" \
+      "$root/tests/fuzz/corpus/$name" >"$dir/fuzz-$name.log" 2>&1; then
+      echo "test.sh: ${name}_fuzz found a failure; its input is in $dir/fuzz-artifacts/:" >&2
+      tail -n 60 "$dir/fuzz-$name.log" >&2
+      status=1
+    else
+      grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "$dir/fuzz-$name.log" |
+        sed "s/^/test.sh:   $name /"
+    fi
+  done
+  return $status
+}
+if [ "$fuzz" -eq 1 ]; then step "fuzz (corpus replay + ${fuzz_seconds} s per target)" fuzz_all; fi
+
+sanitized_integration() {
+  local dir=$root/build-asan
+  sanitized_build "$dir" -DKERNTUNE_SANITIZE=ON integration_tests kerntuned kerntune \
+    kerntune-worker || return 1
+  run_ctest "$dir" -L integration
+}
+if [ "$sanitize" -eq 1 ]; then step "integration tests under ASan + UBSan" sanitized_integration; fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test.sh: failed: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test.sh: all passed"

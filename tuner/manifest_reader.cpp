@@ -110,8 +110,9 @@ void ManifestReader::reject_unknown_keys(const ManifestJson& object,
                                          const std::string& where) {
   for (const auto& [key, unused] : object.items()) {
     if (!key.empty() && (key[0] == '_' || key[0] == '$')) continue;
-    const bool known =
-        std::any_of(allowed.begin(), allowed.end(), [&](const char* name) { return key == name; });
+    // An init-capture: clang 14 (the fuzz build) cannot capture a structured binding.
+    const bool known = std::any_of(allowed.begin(), allowed.end(),
+                                   [&field = key](const char* name) { return field == name; });
     if (known) continue;
     std::string expected;
     for (const char* name : allowed) expected += (expected.empty() ? "" : ", ") + std::string(name);
