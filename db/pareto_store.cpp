@@ -94,6 +94,26 @@ std::vector<VariantRecord> Store::pareto(const std::string& family, const std::s
 
 std::optional<BestEntry> Store::best(const std::string& family, const std::string& dtype,
                                      const std::string& shape_key, const std::string& device_name) {
+  // Bounded: distinct questions beyond this empty the cache rather than grow it.
+  constexpr std::size_t kMaxCachedBest = 4096;
+  const std::string key = family + '\n' + dtype + '\n' + shape_key + '\n' + device_name;
+  // Read before the query: a write that commits meanwhile makes the entry stale at once.
+  const std::uint64_t writes = mutex_.writes();
+  {
+    std::lock_guard lock(best_cache_mutex_);
+    const auto cached = best_cache_.find(key);
+    if (cached != best_cache_.end() && cached->second.writes == writes) return cached->second.entry;
+  }
+  std::optional<BestEntry> entry = query_best(family, dtype, shape_key, device_name);
+  std::lock_guard lock(best_cache_mutex_);
+  if (best_cache_.size() >= kMaxCachedBest) best_cache_.clear();
+  best_cache_.insert_or_assign(key, CachedBest{writes, entry});
+  return entry;
+}
+
+std::optional<BestEntry> Store::query_best(const std::string& family, const std::string& dtype,
+                                           const std::string& shape_key,
+                                           const std::string& device_name) {
   const auto reader = readers_->acquire();
   return db::with_context("best", [&]() -> std::optional<BestEntry> {
     // One read transaction, so the variant and its job come from the same snapshot.

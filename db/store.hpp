@@ -6,12 +6,14 @@
 // parallel.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "db/model.hpp"
@@ -45,6 +47,24 @@ struct JobPage {
 };
 
 inline constexpr int kDefaultReadConnections = 4;
+
+namespace db {
+// The writer's mutex. Every unlock counts as a write (after its transaction committed), so a
+// cache of reads can tell whether anything may have changed since it was filled.
+class WriterMutex {
+ public:
+  void lock() { mutex_.lock(); }
+  void unlock() {
+    writes_.fetch_add(1, std::memory_order_release);
+    mutex_.unlock();
+  }
+  std::uint64_t writes() const { return writes_.load(std::memory_order_acquire); }
+
+ private:
+  std::mutex mutex_;
+  std::atomic<std::uint64_t> writes_{0};
+};
+}  // namespace db
 
 class Store {
  public:
@@ -143,6 +163,8 @@ class Store {
   // Pareto front and best (lowest median time on the front) for a device model ("" = any).
   std::vector<VariantRecord> pareto(const std::string& family, const std::string& dtype,
                                     const std::string& shape_key, const std::string& device_name);
+  // Answered from memory while nothing was written since the same question was last asked: the
+  // API's hottest read costs a lookup instead of a query.
   std::optional<BestEntry> best(const std::string& family, const std::string& dtype,
                                 const std::string& shape_key, const std::string& device_name);
 
@@ -151,7 +173,16 @@ class Store {
   void observe_statements(db::StatementObserver observer);
 
  private:
-  std::mutex mutex_;  // the writer
+  std::optional<BestEntry> query_best(const std::string& family, const std::string& dtype,
+                                      const std::string& shape_key, const std::string& device_name);
+
+  db::WriterMutex mutex_;  // the writer
+  struct CachedBest {
+    std::uint64_t writes;  // mutex_.writes() before it was read
+    std::optional<BestEntry> entry;
+  };
+  std::mutex best_cache_mutex_;
+  std::unordered_map<std::string, CachedBest> best_cache_;
   std::unique_ptr<SQLite::Database> db_;
   std::unique_ptr<db::ReadPool> readers_;
   std::unique_ptr<db::StatementObserver> writer_observer_;

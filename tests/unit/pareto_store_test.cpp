@@ -90,5 +90,34 @@ TEST_F(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
   EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, "NVIDIA B200"));
 }
 
+// best() is answered from memory between writes: every write (a new front point, a job's status,
+// a removed measurement) is seen by the next call, the "nothing tuned" answer included.
+TEST_F(ParetoStoreTest, BestFromMemoryFollowsEveryWrite) {
+  Store store(db_path());
+  EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, ""));
+  const auto id = store.create_job(tune_job());
+  const auto v = plan(store, id, 2);
+  EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, ""));  // planned, nothing measured yet
+
+  store.record_outcome(v[0].id, measured(10, 0.01));
+  auto best = store.best("gemm", "bf16", kShapeKey, "");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->variant.id, v[0].id);
+  EXPECT_EQ(best->job.status, JobStatus::queued);
+  EXPECT_EQ(store.best("gemm", "bf16", kShapeKey, "")->variant.id, v[0].id);  // asked again
+
+  store.record_outcome(v[1].id, measured(5, 0.001));
+  EXPECT_EQ(store.best("gemm", "bf16", kShapeKey, "")->variant.id, v[1].id);
+
+  store.set_job_status(id, JobStatus::running);
+  EXPECT_EQ(store.best("gemm", "bf16", kShapeKey, "")->job.status, JobStatus::running);
+
+  VariantOutcome crashed;
+  crashed.status = VariantStatus::crashed;
+  store.record_outcome(v[1].id, crashed);
+  store.record_outcome(v[0].id, crashed);
+  EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, ""));
+}
+
 }  // namespace
 }  // namespace kt
