@@ -60,7 +60,7 @@ std::optional<std::string> why_not_in_space(const TemplateSpec& tmpl, const Conf
   }
   for (const auto& [name, value] : config)
     if (std::none_of(tmpl.axes.begin(), tmpl.axes.end(),
-                     [&](const AxisSpec& axis) { return axis.name == name; }))
+                     [&axis_name = name](const AxisSpec& axis) { return axis.name == axis_name; }))
       return "'" + name + "' is not an axis of template '" + tmpl.name + "'";
   const Bindings bindings = make_bindings(shape, config, dtype, limits);
   for (const std::string& text : tmpl.constraints) {

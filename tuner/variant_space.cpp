@@ -164,9 +164,10 @@ void evaluate_params(const Evaluator& eval, const Family& family, const nlohmann
   constexpr long long kInt64Max = std::numeric_limits<long long>::max();
   for (const auto& [key, value] : params.items()) {
     const bool names_buffer =
-        value.is_string() &&
-        std::any_of(family.buffers.begin(), family.buffers.end(),
-                    [&](const BufferSpec& b) { return b.name == value.get<std::string>(); });
+        value.is_string() && std::any_of(family.buffers.begin(), family.buffers.end(),
+                                         [&text = value](const BufferSpec& b) {
+                                           return b.name == text.get<std::string>();
+                                         });
     if (value.is_string() && !names_buffer)
       out[key] = eval.integer(where + "." + key, value.get<std::string>(), -kInt64Max, kInt64Max);
     else
@@ -254,7 +255,7 @@ std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config&
       options.push_back("-DKT_" + axis.name + "=" + std::to_string(value->second));
   for (const auto& [name, value] : config)
     if (std::none_of(tmpl.axes.begin(), tmpl.axes.end(),
-                     [&](const AxisSpec& axis) { return axis.name == name; }))
+                     [&axis_name = name](const AxisSpec& axis) { return axis.name == axis_name; }))
       throw FamilyError("config names '" + name + "', which is not an axis of template '" +
                         tmpl.name + "'");
   std::string dtype_macro = dtype;
