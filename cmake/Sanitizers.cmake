@@ -22,4 +22,7 @@ if(KERNTUNE_SANITIZE OR KERNTUNE_FUZZ)
   set(kt_sanitizers -fsanitize=address,undefined)
   add_compile_options(${kt_sanitizers} -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   add_link_options(${kt_sanitizers})
+  # CUDA::nvrtc drags in the driver stub (libcuda.so); Debian's gcc links --as-needed and drops
+  # it, clang does not, and a binary that needs libcuda.so.1 cannot start without a driver (CI).
+  add_link_options(LINKER:--as-needed)
 endif()

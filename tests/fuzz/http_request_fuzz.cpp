@@ -39,7 +39,9 @@ bool parse_request(const std::uint8_t* data, std::size_t size, RequestParser& pa
     used += n;
     if (ec == http::error::need_more && n > 0) continue;
     if (ec == http::error::need_more || (!ec && n == 0)) {
-      // Everything there is has been offered: the connection ends here.
+      // Everything there is has been offered: the connection ends here. With nothing received
+      // Beast's read reports end_of_stream without asking the parser (put_eof asserts got_some).
+      if (!parser.got_some()) return false;
       parser.put_eof(ec);
       return !ec && parser.is_done();
     }
