@@ -1,6 +1,7 @@
 #include "worker/reference.hpp"
 
 #include "worker/gemm_operands.hpp"
+#include "worker/kernel_reference.hpp"
 
 #include <stdexcept>
 
@@ -43,6 +44,7 @@ std::unique_ptr<Reference> make_reference(const ProblemInstance& problem,
                                           cuda::CublasHandle& cublas) {
   if (problem.reference.kind == "cublas_gemm")
     return std::make_unique<CublasGemm>(problem, buffers, cublas);
+  if (problem.reference.kind == "kernel") return make_kernel_reference(problem, buffers);
   throw std::invalid_argument("unknown reference kind '" + problem.reference.kind + "'");
 }
 

@@ -5,6 +5,8 @@
 // "cublas_gemm": params {"a","b","c": buffer names, "m","n","k": integers}; row-major
 // C[m,n] = A[m,k] * B[n,k]^T, A and B bf16/fp16, fp32 accumulate (CUBLAS_COMPUTE_32F). As
 // column-major that is C^T = B * A^T: cublasGemmEx(T, N, n, m, k, B, ldb=k, A, lda=k, C, ldc=n).
+//
+// "kernel": the family's own reference kernel (kernel_reference.hpp); fp32 output only.
 #pragma once
 
 #include <cuda.h>
@@ -28,6 +30,7 @@ class Reference {
   // Enqueues the fp32 reference of output_buffer() into out (output_elements() floats).
   virtual void compute_f32(CUdeviceptr out, CUstream stream) = 0;
   // Enqueues the computation with its output in the problem's dtype, into output_buffer().
+  // std::logic_error for a reference that has none (a kernel reference).
   virtual void run_native(CUstream stream) = 0;
 };
 
