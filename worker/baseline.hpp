@@ -3,7 +3,9 @@
 // writes the family's output, so it is timed by exactly the same protocol as a variant.
 //
 // "cublaslt_gemm" (cublaslt_gemm.hpp): cublasLt with a 32 MiB workspace, the best of the top 8
-// algorithms of its heuristic for the shape, chosen by timing each on this GPU. A family without
+// algorithms of its heuristic for the shape, chosen by timing each on this GPU.
+// "unfused_dual_gemm_silu" (unfused_dual_gemm.hpp): two batched cublasLt GEMMs and an element-wise
+// silu(gate) * up kernel. A family without
 // an in-process baseline falls back to its reference's own-dtype run (e.g. cublasGemmEx), and
 // says so in describe().
 #pragma once

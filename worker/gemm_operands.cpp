@@ -62,4 +62,31 @@ GemmOperands gemm_operands(const nlohmann::json& params, const ProblemBuffers& b
   return g;
 }
 
+DualGemmOperands dual_gemm_operands(const nlohmann::json& params, const ProblemBuffers& buffers,
+                                    const std::string& kind) {
+  DualGemmOperands d;
+  const std::string a = buffer_param(params, "a", kind);
+  const std::string b1 = buffer_param(params, "b1", kind), b2 = buffer_param(params, "b2", kind);
+  d.c_name = buffer_param(params, "c", kind);
+  d.g = dim_param(params, "g", kind);
+  d.m = dim_param(params, "m", kind);
+  d.n = dim_param(params, "n", kind);
+  d.k = dim_param(params, "k", kind);
+  d.input_type = half_data_type(buffers.spec(a).dtype, kind);
+  if (buffers.spec(b1).dtype != buffers.spec(a).dtype ||
+      buffers.spec(b2).dtype != buffers.spec(a).dtype)
+    throw std::invalid_argument(kind + ": A, B1 and B2 have different dtypes");
+  d.output_dtype = buffers.spec(d.c_name).dtype;
+  d.output_type = half_data_type(d.output_dtype, kind);
+  require_elements(buffers.spec(a), std::int64_t{d.g} * d.m * d.k, kind);
+  require_elements(buffers.spec(b1), std::int64_t{d.g} * d.n * d.k, kind);
+  require_elements(buffers.spec(b2), std::int64_t{d.g} * d.n * d.k, kind);
+  require_elements(buffers.spec(d.c_name), std::int64_t{d.g} * d.m * d.n, kind);
+  d.a = buffers.pointer(a);
+  d.b1 = buffers.pointer(b1);
+  d.b2 = buffers.pointer(b2);
+  d.c = buffers.pointer(d.c_name);
+  return d;
+}
+
 }  // namespace kt

@@ -1,0 +1,72 @@
+// One cublasLt matmul as the library baselines use it: a row-major C[m,n] = A[m,k] * B[n,k]^T
+// (fp32 accumulation), optionally strided-batched, with the heuristic's top algorithms for a
+// 32 MiB workspace, and the choice among them by timing each on this GPU (rounds over all of
+// them, every sample after an L2 flush). In cuBLAS's column-major terms: C^T (n x m) =
+// op_T(B) * A^T, B stored k x n (ld k), A k x m (ld k), C n x m (ld n).
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "worker/cuda_handle.hpp"
+#include "worker/worker_device.hpp"
+
+namespace kt {
+
+inline constexpr std::size_t kCublasLtWorkspaceBytes = 32u << 20;
+inline constexpr int kCublasLtHeuristicAlgorithms = 8;
+
+struct LtMatmulShape {
+  int m = 0, n = 0, k = 0;
+  int batch = 1;  // > 1: A, B and C advance by m*k, n*k and m*n elements per batch
+  cudaDataType_t input_type = CUDA_R_16BF;
+  cudaDataType_t output_type = CUDA_R_16BF;
+};
+
+class LtMatmul {
+ public:
+  // Creates the handle, descriptors and layouts and asks the heuristic; throws CublasError, or
+  // std::runtime_error when it proposes no algorithm.
+  explicit LtMatmul(const LtMatmulShape& shape);
+
+  std::size_t algorithm_count() const { return algorithms_.size(); }
+  // Enqueues C = A * B^T with the algorithm of that index; workspace: kCublasLtWorkspaceBytes.
+  void run(std::size_t index, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr workspace,
+           CUstream stream) const;
+  // The algorithm's id, tile, stages, split-K, ... (-1: unreadable) and its workspace.
+  nlohmann::json facts(std::size_t index) const;
+  const LtMatmulShape& shape() const { return shape_; }
+
+ private:
+  struct DestroyLt {
+    void operator()(cublasLtHandle_t h) const noexcept { cublasLtDestroy(h); }
+  };
+  struct DestroyDesc {
+    void operator()(cublasLtMatmulDesc_t d) const noexcept { cublasLtMatmulDescDestroy(d); }
+  };
+  struct DestroyLayout {
+    void operator()(cublasLtMatrixLayout_t l) const noexcept { cublasLtMatrixLayoutDestroy(l); }
+  };
+  LtMatmulShape shape_;
+  cuda::UniqueHandle<cublasLtHandle_t, DestroyLt> handle_;
+  cuda::UniqueHandle<cublasLtMatmulDesc_t, DestroyDesc> desc_;
+  cuda::UniqueHandle<cublasLtMatrixLayout_t, DestroyLayout> a_layout_, b_layout_, c_layout_;
+  std::vector<cublasLtMatmulHeuristicResult_t> algorithms_;
+};
+
+// Medians of flushed samples of each launch, taken in rounds over all of them (one round: each
+// once), after the usual warm-up: what a choice among library algorithms rests on.
+std::vector<double> time_in_rounds(const std::vector<std::function<void(CUstream)>>& launches,
+                                   WorkerDevice& device);
+
+// The index of the smallest median.
+std::size_t fastest(const std::vector<double>& medians);
+
+}  // namespace kt
