@@ -14,6 +14,8 @@
 #include "engine/job_plan.hpp"
 #include "engine/job_recorder.hpp"
 #include "engine/job_stats.hpp"
+#include "engine/reference_kernel.hpp"
+#include "tuner/family_baseline.hpp"
 #include "tuner/interleaved_protocol.hpp"
 
 namespace kt {
@@ -76,6 +78,11 @@ class JobExecution {
                  family_.name, job_.shape_key, job_.dtype, limits_.arch,
                  job_.mode == JobMode::compile ? "compile only" : to_string(job_.pipeline),
                  rows.size(), pruned, pending.size());
+
+    // Before any variant reaches a GPU: a reference that cannot be compiled fails the job here.
+    if (job_.mode == JobMode::tune && family_.reference.kind == "kernel")
+      reference_cubin_ = prepare_reference_kernel(cached_kernel(), ctx_.store, family_, job_.dtype,
+                                                  limits_, ctx_.options.work_dir);
 
     bool finished = false;
     if (job_.mode == JobMode::compile)
@@ -197,8 +204,11 @@ class JobExecution {
             MeasureRequest on_gpu = request;
             const double baseline_us = baseline_on(worker, device, compiled->full);
             on_gpu.reference_us = baseline_us;  // the hang watchdog scales with it
+            // A speedup only over a baseline that is one (never over a reference kernel).
+            const std::optional<double> speedup_over =
+                has_speedup_baseline(family_) ? std::optional<double>(baseline_us) : std::nullopt;
             record_measured(ctx_.store, measure_variant(worker, device, on_gpu, *compiled,
-                                                        baseline_us, ctx_.options, timeline_));
+                                                        speedup_over, ctx_.options, timeline_));
             publish_timing();
           } catch (const std::exception& e) {
             note_task_error("variant " + std::to_string(compiled->variant_id) + ": " + e.what());
@@ -222,14 +232,19 @@ class JobExecution {
     request.problem = problem;
     request.seed = mix_seed(ctx_.seed, 0);
     request.timing = ctx_.options.timing;
-    request.tolerance = tolerance();
+    // Without an in-process baseline the reference kernel is timed, for the watchdog alone: it
+    // writes fp32 elsewhere, so there is nothing to check, and nothing becomes reference_us.
+    const bool speedups = has_speedup_baseline(family_);
+    if (speedups) request.tolerance = tolerance();
     std::string reason;
     const auto answer = worker.time_baseline(request, fallback_watchdog(ctx_.options), &reason);
     if (!answer)
-      throw std::runtime_error("timing the baseline on GPU " + std::to_string(device.ordinal) +
-                               " failed: " + reason);
-    ctx_.store.record_job_baseline(job_.id, device.ordinal, *answer);
-    spdlog::info("job {}: baseline on GPU {}: {:.2f} us ({})", job_.id, device.ordinal,
+      throw std::runtime_error(
+          std::string(speedups ? "timing the baseline" : "timing the reference") + " on GPU " +
+          std::to_string(device.ordinal) + " failed: " + reason);
+    if (speedups) ctx_.store.record_job_baseline(job_.id, device.ordinal, *answer);
+    spdlog::info("job {}: {} on GPU {}: {:.2f} us ({})", job_.id,
+                 speedups ? "baseline" : "reference kernel (watchdog only)", device.ordinal,
                  answer->timing.median_us, answer->baseline.dump());
     std::lock_guard lock(baseline_mutex_);
     baseline_us_[device.ordinal] = answer->timing.median_us;
@@ -251,7 +266,9 @@ class JobExecution {
     for (const VariantRecord& variant : top) {
       try {
         if (auto cv = reload_compiled(cached_kernel(), family_, job_, variant, limits_)) {
-          if (!request.baseline) request.baseline = cv->full;
+          attach_reference(*cv);
+          // Only a real baseline is a side of the comparison (an external one is not in-process).
+          if (!request.baseline && has_speedup_baseline(family_)) request.baseline = cv->full;
           request.candidates.push_back(
               measure_request(*cv, job_, tolerance(), ctx_.options, ctx_.seed));
         } else {
@@ -267,7 +284,7 @@ class JobExecution {
     }
     if (request.candidates.empty()) return;
     request.baseline_seed = mix_seed(ctx_.seed, 0);
-    keep_baseline_choice(*request.baseline);
+    if (request.baseline) keep_baseline_choice(*request.baseline);
     {
       std::lock_guard lock(baseline_mutex_);  // the hang watchdog scales with the baseline
       if (!baseline_us_.empty())
@@ -321,16 +338,23 @@ class JobExecution {
           choice = stored["baseline"];
           break;
         }
-    if (choice.is_object() && choice.value("kind", "") == problem.baseline->kind &&
-        choice.contains("algorithm_index"))
-      problem.baseline->params["algorithm_index"] = choice["algorithm_index"];
+    if (!choice.is_object() || choice.value("kind", "") != problem.baseline->kind) return;
+    for (const char* key : {"algorithm_index", "gate_algorithm_index", "up_algorithm_index"})
+      if (choice.contains(key)) problem.baseline->params[key] = choice[key];
   }
 
   // Gates 1-2 for one variant, recorded as they come back (on the compile pool's threads).
   CompiledVariant compile(const VariantRecord& variant) {
     CompiledVariant cv = compile_variant(cached_kernel(), family_, job_, variant, limits_);
     record_compiled(ctx_.store, cv);
+    attach_reference(cv);
     return cv;
+  }
+
+  void attach_reference(CompiledVariant& cv) const {
+    if (!reference_cubin_) return;
+    attach_reference_kernel(cv.full, *reference_cubin_);
+    if (cv.smoke) attach_reference_kernel(*cv.smoke, *reference_cubin_);
   }
 
   KernelLookup cached_kernel() const {
@@ -405,6 +429,7 @@ class JobExecution {
   std::mutex baseline_mutex_;
   std::map<int, double> baseline_us_;              // GPU ordinal -> the baseline's median there
   std::optional<nlohmann::json> baseline_choice_;  // what the first GPU's baseline was
+  std::optional<std::filesystem::path> reference_cubin_;  // a kernel reference, compiled
   std::mutex task_error_mutex_;
   std::optional<std::string> task_error_;
 };

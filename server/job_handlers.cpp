@@ -7,6 +7,7 @@
 #include "server/json_views.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
+#include "tuner/family_baseline.hpp"
 
 namespace kt {
 namespace {
@@ -53,6 +54,9 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   nlohmann::json view = job_to_json(job, progress, best, true);
   if (best && view["best"].is_object()) view["best"]["final"] = final_view(job, best->id);
   view["pruned"] = pruned_groups_to_json(context.store.pruned_groups(job.id));
+  // What speedups are measured against; null reference_us and speedups when it is external.
+  if (const Family* family = context.families.find(job.family))
+    view["baseline"] = baseline_summary(*family);
   JobStatsInput stats;
   stats.wall_seconds = job.wall_seconds;
   stats.gpu_busy_seconds = job.gpu_busy_seconds;

@@ -1,9 +1,22 @@
 #include "server/json_views.hpp"
 
 #include "tuner/clock_events.hpp"
+#include "tuner/family_baseline.hpp"
 
 namespace kt {
 namespace {
+
+// The archs a template's GPU tests ran on (the manifest's "validated_on", as written): empty for
+// a template written for a GPU we have none of.
+nlohmann::json validated_on(const Family& family, const std::string& name) {
+  const nlohmann::json& templates = family.manifest.contains("templates")
+                                        ? family.manifest["templates"]
+                                        : nlohmann::json::array();
+  for (const nlohmann::json& t : templates)
+    if (t.is_object() && t.value("name", "") == name && t.contains("validated_on"))
+      return t["validated_on"];
+  return nlohmann::json::array();
+}
 
 nlohmann::json text_or_null(const std::string& text) {
   return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
@@ -232,6 +245,7 @@ nlohmann::json family_to_json(const Family& family) {
     templates.push_back({{"name", tmpl.name},
                          {"kernel", tmpl.kernel},
                          {"archs", tmpl.archs},
+                         {"validated_on", validated_on(family, tmpl.name)},
                          {"axes", axes},
                          {"constraints", tmpl.constraints},
                          {"space_size", space}});
@@ -239,8 +253,13 @@ nlohmann::json family_to_json(const Family& family) {
   // What a correct output is, per dtype: the manifest's {"atol", "rtol", "rel_l2"}.
   nlohmann::json tolerance = nlohmann::json::object();
   for (const auto& [dtype, t] : family.tolerance) tolerance[dtype] = to_json(t);
-  return {{"name", family.name},     {"description", family.description},  {"dims", dims},
-          {"dtypes", family.dtypes}, {"reference", family.reference.kind}, {"tolerance", tolerance},
+  return {{"name", family.name},
+          {"description", family.description},
+          {"dims", dims},
+          {"dtypes", family.dtypes},
+          {"reference", family.reference.kind},
+          {"tolerance", tolerance},
+          {"baseline", baseline_summary(family)},
           {"templates", templates}};
 }
 

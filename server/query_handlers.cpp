@@ -7,6 +7,7 @@
 #include "server/json_views.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
+#include "tuner/family_baseline.hpp"
 
 namespace kt {
 namespace {
@@ -82,6 +83,10 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
   body["reference"] = key.family->reference.kind;  // what speedup_vs_reference compares with
   // what speedup compares with (the family's baseline; its reference when it names none)
   body["baseline"] = key.family->baseline ? key.family->baseline->kind : key.family->reference.kind;
+  // An external baseline (PyTorch SDPA) is not timed in-process: speedup fields stay null.
+  const nlohmann::json summary = baseline_summary(*key.family);
+  body["baseline_description"] = summary["description"];
+  body["baseline_in_process"] = summary["in_process"];
   return json_response(HttpStatus::ok, body);
 }
 

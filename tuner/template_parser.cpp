@@ -83,7 +83,7 @@ void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family
     if (!r.expect_object(spec, where)) continue;
     r.reject_unknown_keys(spec,
                           {"name", "description", "source", "kernel", "archs", "axes",
-                           "constraints", "launch", "options", "args", "resources"},
+                           "constraints", "launch", "options", "args", "resources", "validated_on"},
                           where);
     TemplateSpec tmpl;
     tmpl.name = r.string_field(spec, "name", where, true).value_or("");
@@ -98,6 +98,11 @@ void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family
     for (const std::string& arch : tmpl.archs)
       if (!is_arch_name(arch))
         r.error(field_path(where, "archs"), "'" + arch + "' is not an NVRTC target like sm_90a");
+    // Read by the API from the manifest as written (GET /v1/families); checked here.
+    for (const std::string& arch : r.string_list(spec, "validated_on", where, false))
+      if (std::find(tmpl.archs.begin(), tmpl.archs.end(), arch) == tmpl.archs.end())
+        r.error(field_path(where, "validated_on"),
+                "'" + arch + "' is not one of the template's archs");
     if (!tmpl.source.empty()) {
       const auto file = family.dir / tmpl.source;
       if (tmpl.source.find('/') != std::string::npos || !std::filesystem::is_regular_file(file))
