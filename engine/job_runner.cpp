@@ -235,7 +235,7 @@ class JobExecution {
     // Without an in-process baseline the reference kernel is timed, for the watchdog alone: it
     // writes fp32 elsewhere, so there is nothing to check, and nothing becomes reference_us.
     const bool speedups = has_speedup_baseline(family_);
-    if (speedups) request.tolerance = tolerance();
+    if (speedups) request.tolerance = baseline_check_tolerance(tolerance());
     std::string reason;
     const auto answer = worker.time_baseline(request, fallback_watchdog(ctx_.options), &reason);
     if (!answer)
@@ -309,6 +309,15 @@ class JobExecution {
     try {
       const InterleavedResult result = future.get();
       ctx_.store.record_winner_comparison(job_.id, result);
+      if (!result.baseline_timing) {
+        spdlog::info(
+            "job {}: final comparison of the top {} (no in-process baseline): winner {} "
+            "({}distinguishable from {}, margin {:.2f}%)",
+            job_.id, request.candidates.size(), result.winner_variant_id,
+            result.distinguishable ? "" : "not ", result.runner_up_variant_id,
+            100.0 * result.margin);
+        return;
+      }
       const Speedup s = winner_speedup(result).value_or(Speedup{});
       spdlog::info(
           "job {}: final comparison of the top {} and the baseline: winner {} ({}distinguishable "

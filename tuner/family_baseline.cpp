@@ -5,6 +5,13 @@
 
 namespace kt {
 
+Tolerance baseline_check_tolerance(const Tolerance& family_tolerance) {
+  Tolerance t = family_tolerance;
+  t.rtol *= 2;
+  t.max_rel_l2 *= 2;
+  return t;
+}
+
 bool has_speedup_baseline(const Family& family) {
   if (family.baseline) return family.baseline->kind != "external";
   return family.reference.kind != "kernel";

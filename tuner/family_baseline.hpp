@@ -18,6 +18,12 @@ namespace kt {
 // over the slow reference.
 bool has_speedup_baseline(const Family& family);
 
+// What a baseline's output is checked with: the family's tolerance with rtol and rel_l2 doubled.
+// The check is there to catch a baseline that computes something else; an unfused baseline rounds
+// more often than a variant does (the dual GEMM's gate and up go through 16 bits before the
+// product: three roundings where a fused kernel has one), which the variants' bound rejects.
+Tolerance baseline_check_tolerance(const Tolerance& family_tolerance);
+
 // What a family's speedups are measured against, for the API: {"kind", "description",
 // "in_process"}; kind "reference" for a family without a baseline.
 nlohmann::json baseline_summary(const Family& family);
