@@ -38,7 +38,13 @@ wants() { [[ ",$phases," == *",$1,"* ]]; }
 port=${KERNTUNE_BENCH_PORT:-18080}
 say() { echo "== $* ($SECONDS s)" | tee -a "$log"; }
 
-for exe in kerntuned kerntune gpu_tests kt-copy-bandwidth kt-gemm-bench kt-engine-bench; do
+bench_phases=0
+for p in gemm engine dual attention; do wants $p && bench_phases=$(( bench_phases + 1 )); done
+if (( bench_phases > 2 )); then
+  echo "at most two of gemm, engine, dual, attention per call (8 files in \$OUT)" | tee -a "$log"; exit 1
+fi
+for exe in kerntuned kerntune gpu_tests kt-copy-bandwidth kt-gemm-bench kt-engine-bench \
+  kt-dual-gemm-bench kt-attention-bench; do
   [ -x "$bin/$exe" ] || { echo "missing $bin/$exe (scripts/pack-device.sh ...)" | tee -a "$log"; exit 1; }
 done
 say "kerntune device suite, $(date -u +%Y-%m-%dT%H:%M:%SZ), budgets gemm $gemm_budget engine $engine_budget"
@@ -81,6 +87,38 @@ if wants gemm; then
   echo "kt-gemm-bench exit $?" | tee -a "$log"
 fi
 
+# Issue 13: grouped dual GEMM + SiLU against the unfused path (DUAL_BUDGET, default 12;
+# DUAL_JOB_TIMEOUT_S, default 60). Issue 12: attention against PyTorch SDPA (ATTENTION_BUDGET,
+# default 8; ATTENTION_SHAPES / ATTENTION_DTYPES replace the defaults; the SDPA script's work files
+# stay in the temp folder, its progress goes to suite.log). Run these two without gemm/engine so
+# $OUT keeps to 8 files: PHASES=tests,attention,dual.
+if wants dual; then
+  left=$(( total - SECONDS ))
+  dual_deadline=$(( left - 20 ))
+  wants attention && dual_deadline=$(( left / 3 ))
+  say "kt-dual-gemm-bench, deadline $dual_deadline s"
+  copy=()
+  [ -s "$out/copy-bandwidth.json" ] && copy=(--copy-json "$out/copy-bandwidth.json")
+  "$bin/kt-dual-gemm-bench" --server "$url" --budget "${DUAL_BUDGET:-12}" "${copy[@]}" \
+    --deadline-s "$dual_deadline" --job-timeout-s "${DUAL_JOB_TIMEOUT_S:-60}" \
+    --out-dir "$out/dual" --latest "" >>"$log" 2>&1
+  echo "kt-dual-gemm-bench exit $?" | tee -a "$log"
+fi
+
+if wants attention; then
+  left=$(( total - SECONDS - 15 ))
+  say "kt-attention-bench, deadline $left s"
+  shapes=()
+  for shape in ${ATTENTION_SHAPES:-}; do shapes+=(--shape "$shape"); done
+  dtypes=()
+  for dtype in ${ATTENTION_DTYPES:-}; do dtypes+=(--dtype "$dtype"); done
+  "$bin/kt-attention-bench" --server "$url" --budget "${ATTENTION_BUDGET:-8}" "${shapes[@]}" \
+    "${dtypes[@]}" --deadline-s $(( left > 60 ? left : 60 )) --sdpa-s "${SDPA_S:-150}" \
+    --job-timeout-s "${ATTENTION_JOB_TIMEOUT_S:-40}" --work-dir "$work/attention" \
+    --sdpa-script bench/sdpa_baseline.py --out-dir "$out/attention" --latest "" >>"$log" 2>&1
+  echo "kt-attention-bench exit $?" | tee -a "$log"
+fi
+
 if wants engine; then
   left=$(( total - SECONDS - 10 ))
   say "kt-engine-bench, deadline $left s"
@@ -94,4 +132,5 @@ if wants engine; then
   echo "kt-engine-bench exit $?" | tee -a "$log"
 fi
 say "done"
-cat "$out/gemm/table.md" "$out/engine/table.md" 2>/dev/null
+cat "$out/gemm/table.md" "$out/engine/table.md" "$out/dual/table.md" "$out/attention/table.md" \
+  2>/dev/null

@@ -15,31 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// kt-copy-bandwidth next to this program, run on the GPU the jobs use when that is an ordinal.
-std::optional<CopyBandwidthInfo> measure_copy_bandwidth(const std::string& device,
-                                                        std::ostream& log) {
-  std::string command = (program_dir() / "kt-copy-bandwidth").string();
-  if (!device.empty() && device.find_first_not_of("0123456789") == std::string::npos)
-    command += " --device " + device;
-  log << "copy bandwidth: running " << command << std::endl;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    log << "copy bandwidth: cannot start " << command << std::endl;
-    return std::nullopt;
-  }
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  try {
-    if (status != 0) throw std::runtime_error("exit status " + std::to_string(status));
-    return copy_bandwidth_from_json(nlohmann::json::parse(output));
-  } catch (const std::exception& error) {
-    log << "copy bandwidth: not measured (" << error.what() << "): " << output << std::endl;
-    return std::nullopt;
-  }
-}
-
 std::string device_of_job(const nlohmann::json& job) {
   return job.contains("device_name") && job.at("device_name").is_string()
              ? job.at("device_name").get<std::string>()
@@ -48,12 +23,9 @@ std::string device_of_job(const nlohmann::json& job) {
 
 // The daemon's view of the GPU the jobs run on: name and driver (CUDA driver version).
 void fill_device_from_daemon(const kt::Client& client, GemmReport& report) {
-  const nlohmann::json answer = client.devices();
-  const nlohmann::json devices = answer.value("devices", nlohmann::json::array());
-  if (devices.empty()) return;
-  if (report.device.empty()) report.device = devices.front().value("name", std::string());
-  if (report.driver.empty() && devices.front().contains("driver_version"))
-    report.driver = "CUDA driver " + devices.front().at("driver_version").dump();
+  const DaemonDevice device = daemon_device(client);
+  if (report.device.empty()) report.device = device.name;
+  if (report.driver.empty()) report.driver = device.driver;
 }
 
 void write_outputs(const GemmReport& report, const std::filesystem::path& out_dir) {
@@ -79,25 +51,14 @@ std::string figures_line(const GemmRow& row) {
          ratio_cell(figures);
 }
 
-// How long the next job may run: the job timeout, or less when the run's deadline is nearer;
-// nullopt once the deadline has passed.
 std::optional<WaitOptions> wait_for_next_job(const GemmBenchOptions& options, double elapsed,
                                              std::ostream& log) {
-  WaitOptions wait;
-  wait.poll = std::chrono::milliseconds(options.poll_ms);
-  wait.progress = &log;
-  wait.timeout_seconds = options.job_timeout_seconds;
-  if (options.deadline_seconds > 0) {
-    const double left = options.deadline_seconds - elapsed;
-    if (left <= 0) return std::nullopt;
-    if (wait.timeout_seconds <= 0 || left < wait.timeout_seconds) wait.timeout_seconds = left;
-  }
-  return wait;
+  return kt::bench::wait_for_next_job(options.poll_ms, options.job_timeout_seconds,
+                                      options.deadline_seconds, elapsed, log);
 }
 
 std::string deadline_passed_note(const GemmBenchOptions& options) {
-  return "skipped: the run's time limit (" + format_fixed(options.deadline_seconds, 0) +
-         " s) had passed";
+  return kt::bench::deadline_passed_note(options.deadline_seconds);
 }
 
 // The configs of a job's final-comparison candidates, for its repeats; the winner alone when the
@@ -175,7 +136,7 @@ GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
   } else if (!options.copy_json.empty()) {
     copy = copy_bandwidth_from_json(nlohmann::json::parse(read_text_file(options.copy_json)));
   } else {
-    copy = measure_copy_bandwidth(options.device, log);
+    copy = run_copy_bandwidth_program(options.device, log);
   }
   if (copy) {
     report.copy_gbps = copy->gbps;
@@ -409,19 +370,6 @@ std::vector<nlohmann::json> final_candidate_configs(const nlohmann::json& job,
       configs.push_back(std::move(config));
   }
   return configs;
-}
-
-CopyBandwidthInfo copy_bandwidth_from_json(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("gbps") || !j.at("gbps").is_number() ||
-      !(j.at("gbps").get<double>() > 0))
-    throw std::invalid_argument("the copy bandwidth JSON has no positive \"gbps\"");
-  CopyBandwidthInfo info;
-  info.gbps = j.at("gbps").get<double>();
-  info.device = j.value("device", std::string());
-  info.driver = j.value("driver", std::string());
-  if (info.driver.empty() && j.contains("cuda_driver") && j.at("cuda_driver").is_string())
-    info.driver = "CUDA " + j.at("cuda_driver").get<std::string>();  // no kernel module version
-  return info;
 }
 
 int run_gemm_bench(const GemmBenchOptions& options, std::ostream& log) {

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_session.hpp"
 #include "bench/gemm_report.hpp"
 #include "bench/job_driver.hpp"
 
@@ -61,15 +62,6 @@ GemmRepeat gemm_repeat_from_row(const GemmRow& row, std::int64_t job_id);
 // them; empty when the job has no best.
 std::vector<nlohmann::json> final_candidate_configs(const nlohmann::json& job,
                                                     const std::vector<nlohmann::json>& variants);
-
-// What the report needs of kt-copy-bandwidth's JSON output.
-struct CopyBandwidthInfo {
-  double gbps = 0;
-  std::string device;
-  std::string driver;
-};
-// Throws std::invalid_argument if "gbps" is missing or not positive.
-CopyBandwidthInfo copy_bandwidth_from_json(const nlohmann::json& j);
 
 // Runs every shape (or reads options.from_json), then repeats 2..N of every shape, writes
 // <out_dir>/table.md and <out_dir>/gemm.json after every job, the latest copy and the README

@@ -23,12 +23,14 @@ double seconds_since(Clock::time_point start) {
 }  // namespace
 
 nlohmann::json job_request_body(const JobRequest& request) {
-  nlohmann::json body = {
-      {"family", request.family},
-      {"shape", {{"M", request.shape.m}, {"N", request.shape.n}, {"K", request.shape.k}}},
-      {"dtype", request.dtype},
-      {"mode", request.arch.empty() ? "tune" : "compile"},
-      {"budget", request.budget}};
+  nlohmann::json body = {{"family", request.family},
+                         {"shape", request.dims.empty() ? nlohmann::json{{"M", request.shape.m},
+                                                                         {"N", request.shape.n},
+                                                                         {"K", request.shape.k}}
+                                                        : nlohmann::json(request.dims)},
+                         {"dtype", request.dtype},
+                         {"mode", request.arch.empty() ? "tune" : "compile"},
+                         {"budget", request.budget}};
   if (!request.arch.empty()) body["arch"] = request.arch;
   if (!request.device.empty()) body["device"] = request.device;
   if (!request.pipeline.empty()) body["pipeline"] = request.pipeline;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ namespace kt::bench {
 struct JobRequest {
   std::string family = "gemm";
   GemmShape shape;
+  // Another family's shape, dim -> extent ({"B":4,"H":16,...}); when set it is sent instead of
+  // shape's M, N, K.
+  std::map<std::string, std::int64_t> dims;
   std::string dtype = "bf16";
   std::int64_t budget = 0;  // 0 = every variant that survives the constraints
   std::string device;       // "" = the daemon's first GPU
@@ -30,7 +34,7 @@ struct JobRequest {
   std::string arch;  // "" = tune on the GPU; else a compile-only job for this arch (no GPU needed)
 };
 
-// {"family","shape":{"M","N","K"},"dtype","mode":"tune","budget"[,"device"][,"pipeline"]
+// {"family","shape":{"M","N","K"} (or dims),"dtype","mode":"tune","budget"[,"device"][,"pipeline"]
 // [,"configs"]}; with arch: "mode":"compile","arch":arch.
 nlohmann::json job_request_body(const JobRequest& request);
 

@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${KERNTUNE_BUILD_DIR:-$root/build}
 dest=$root/.device/bin
 rm -rf "$dest" && mkdir -p "$dest"
-for f in kerntuned kerntune kerntune-worker gpu_tests kt-copy-bandwidth kt-gemm-bench kt-engine-bench "$@"; do
+for f in kerntuned kerntune kerntune-worker gpu_tests kt-copy-bandwidth kt-gemm-bench kt-engine-bench kt-dual-gemm-bench kt-attention-bench "$@"; do
   strip --strip-debug -o "$dest/$f" "$build/bin/$f"
 done
 cp -P "$build"/bin/*.so* "$dest/"
