@@ -145,8 +145,9 @@ TEST(AttentionBenchOptions, DefaultsErrorsAndTheScriptCommand) {
   AttentionBenchOptions options;
   CLI::App app;
   add_attention_bench_options(app, options);
-  app.parse(std::vector<std::string>{"--shape", "4x16x4096x128c:6", "--dtype", "fp16",
-                                     "--sdpa-arg=--rounds=40"});
+  // CLI11 takes a vector of arguments last-first.
+  app.parse(std::vector<std::string>{"--sdpa-arg=--rounds=40", "fp16", "--dtype",
+                                     "4x16x4096x128c:6", "--shape"});
   finish_attention_bench_options(options);
   EXPECT_EQ(options.latest, "bench/results/attention-latest.json");
   EXPECT_EQ(options.dtypes, std::vector<std::string>{"fp16"});

@@ -153,7 +153,8 @@ TEST(DualGemmBenchOptions, DefaultsAndErrors) {
   DualGemmBenchOptions options;
   CLI::App app;
   add_dual_gemm_bench_options(app, options);
-  app.parse(std::vector<std::string>{"--shape", "8x64x4096x7168:4", "--budget", "12"});
+  // CLI11 takes a vector of arguments last-first.
+  app.parse(std::vector<std::string>{"12", "--budget", "8x64x4096x7168:4", "--shape"});
   finish_dual_gemm_bench_options(options);
   EXPECT_EQ(options.latest, "bench/results/dual-gemm-latest.json");
   ASSERT_EQ(options.shapes.size(), 1u);
