@@ -147,6 +147,17 @@ struct BestEntry {
   VariantRecord variant;
 };
 
+// One tuned problem (a Pareto front): its key, how many points its front holds and its best
+// variant (lowest median time on the front).
+struct TunedProblem {
+  std::string device_name;
+  std::string family;
+  std::string dtype;
+  std::string shape_key;
+  int front_size = 0;
+  VariantRecord best;
+};
+
 struct JobFilter {
   std::string family;  // "" = any
   std::optional<JobStatus> status;

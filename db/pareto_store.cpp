@@ -134,4 +134,38 @@ std::optional<BestEntry> Store::query_best(const std::string& family, const std:
   });
 }
 
+std::vector<TunedProblem> Store::tuned_problems(const std::string& family,
+                                                const std::string& device_name, int limit) {
+  const auto reader = readers_->acquire();
+  return db::with_context("tuned problems", [&] {
+    SQLite::Transaction snapshot(*reader);
+    // SQLite takes the bare variant_id from the row holding MIN(median_us).
+    SQLite::Statement query(*reader,
+                            "SELECT device_name, family, dtype, shape_key, variant_id, "
+                            "MIN(median_us), COUNT(*) FROM pareto"
+                            " WHERE (?1 = '' OR family = ?1) AND (?2 = '' OR device_name = ?2)"
+                            " GROUP BY device_name, family, dtype, shape_key"
+                            " ORDER BY family, device_name, dtype, shape_key LIMIT ?3");
+    query.bind(1, family);
+    query.bind(2, device_name);
+    query.bind(3, limit);
+    std::vector<TunedProblem> problems;
+    while (query.executeStep()) {
+      TunedProblem problem;
+      problem.device_name = query.getColumn(0).getString();
+      problem.family = query.getColumn(1).getString();
+      problem.dtype = query.getColumn(2).getString();
+      problem.shape_key = query.getColumn(3).getString();
+      problem.front_size = query.getColumn(6).getInt();
+      auto best = db::load_variant(*reader, query.getColumn(4).getInt64());
+      if (!best)
+        throw std::runtime_error("front variant " + std::to_string(query.getColumn(4).getInt64()) +
+                                 " is missing");
+      problem.best = std::move(*best);
+      problems.push_back(std::move(problem));
+    }
+    return problems;
+  });
+}
+
 }  // namespace kt

@@ -163,6 +163,10 @@ class Store {
   // Pareto front and best (lowest median time on the front) for a device model ("" = any).
   std::vector<VariantRecord> pareto(const std::string& family, const std::string& dtype,
                                     const std::string& shape_key, const std::string& device_name);
+  // Every tuned problem (one per Pareto front) of a family and device model ("" = any), ordered
+  // by family, device, dtype and shape; at most limit of them.
+  std::vector<TunedProblem> tuned_problems(const std::string& family,
+                                           const std::string& device_name, int limit);
   // Answered from memory while nothing was written since the same question was last asked: the
   // API's hottest read costs a lookup instead of a query.
   std::optional<BestEntry> best(const std::string& family, const std::string& dtype,

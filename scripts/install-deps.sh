@@ -28,6 +28,8 @@ base_packages=(
   libssl-dev                        # SHA-256 for the content-addressed compile cache
   python3                           # scripts/gen_wgmma_ops.py and the test that checks its output
   clang libclang-rt-dev             # libFuzzer + ASan/UBSan runtimes: the test command's fuzz build
+  python3-setuptools python3-pip python3-wheel  # builds and installs the Python client (client/python)
+  chromium chromium-driver python3-selenium     # the history page's browser test (tests/browser)
 )
 
 missing=()

@@ -12,6 +12,8 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/verb.hpp>
 
+#include "server/static_files.hpp"
+
 namespace kt {
 namespace http = boost::beast::http;
 
@@ -75,6 +77,9 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 std::optional<ApiResponse> check_access(const HttpRequest& request, const AccessPolicy& policy) {
   if (!policy.token) return std::nullopt;
   if (target_path(request.target()) == kHealthPath) return std::nullopt;
+  // The page's files hold no data (the page asks the API, with the token, for that).
+  if (is_read(request.method()) && is_static_page_path(target_path(request.target())))
+    return std::nullopt;
   if (policy.public_reads && is_read(request.method())) return std::nullopt;
 
   const std::string how =

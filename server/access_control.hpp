@@ -1,6 +1,6 @@
 // Who may call the API. On loopback the daemon is open, as it always was; on any other address it
 // needs a bearer token (--token-file) or an explicit --insecure. With a token configured, every
-// request but /healthz must carry "Authorization: Bearer <token>": mutating methods always, GET
+// request but /healthz and the history page's static files (GET /, /ui/...) must carry "Authorization: Bearer <token>": mutating methods always, GET
 // and HEAD unless --public-reads. The check is a pure function of the request and the policy, run
 // before routing, so it is unit-tested without sockets and an unauthenticated client cannot even
 // learn which paths exist.

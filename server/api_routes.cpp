@@ -2,6 +2,8 @@
 
 #include "server/job_handlers.hpp"
 #include "server/query_handlers.hpp"
+#include "server/static_files.hpp"
+#include "server/tuned_handlers.hpp"
 
 namespace kt {
 
@@ -21,6 +23,12 @@ Router make_api_router() {
   router.add(verb::get, "/v1/history", get_history);
   router.add(verb::get, "/v1/families", get_families);
   router.add(verb::get, "/v1/devices", get_devices);
+  router.add(verb::get, "/v1/tuned", get_tuned);
+  // The history page (static files; the page itself reads the API above).
+  router.add(verb::get, "/", get_ui_index);
+  router.add(verb::get, "/ui", get_ui_index);
+  router.add(verb::get, "/ui/{file}", get_ui_file);
+  router.add(verb::get, "/ui/vendor/{file}", get_ui_vendor_file);
   return router;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "server/access_control.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
+#include "tuner/paths.hpp"
 
 namespace kt {
 
@@ -29,6 +31,7 @@ struct AppContext {
   std::size_t max_body_bytes = kDefaultMaxBodyBytes;
   std::string version = KT_VERSION;
   AccessPolicy access{};  // open unless kerntuned was given --token-file
+  std::filesystem::path web_dir = default_web_dir();  // the history page's static files
 };
 
 }  // namespace kt

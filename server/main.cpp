@@ -35,6 +35,7 @@ struct DaemonOptions {
   std::filesystem::path db = "kerntune.db";
   std::filesystem::path families_dir = kt::default_families_dir();
   std::filesystem::path worker = kt::default_worker_path();
+  std::filesystem::path web_dir = kt::default_web_dir();
   std::filesystem::path work_dir;  // default: <db>.work next to the db
   int compile_threads = 0;
   int io_threads = 2;
@@ -191,6 +192,9 @@ int run_daemon(const DaemonOptions& options) {
 
   kt::AppContext context{store, families, scheduler, devices.devices, devices.error};
   context.access = access;
+  context.web_dir = options.web_dir;
+  if (!std::filesystem::is_regular_file(options.web_dir / "index.html"))
+    spdlog::warn("no history page: {} holds no index.html (--web-dir)", options.web_dir.string());
   kt::ServerOptions server_options;
   server_options.listen = address;
   server_options.io_threads = options.io_threads;
@@ -221,6 +225,8 @@ int main(int argc, char** argv) {
   app.add_option("--families", options.families_dir, "folder of kernel families")
       ->capture_default_str();
   app.add_option("--worker", options.worker, "measurement worker executable")
+      ->capture_default_str();
+  app.add_option("--web-dir", options.web_dir, "folder of the history page's static files")
       ->capture_default_str();
   app.add_option("--work-dir", options.work_dir, "scratch folder for cubins (default: <db>.work)");
   app.add_option("--compile-threads", options.compile_threads, "NVRTC threads (0: one per core)")

@@ -17,7 +17,8 @@ namespace {
 
 std::vector<std::string> split_pattern(const std::string& pattern) {
   std::vector<std::string> segments;
-  std::size_t pos = 1;  // patterns start with '/'
+  if (pattern == "/") return segments;  // the root has no segment, as a parsed "/" has none
+  std::size_t pos = 1;                  // patterns start with '/'
   while (pos <= pattern.size()) {
     std::size_t end = pattern.find('/', pos);
     if (end == std::string::npos) end = pattern.size();

@@ -18,6 +18,13 @@ std::filesystem::path default_families_dir() {
   return (dir / ".." / ".." / "kernel_templates").lexically_normal();
 }
 
+std::filesystem::path default_web_dir() {
+  const auto dir = executable_dir();
+  const auto installed = dir / ".." / "share" / "kerntune" / "web";
+  if (std::filesystem::is_directory(installed)) return installed.lexically_normal();
+  return (dir / ".." / ".." / "web").lexically_normal();
+}
+
 std::filesystem::path default_worker_path() {
   return executable_dir() / "kerntune-worker";
 }

@@ -107,6 +107,8 @@ class QueryPlanTest : public ::testing::Test {
         {http::verb::get, "/v1/history?status=queued"},
         {http::verb::get, "/v1/history?offset=1&limit=1"},
         {http::verb::get, "/v1/history?device=NVIDIA%20H100%2080GB%20HBM3&limit=3"},
+        {http::verb::get, "/v1/tuned"},
+        {http::verb::get, "/v1/tuned?family=gemm&device=NVIDIA%20H100%2080GB%20HBM3&limit=5"},
         {http::verb::delete_, "/v1/jobs/" + std::to_string(queued_job_)},
     };
   }

@@ -70,6 +70,18 @@ TEST(CheckAccess, WithATokenEveryMethodNeedsIt) {
     }
 }
 
+TEST(CheckAccess, ThePagesStaticFilesNeedNoTokenButTheirDataDoes) {
+  for (const std::string target : {"/", "/ui", "/ui/app.js", "/ui/vendor/plotly-basic.min.js"})
+    for (const http::verb method : kReads)
+      EXPECT_FALSE(check_access(request(method, target), with_token())) << target;
+  // Writes, the API the page reads, escapes and other spellings all need the token.
+  expect_unauthorized(check_access(request(http::verb::post, "/ui/app.js"), with_token()), "POST");
+  for (const std::string target :
+       {"/v1/history", "/ui/%2e%2e/v1/history", "/ui/../v1/history", "/ui/vendor/../../x",
+        "/ui/.hidden", "/uix", "/ui/a/b", "//ui/app.js"})
+    expect_unauthorized(check_access(request(http::verb::get, target), with_token()), target);
+}
+
 TEST(CheckAccess, PublicReadsOpenOnlyGetAndHead) {
   for (const http::verb method : kReads)
     EXPECT_FALSE(check_access(request(method, "/v1/history?limit=5"), with_token(true)))

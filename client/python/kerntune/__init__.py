@@ -1,0 +1,19 @@
+"""Python client for kerntune, a daemon that tunes CUDA kernels (docs/api.md).
+
+    import kerntune
+    client = kerntune.Client()            # $KERNTUNE_SERVER or http://127.0.0.1:8080
+    job = client.submit("gemm", {"M": 4096, "N": 4096, "K": 4096}, "bf16")
+    job = client.wait(job.id)              # progress bar on stderr
+    best = client.best("gemm", {"M": 4096, "N": 4096, "K": 4096}, "bf16")
+"""
+
+from .client import Client, read_token_file, token_from_environment
+from .errors import ApiError, DaemonUnreachable, JobFailed, KerntuneError, TokenError
+from .models import Best, Job, Kernel, NumericError, ParetoFront, Progress, Timing, Variant
+
+__all__ = [
+    "Client", "read_token_file", "token_from_environment",
+    "ApiError", "DaemonUnreachable", "JobFailed", "KerntuneError", "TokenError",
+    "Best", "Job", "Kernel", "NumericError", "ParetoFront", "Progress", "Timing", "Variant",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,210 @@
+"""kerntune.Client: one method per verb of the `kerntune` CLI, over the daemon's HTTP API
+(docs/api.md), with the standard library's urllib only."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Dict, Iterable, List, Optional, TextIO, Union
+
+from .errors import DaemonUnreachable, JobFailed, TokenError, error_from_response
+from .models import Best, Job, Kernel, ParetoFront, Variant
+from .progress import ProgressBar
+
+DEFAULT_SERVER = "http://127.0.0.1:8080"
+PAGE_LIMIT = 1000  # the API's largest page
+
+
+def _control_free(token: str, source: str) -> str:
+    # A control character (a stray CR or LF above all) would break or inject into the header.
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in token):
+        raise TokenError(f"the token from {source} holds a control character")
+    return token
+
+
+def read_token_file(path: str) -> str:
+    """The token on the first line of a file, as kerntune's --token-file reads it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline().strip()
+    except OSError as error:
+        raise TokenError(f"token file {path} cannot be read: {error.strerror}") from None
+    if not first:
+        raise TokenError(f"token file {path} holds no token on its first line")
+    return _control_free(first, f"token file {path}")
+
+
+def token_from_environment() -> Optional[str]:
+    """$KERNTUNE_TOKEN if set and not empty, else the token of the file $KERNTUNE_TOKEN_FILE names,
+    else None: the same rule as the C++ client and the CLI."""
+    token = os.environ.get("KERNTUNE_TOKEN", "")
+    if token:
+        return _control_free(token.strip(), "$KERNTUNE_TOKEN")
+    path = os.environ.get("KERNTUNE_TOKEN_FILE", "")
+    if path:
+        return read_token_file(path)
+    return None
+
+
+def _shape_query(shape: Dict[str, int]) -> Dict[str, str]:
+    return {str(k): str(int(v)) for k, v in shape.items()}
+
+
+class Client:
+    """A connection to kerntuned. `server` defaults to $KERNTUNE_SERVER, else
+    http://127.0.0.1:8080; `token` to $KERNTUNE_TOKEN / $KERNTUNE_TOKEN_FILE."""
+
+    def __init__(self, server: Optional[str] = None, token: Optional[str] = None, timeout: float = 30.0):
+        server = server or os.environ.get("KERNTUNE_SERVER") or DEFAULT_SERVER
+        if "://" not in server:
+            server = "http://" + server
+        if not server.startswith("http://"):
+            raise ValueError(f"bad server URL {server!r}: only http:// is supported")
+        self.server = server.rstrip("/")
+        self.token = _control_free(token, "the token argument") if token else token_from_environment()
+        self.timeout = timeout
+
+    # ---- transport ----------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, query: Optional[Dict[str, Any]] = None,
+                 body: Any = None) -> "tuple[bytes, Dict[str, str]]":
+        url = self.server + path
+        if query:
+            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        data = None
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return response.read(), dict(response.headers.items())
+        except urllib.error.HTTPError as error:
+            raise error_from_response(error.code, error.read()) from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            raise DaemonUnreachable(self.server, str(reason)) from None
+
+    def _json(self, method: str, path: str, query: Optional[Dict[str, Any]] = None, body: Any = None) -> Any:
+        payload, _ = self._request(method, path, query, body)
+        return json.loads(payload.decode("utf-8"))
+
+    def _all_pages(self, path: str, key: str, query: Dict[str, Any], limit: Optional[int] = None) -> List[Any]:
+        items: List[Any] = []
+        cursor = None
+        while True:
+            page_query = dict(query)
+            page_query["limit"] = PAGE_LIMIT if limit is None else min(PAGE_LIMIT, limit - len(items))
+            if cursor:
+                page_query["cursor"] = cursor
+            page = self._json("GET", path, page_query)
+            items.extend(page[key])
+            cursor = page.get("next")
+            if not cursor or (limit is not None and len(items) >= limit):
+                return items
+
+    # ---- the verbs ----------------------------------------------------------------------
+
+    def health(self) -> Dict[str, Any]:
+        return self._json("GET", "/healthz")
+
+    def families(self) -> List[Dict[str, Any]]:
+        return self._json("GET", "/v1/families")["families"]
+
+    def devices(self) -> Dict[str, Any]:
+        return self._json("GET", "/v1/devices")
+
+    def submit(self, family: str, shape: Dict[str, int], dtype: str, *, mode: str = "tune",
+               arch: Optional[str] = None, device: Optional[Union[int, str]] = None,
+               budget: Optional[int] = None, pipeline: Optional[str] = None,
+               configs: Optional[List[Dict[str, Any]]] = None) -> Job:
+        """POST /v1/jobs; the job as queued."""
+        body: Dict[str, Any] = {"family": family, "shape": dict(shape), "dtype": dtype, "mode": mode}
+        for name, value in (("arch", arch), ("device", device), ("budget", budget),
+                            ("pipeline", pipeline), ("configs", configs)):
+            if value is not None:
+                body[name] = value
+        return Job.from_json(self._json("POST", "/v1/jobs", body=body))
+
+    def job(self, job_id: int) -> Job:
+        return Job.from_json(self._json("GET", f"/v1/jobs/{int(job_id)}"))
+
+    def cancel(self, job_id: int) -> Job:
+        return Job.from_json(self._json("DELETE", f"/v1/jobs/{int(job_id)}"))
+
+    def wait(self, job_id: int, *, progress: bool = True, interval: float = 1.0,
+             timeout: Optional[float] = None, stream: Optional[TextIO] = None,
+             raise_on_failure: bool = False) -> Job:
+        """Polls the job until it ends; draws a text progress bar on `stream` (stderr) unless
+        progress=False. TimeoutError after `timeout` seconds; JobFailed when the job ends failed
+        or cancelled and raise_on_failure is set."""
+        bar = ProgressBar(stream or sys.stderr) if progress else None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = self.job(job_id)
+            if bar:
+                bar.update(job)
+            if job.finished:
+                if bar:
+                    bar.finish(job)
+                if raise_on_failure and job.status != "done":
+                    raise JobFailed(job)
+                return job
+            if deadline is not None and time.monotonic() >= deadline:
+                if bar:
+                    bar.finish(job)
+                raise TimeoutError(f"job {job_id} still {job.status} after {timeout} s")
+            time.sleep(interval)
+
+    def best(self, family: str, shape: Dict[str, int], dtype: str, device: Optional[str] = None) -> Best:
+        query = {"family": family, "dtype": dtype, **_shape_query(shape), "device": device}
+        return Best.from_json(self._json("GET", "/v1/best", query))
+
+    def pareto(self, family: str, shape: Dict[str, int], dtype: str, device: Optional[str] = None) -> ParetoFront:
+        query = {"family": family, "dtype": dtype, **_shape_query(shape), "device": device}
+        return ParetoFront.from_json(self._json("GET", "/v1/pareto", query))
+
+    def history(self, family: Optional[str] = None, status: Optional[str] = None, limit: int = 100) -> List[Job]:
+        """Jobs, newest first, at most `limit` (pages followed)."""
+        jobs = self._all_pages("/v1/history", "jobs", {"family": family, "status": status}, limit)
+        return [Job.from_json(j) for j in jobs]
+
+    def variants(self, job_id: int, *, status: Optional[Iterable[str]] = None,
+                 exclude_pruned: bool = False, log: bool = False) -> List[Variant]:
+        """Every variant of the job (pages followed), in id order."""
+        query: Dict[str, Any] = {
+            "status": ",".join(status) if status else None,
+            "exclude_pruned": "1" if exclude_pruned else None,
+            "log": "1" if log else None,
+        }
+        return [Variant.from_json(v) for v in self._all_pages(f"/v1/jobs/{int(job_id)}/variants", "variants", query)]
+
+    def show(self, job_id: int, *, all_variants: bool = False) -> "tuple[Job, List[Variant]]":
+        """Like `kerntune show`: the job and the variants that reached the compiler (all with
+        all_variants=True)."""
+        return self.job(job_id), self.variants(job_id, exclude_pruned=not all_variants)
+
+    def variant(self, variant_id: int, *, log: bool = False) -> Variant:
+        return Variant.from_json(self._json("GET", f"/v1/variants/{int(variant_id)}", {"log": "1" if log else None}))
+
+    def kernel(self, variant_id: int, path: Optional[str] = None) -> Kernel:
+        """The variant's cubin (GET /v1/variants/{id}/kernel); written to `path` when given."""
+        payload, headers = self._request("GET", f"/v1/variants/{int(variant_id)}/kernel")
+        lower = {k.lower(): v for k, v in headers.items()}
+        kernel = Kernel(int(variant_id), lower.get("x-kernel-name", ""), lower.get("x-kernel-arch", ""), payload)
+        if path:
+            with open(path, "wb") as f:
+                f.write(payload)
+        return kernel
+
+    def tuned(self, family: Optional[str] = None, device: Optional[str] = None, limit: int = 100) -> List[Dict[str, Any]]:
+        """Every tuned problem (GET /v1/tuned) with its best variant."""
+        return self._json("GET", "/v1/tuned", {"family": family, "device": device, "limit": limit})["problems"]

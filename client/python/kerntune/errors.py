@@ -1,0 +1,59 @@
+"""Exceptions of the kerntune client: every failure is a KerntuneError."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+class KerntuneError(Exception):
+    """Base class of the client's errors."""
+
+
+class ApiError(KerntuneError):
+    """The daemon refused the request: `status` (HTTP), `code` and `message` from its error
+    body ({"error": {"code", "message"}}), and the whole body as sent."""
+
+    def __init__(self, status: int, code: str, message: str, body: Any = None):
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.body = body
+
+
+class DaemonUnreachable(KerntuneError):
+    """No answer from the daemon (connection refused, DNS, timeout)."""
+
+    def __init__(self, url: str, reason: str):
+        super().__init__(f"cannot reach kerntuned at {url}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+class JobFailed(KerntuneError):
+    """wait(..., raise_on_failure=True): the job ended failed or cancelled."""
+
+    def __init__(self, job: Any):
+        reason = f": {job.reason}" if getattr(job, "reason", None) else ""
+        super().__init__(f"job {job.id} ended {job.status}{reason}")
+        self.job = job
+
+
+class TokenError(KerntuneError):
+    """KERNTUNE_TOKEN / KERNTUNE_TOKEN_FILE is set but unusable."""
+
+
+def error_from_response(status: int, payload: bytes) -> ApiError:
+    """An ApiError from a non-2xx answer; a body that is not the standard one is kept as text."""
+    import json
+
+    text = payload.decode("utf-8", "replace")
+    body: Optional[Any] = None
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        error = body["error"]
+        return ApiError(status, str(error.get("code", "unknown")), str(error.get("message", "")), body)
+    return ApiError(status, "http_error", text.strip()[:500] or f"HTTP {status}", body if body is not None else text)

@@ -1,0 +1,181 @@
+"""Typed views of the daemon's JSON (docs/api.md). Each keeps the JSON it was made from in
+`raw`, so a field this client does not name yet is still at hand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+FINAL_JOB_STATES = ("done", "failed", "cancelled")
+
+
+@dataclass
+class Timing:
+    median_us: float
+    min_us: Optional[float] = None
+    p10_us: Optional[float] = None
+    p90_us: Optional[float] = None
+    trials: Optional[int] = None
+    method: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Optional[Dict[str, Any]]) -> Optional["Timing"]:
+        if not data or data.get("median_us") is None:
+            return None
+        return cls(data["median_us"], data.get("min_us"), data.get("p10_us"), data.get("p90_us"),
+                   data.get("trials"), data.get("method"), data)
+
+
+@dataclass
+class NumericError:
+    max_abs: float
+    max_rel: float
+    rel_l2: float
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Optional[Dict[str, Any]]) -> Optional["NumericError"]:
+        if not data:
+            return None
+        return cls(data.get("max_abs"), data.get("max_rel"), data.get("rel_l2"), data)
+
+
+@dataclass
+class Variant:
+    id: int
+    job_id: int
+    template: str
+    config: Dict[str, int]
+    status: str
+    failed_gate: Optional[str] = None
+    reason: Optional[str] = None
+    has_kernel: bool = False
+    median_us: Optional[float] = None
+    timing: Optional[Timing] = None
+    error: Optional[NumericError] = None
+    registers: Optional[int] = None
+    smem_bytes: Optional[int] = None
+    threads: Optional[int] = None
+    tflops: Optional[float] = None
+    speedup: Optional[float] = None
+    compile_log: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Variant":
+        return cls(
+            id=data["id"], job_id=data["job_id"], template=data.get("template", ""),
+            config=dict(data.get("config") or {}), status=data["status"],
+            failed_gate=data.get("failed_gate"), reason=data.get("reason"),
+            has_kernel=bool(data.get("has_kernel")), median_us=data.get("median_us"),
+            timing=Timing.from_json(data.get("timing")), error=NumericError.from_json(data.get("error")),
+            registers=data.get("registers"), smem_bytes=data.get("smem_bytes"), threads=data.get("threads"),
+            tflops=data.get("tflops"), speedup=data.get("speedup"), compile_log=data.get("compile_log"),
+            raw=data)
+
+
+@dataclass
+class Progress:
+    total: int
+    finished: int
+    by_status: Dict[str, int]
+
+    @classmethod
+    def from_json(cls, data: Optional[Dict[str, Any]]) -> "Progress":
+        data = data or {}
+        return cls(int(data.get("total", 0)), int(data.get("finished", 0)), dict(data.get("by_status") or {}))
+
+    @property
+    def fraction(self) -> float:
+        return self.finished / self.total if self.total else 0.0
+
+
+@dataclass
+class Job:
+    id: int
+    family: str
+    shape: Dict[str, int]
+    dtype: str
+    mode: str
+    arch: Optional[str]
+    status: str
+    reason: Optional[str]
+    progress: Progress
+    best: Optional[Variant] = None
+    device_name: Optional[str] = None
+    reference_us: Optional[float] = None
+    created_at: Optional[str] = None
+    finished_at: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Job":
+        best = data.get("best")
+        return cls(
+            id=data["id"], family=data["family"], shape=dict(data.get("shape") or {}), dtype=data["dtype"],
+            mode=data.get("mode", "tune"), arch=data.get("arch"), status=data["status"],
+            reason=data.get("reason"), progress=Progress.from_json(data.get("progress")),
+            best=Variant.from_json(best) if best else None, device_name=data.get("device_name"),
+            reference_us=data.get("reference_us"), created_at=data.get("created_at"),
+            finished_at=data.get("finished_at"), raw=data)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL_JOB_STATES
+
+
+@dataclass
+class Best:
+    """GET /v1/best: the best variant of a problem, and how to launch it when the daemon says."""
+
+    family: str
+    dtype: str
+    shape: Dict[str, int]
+    device: Optional[str]
+    arch: Optional[str]
+    job_id: int
+    variant_id: int
+    template: str
+    config: Dict[str, int]
+    median_us: float
+    tflops: Optional[float] = None
+    speedup: Optional[float] = None
+    faster_than_baseline: Optional[bool] = None
+    launch: Optional[Dict[str, Any]] = None  # grid/block/cluster/smem/params when the daemon sends them
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Best":
+        return cls(
+            family=data["family"], dtype=data["dtype"], shape=dict(data.get("shape") or {}),
+            device=data.get("device"), arch=data.get("arch"), job_id=data["job_id"],
+            variant_id=data["variant_id"], template=data.get("template", ""),
+            config=dict(data.get("config") or {}), median_us=data["median_us"], tflops=data.get("tflops"),
+            speedup=data.get("speedup"), faster_than_baseline=data.get("faster_than_baseline"),
+            launch=data.get("launch"), raw=data)
+
+
+@dataclass
+class ParetoFront:
+    family: str
+    dtype: str
+    shape: Dict[str, int]
+    device: Optional[str]
+    front: List[Variant]
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "ParetoFront":
+        return cls(data["family"], data["dtype"], dict(data.get("shape") or {}), data.get("device"),
+                   [Variant.from_json(v) for v in data.get("front", [])], data)
+
+
+@dataclass
+class Kernel:
+    """A compiled variant: the cubin and what the download's headers say about it."""
+
+    variant_id: int
+    name: str
+    arch: str
+    cubin: bytes = field(repr=False)

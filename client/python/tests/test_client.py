@@ -1,0 +1,186 @@
+"""The Python client against a real kerntuned on loopback: compile-mode jobs (real NVRTC, no
+GPU) and a store seeded with measured variants (for best, pareto and tuned)."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import stat
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import kerntune  # noqa: E402
+from daemon import Daemon  # noqa: E402
+
+SMALL = {"M": 256, "N": 256, "K": 256}
+SEEDED = {"M": 4096, "N": 4096, "K": 4096}
+
+
+class ClientAgainstDaemon(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.daemon = Daemon()
+        cls.client = kerntune.Client(cls.daemon.url, timeout=20)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.daemon.stop()
+
+    def test_submit_wait_show_and_download_a_compile_job(self) -> None:
+        job = self.client.submit("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=2)
+        self.assertIsInstance(job, kerntune.Job)
+        self.assertIn(job.status, ("queued", "running"))
+        out = io.StringIO()
+        done = self.client.wait(job.id, interval=0.2, timeout=240, stream=out)
+        self.assertEqual(done.status, "done", done.reason)
+        self.assertTrue(done.finished)
+        self.assertIn(f"job {job.id} done", out.getvalue())
+        self.assertRegex(out.getvalue(), r"\[#+\] \d+/\d+")  # the bar ends full
+        compiled = done.progress.by_status.get("compiled", 0)
+        self.assertGreaterEqual(compiled, 1)
+
+        shown, variants = self.client.show(job.id)
+        self.assertEqual(shown.id, job.id)
+        self.assertTrue(all(isinstance(v, kerntune.Variant) for v in variants))
+        self.assertNotIn("pruned", {v.status for v in variants})
+        with_kernel = [v for v in variants if v.status == "compiled"]
+        self.assertEqual(len(with_kernel), compiled)
+        self.assertTrue(with_kernel[0].has_kernel)
+        self.assertGreater(with_kernel[0].registers, 0)
+
+        detailed = self.client.variant(with_kernel[0].id, log=True)
+        self.assertIsNotNone(detailed.compile_log)
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "k.cubin")
+            kernel = self.client.kernel(with_kernel[0].id, path)
+            self.assertEqual(kernel.cubin[:4], b"\x7fELF")
+            self.assertEqual(kernel.arch, "sm_90a")
+            self.assertTrue(kernel.name)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(), kernel.cubin)
+
+        self.assertIn(job.id, [j.id for j in self.client.history(family="gemm", limit=1000)])
+        self.assertIn(job.id, [j.id for j in self.client.history(status="done", limit=1000)])
+
+    def test_history_pages_are_followed_up_to_the_limit(self) -> None:
+        everything = self.client.history(limit=1000)
+        self.assertGreaterEqual(len(everything), 4)  # the seeded jobs
+        self.assertEqual(len(self.client.history(limit=2)), 2)
+        failed = self.client.history(status="failed")
+        self.assertTrue(failed and all(j.status == "failed" for j in failed))
+        self.assertEqual(failed[0].reason, "worker could not start: no GPU")
+
+    def test_best_and_pareto_of_the_seeded_problem(self) -> None:
+        best = self.client.best("gemm", SEEDED, "bf16", device="NVIDIA H100 80GB HBM3")
+        self.assertIsInstance(best, kerntune.Best)
+        self.assertEqual(best.job_id, self.daemon.seed["main_job"])
+        front = self.client.pareto("gemm", SEEDED, "bf16", device="NVIDIA H100 80GB HBM3")
+        self.assertGreaterEqual(len(front.front), 1)
+        self.assertEqual(front.front[0].id, best.variant_id)  # fastest first
+        self.assertAlmostEqual(front.front[0].median_us, best.median_us)
+        self.assertTrue(all(v.status == "measured" and v.error is not None for v in front.front))
+        measured = self.client.variants(best.job_id, status=["measured"])
+        self.assertEqual(len(measured), self.daemon.seed["main_job_outcomes"]["measured"])
+        self.assertEqual(min(v.median_us for v in measured), best.median_us)
+
+    def test_tuned_lists_each_problem_with_its_best(self) -> None:
+        problems = self.client.tuned(family="gemm")
+        keys = {(p["device"], p["shape_key"]) for p in problems}
+        self.assertIn(("NVIDIA H100 80GB HBM3", "K=4096,M=4096,N=4096"), keys)
+        self.assertIn(("NVIDIA H100 80GB HBM3", "K=2048,M=2048,N=2048"), keys)
+        self.assertIn(("NVIDIA B200", "K=4096,M=4096,N=4096"), keys)
+        only_b200 = self.client.tuned(device="NVIDIA B200")
+        self.assertEqual(len(only_b200), 1)
+
+    def test_refusals_carry_the_servers_error_body(self) -> None:
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.submit("gem", SMALL, "bf16", mode="compile", arch="sm_90a")
+        self.assertEqual(caught.exception.status, 404)
+        self.assertEqual(caught.exception.code, "unknown_family")
+        self.assertIn("gemm", caught.exception.message)  # the known families are listed
+        self.assertEqual(caught.exception.body["error"]["code"], "unknown_family")
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.best("gemm", {"M": 3, "N": 5, "K": 7}, "bf16")
+        self.assertEqual((caught.exception.status, caught.exception.code), (404, "not_tuned"))
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.job(999999)
+        self.assertEqual(caught.exception.code, "unknown_job")
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.cancel(self.daemon.seed["main_job"])
+        self.assertEqual((caught.exception.status, caught.exception.code), (409, "job_finished"))
+
+    def test_waiting_past_the_timeout_raises(self) -> None:
+        # Many variants, so the job is still running when cancelled.
+        job = self.client.submit("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=50)
+        with self.assertRaises(TimeoutError):
+            self.client.wait(job.id, timeout=0, progress=False)
+        cancelled = self.client.cancel(job.id)
+        self.assertIn(cancelled.status, ("queued", "running", "cancelled"))
+        with self.assertRaises(kerntune.JobFailed):
+            self.client.wait(job.id, interval=0.2, timeout=120, progress=False, raise_on_failure=True)
+
+
+class ClientWithoutDaemon(unittest.TestCase):
+    def test_a_closed_port_is_daemon_unreachable(self) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        client = kerntune.Client(f"127.0.0.1:{port}", timeout=5)
+        with self.assertRaises(kerntune.DaemonUnreachable) as caught:
+            client.health()
+        self.assertIn(str(port), str(caught.exception))
+
+    def test_token_comes_from_the_environment_like_the_cli(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "token")
+            with open(path, "w") as f:
+                f.write("  from-file \nsecond line\n")
+            with mock.patch.dict(os.environ, {"KERNTUNE_TOKEN": "", "KERNTUNE_TOKEN_FILE": path}):
+                self.assertEqual(kerntune.Client("127.0.0.1:1").token, "from-file")
+            with mock.patch.dict(os.environ, {"KERNTUNE_TOKEN": " direct ", "KERNTUNE_TOKEN_FILE": path}):
+                self.assertEqual(kerntune.Client("127.0.0.1:1").token, "direct")
+            with mock.patch.dict(os.environ, {"KERNTUNE_TOKEN": "a\nb"}):
+                with self.assertRaises(kerntune.TokenError):
+                    kerntune.Client("127.0.0.1:1")
+            with mock.patch.dict(os.environ, {"KERNTUNE_TOKEN": "", "KERNTUNE_TOKEN_FILE": path + ".missing"}):
+                with self.assertRaises(kerntune.TokenError):
+                    kerntune.Client("127.0.0.1:1")
+        with self.assertRaises(ValueError):
+            kerntune.Client("https://example.invalid")
+
+    def test_progress_bar_renders_counts_and_best(self) -> None:
+        job = kerntune.Job.from_json({
+            "id": 7, "family": "gemm", "shape": SMALL, "dtype": "bf16", "status": "running", "reason": None,
+            "progress": {"total": 10, "finished": 5, "by_status": {"measured": 4, "compile_error": 1, "pending": 5}},
+            "best": {"id": 3, "job_id": 7, "status": "measured", "median_us": 12.34}})
+        line = kerntune.progress.render(job)
+        self.assertIn("[" + "#" * 15 + "." * 15 + "] 5/10", line)
+        self.assertIn("1 compile_error, 4 measured", line)
+        self.assertIn("best 12.3 us", line)
+
+
+class ClientWithToken(unittest.TestCase):
+    def test_token_is_sent_and_a_wrong_one_refused(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            token_file = os.path.join(folder, "token")
+            with open(token_file, "w") as f:
+                f.write("s3cret\n")
+            os.chmod(token_file, stat.S_IRUSR | stat.S_IWUSR)
+            daemon = Daemon(["--token-file", token_file], seed=False)
+            try:
+                with mock.patch.dict(os.environ, {"KERNTUNE_TOKEN": "", "KERNTUNE_TOKEN_FILE": token_file}):
+                    self.assertEqual(kerntune.Client(daemon.url).history(), [])
+                with self.assertRaises(kerntune.ApiError) as caught:
+                    kerntune.Client(daemon.url, token="wrong").history()
+                self.assertEqual((caught.exception.status, caught.exception.code), (401, "unauthorized"))
+            finally:
+                daemon.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""The history page in a real headless browser (Debian's Chromium, driven by Selenium through
+chromedriver) against a real kerntuned on loopback whose store kt_seed_store filled with
+finished jobs and measured variants, plus one live compile job submitted here.
+
+Checks: every page loads with nothing logged at SEVERE in the browser console; the job page's
+plots have one point per measured variant (scatter, convergence) and one bar per outcome; the
+variant table lists every variant that reached the gates, sorts, and a click opens a variant
+with its compile log; the jobs list filters by GPU model and follows the live job to `done`;
+the shape browser lists every tuned problem.
+
+Run by ctest (HistoryPage.Browser), which sets KERNTUNED, KT_SEED_STORE and KERNTUNE_FAMILIES.
+KERNTUNE_SCREENSHOT=FILE also saves the job page as a PNG (see the README).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "client", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "client", "python", "tests"))
+
+import kerntune  # noqa: E402
+from daemon import Daemon  # noqa: E402
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError as error:  # scripts/install-deps.sh installs python3-selenium
+    sys.exit(f"history page test: {error}; run scripts/install-deps.sh (python3-selenium, chromium, chromium-driver)")
+
+CHROMIUM = os.environ.get("KERNTUNE_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("KERNTUNE_CHROMEDRIVER", "/usr/bin/chromedriver")
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def start_browser() -> "webdriver.Chrome":
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--window-size=1500,1100", "--disable-extensions", "--no-first-run"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+class HistoryPage(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.daemon = Daemon()
+        cls.seed = cls.daemon.seed
+        cls.client = kerntune.Client(cls.daemon.url)
+        cls.browser = start_browser()
+        cls.browser.set_page_load_timeout(60)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.browser.quit()
+        cls.daemon.stop()
+
+    # ---- helpers --------------------------------------------------------------------------
+
+    def open(self, fragment: str) -> None:
+        """Loads the page at #fragment and waits until its view has drawn."""
+        self.js("if (document.body) delete document.body.dataset.ready")  # a hash change keeps the page
+        self.browser.get(f"{self.daemon.url}/#{fragment}")
+        WebDriverWait(self.browser, 30).until(
+            lambda b: b.execute_script("return document.body.dataset.ready") in (f"#{fragment}", "error"))
+        self.assertEqual(self.browser.execute_script("return document.body.dataset.ready"), f"#{fragment}",
+                         self.browser.find_element(By.ID, "view").text)
+
+    def js(self, script: str):
+        return self.browser.execute_script(script)
+
+    def assert_console_clean(self) -> None:
+        severe = [e for e in self.browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        self.assertEqual(severe, [], "browser console errors")
+
+    def rendered_points(self, plot: str, layer: str = "scatterlayer") -> int:
+        return self.js(f"return document.querySelectorAll('#{plot} .{layer} .point').length")
+
+    # ---- the pages ------------------------------------------------------------------------
+
+    def test_job_page_plots_table_and_details(self) -> None:
+        outcomes = self.seed["main_job_outcomes"]
+        self.open(f"/jobs/{self.seed['main_job']}")
+        measured = outcomes["measured"]
+        self.assertEqual(self.rendered_points("plot-scatter"), measured)
+        self.assertEqual(self.rendered_points("plot-convergence"), measured)
+        # The Pareto front is its own trace, non-empty and a strict subset.
+        front = self.js("return document.getElementById('plot-scatter').data[1].x.length")
+        self.assertTrue(0 < front < measured, front)
+        # Marker size follows the footprint: not all equal.
+        sizes = self.js("return document.getElementById('plot-scatter').data[0].marker.size")
+        self.assertGreater(len(set(sizes)), 1)
+        # The baseline: a reference line at the job's reference time.
+        self.assertEqual(self.js("return document.getElementById('plot-scatter').layout.shapes[0].x0"), 909.1)
+        # Convergence: best so far never rises.
+        best = self.js("return document.getElementById('plot-convergence').data[0].y")
+        self.assertEqual(best, sorted(best, reverse=True))
+        # One bar per outcome, with the seeded counts.
+        self.assertEqual(self.rendered_points("plot-outcomes", "barlayer"), len(outcomes))
+        bars = self.js("const d = document.getElementById('plot-outcomes').data[0]; return [d.x, d.y]")
+        self.assertEqual(dict(zip(bars[0], bars[1])), outcomes)
+
+        # The table: every variant that reached the gates.
+        rows = self.browser.find_elements(By.CSS_SELECTOR, "#variant-table tbody tr")
+        self.assertEqual(len(rows), self.seed["main_job_total"] - outcomes["pruned"])
+        # Sorting by median puts the fastest first; again, last (unknowns stay last).
+        header = [th for th in self.browser.find_elements(By.CSS_SELECTOR, "#variant-table th") if th.text.startswith("median")][0]
+        header.click()
+        medians = [td.text for td in self.browser.find_elements(By.CSS_SELECTOR, "#variant-table tbody tr td:nth-child(6)")]
+        numbers = [float(m) for m in medians if m != "–"]
+        self.assertEqual(len(numbers), measured)
+        self.assertEqual(numbers, sorted(numbers))
+        self.assertTrue(all(m == "–" for m in medians[measured:]))
+
+        # A click on a failed variant opens it, with its gate, reason and compile log.
+        failed = [r for r in self.browser.find_elements(By.CSS_SELECTOR, "#variant-table tbody tr") if "compile_error" in r.text][0]
+        failed.click()
+        WebDriverWait(self.browser, 10).until(lambda b: b.find_elements(By.ID, "compile-log"))
+        details = self.browser.find_element(By.ID, "variant-details").text
+        self.assertIn("failed gate compile", details)
+        self.assertIn("wgmma_fence", self.browser.find_element(By.ID, "compile-log").text)
+        if os.environ.get("KERNTUNE_SCREENSHOT"):
+            self.browser.find_element(By.ID, "close-details").click()
+            self.browser.save_screenshot(os.environ["KERNTUNE_SCREENSHOT"])
+        self.assert_console_clean()
+
+    def test_jobs_list_filters_and_follows_a_live_job(self) -> None:
+        live = self.client.submit("gemm", {"M": 128, "N": 128, "K": 128}, "bf16", mode="compile", arch="sm_90a", budget=2)
+        self.open("/")
+        ids = self.js("return [...document.querySelectorAll('#jobs-table tbody tr td:first-child')].map(td => td.textContent)")
+        self.assertIn(str(live.id), ids)
+        self.assertGreaterEqual(len(ids), 5)
+        # Live progress: the list polls until the compile job is done.
+        # (Rows read in one script: the poll redraws the table between WebDriver calls.)
+        row_texts = "return [...document.querySelectorAll('#jobs-table tbody tr')].map(r => r.innerText)"
+        WebDriverWait(self.browser, 180, poll_frequency=0.5).until(lambda b: any(
+            t.split("\t")[0].strip() == str(live.id) and "\tdone" in t for t in b.execute_script(row_texts)))
+        self.open("/?device=NVIDIA%20B200")
+        rows = self.browser.find_elements(By.CSS_SELECTOR, "#jobs-table tbody tr")
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(rows[0].find_element(By.CSS_SELECTOR, "td").text, str(self.seed["other_gpu_job"]))
+        self.open("/?status=failed")
+        rows = self.browser.find_elements(By.CSS_SELECTOR, "#jobs-table tbody tr")
+        self.assertEqual([r.find_element(By.CSS_SELECTOR, "td").text for r in rows], [str(self.seed["failed_job"])])
+        # A row click opens the job.
+        rows[0].click()
+        WebDriverWait(self.browser, 30).until(lambda b: b.execute_script("return document.body.dataset.ready") == f"#/jobs/{self.seed['failed_job']}")
+        self.assertIn("worker could not start", self.browser.find_element(By.ID, "job-summary").text)
+        self.assert_console_clean()
+
+    def test_shape_browser_lists_tuned_problems(self) -> None:
+        self.open("/shapes")
+        headings = [h.text for h in self.browser.find_elements(By.CSS_SELECTOR, "#view h2")]
+        self.assertEqual(sorted(headings), ["gemm on NVIDIA B200", f"gemm on {H100}"])
+        rows = self.browser.find_elements(By.CSS_SELECTOR, ".shapes-table tbody tr")
+        self.assertEqual(len(rows), 3)
+        best = self.client.best("gemm", {"M": 4096, "N": 4096, "K": 4096}, "bf16", device=H100)
+        self.assertTrue(any(f"{best.median_us:.1f}" in r.text for r in rows))
+        rows[0].click()
+        WebDriverWait(self.browser, 10).until(lambda b: b.find_elements(By.ID, "compile-log"))
+        self.open("/shapes?device=NVIDIA%20B200")
+        rows = self.browser.find_elements(By.CSS_SELECTOR, ".shapes-table tbody tr")
+        self.assertEqual(len(rows), 1)
+        self.assertIn("M=4096 N=4096", rows[0].text)
+        self.assert_console_clean()
+
+
+if __name__ == "__main__":
+    started = time.monotonic()
+    result = unittest.main(exit=False, verbosity=2).result
+    print(f"history page test: {time.monotonic() - started:.1f} s")
+    sys.exit(0 if result.wasSuccessful() else 1)

@@ -1,0 +1,429 @@
+// kerntune's history page: a small single-page app over the HTTP API (docs/api.md). Routes
+// (location.hash): #/ jobs list, #/jobs/ID one job, #/shapes tuned shapes. Plots: Plotly's basic
+// bundle (web/vendor). No build step: this file is served as written.
+"use strict";
+
+const FINAL_JOB_STATES = new Set(["done", "failed", "cancelled"]);
+const POLL_MS = 2000;
+let stopCurrentView = () => {};  // ends the polling or event stream of the view on screen
+
+// ---- API access ---------------------------------------------------------------------------
+
+function token() { return localStorage.getItem("kerntune-token") || ""; }
+
+async function api(path) {
+  const headers = {};
+  if (token()) headers.Authorization = "Bearer " + token();
+  const response = await fetch(path, { headers });
+  const text = await response.text();
+  let body = null;
+  try { body = text ? JSON.parse(text) : null; } catch (e) { body = null; }
+  if (!response.ok) {
+    const message = body && body.error ? `${body.error.code}: ${body.error.message}` : text;
+    const error = new Error(`${response.status} ${message}`);
+    error.status = response.status;
+    throw error;
+  }
+  return body;
+}
+
+// Every page of a paged list (variants, history), following `next`.
+async function allPages(path, key) {
+  const items = [];
+  let cursor = null;
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const page = await api(path + sep + "limit=1000" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""));
+    items.push(...page[key]);
+    cursor = page.next;
+  } while (cursor);
+  return items;
+}
+
+// Calls onChange whenever the job may have changed, until it ends or stop() is called. Uses the
+// daemon's Server-Sent Events (GET /v1/jobs/{id}/events) when they answer, else polls. An
+// EventSource cannot send a token, so with a token set the page polls.
+function watchJob(jobId, onChange) {
+  let stopped = false, timer = null, source = null;
+  const poll = () => { if (!stopped) timer = setTimeout(async () => { await onChange(); poll(); }, POLL_MS); };
+  if (window.EventSource && !token()) {
+    let heard = false;
+    source = new EventSource(`/v1/jobs/${jobId}/events`);
+    const changed = () => { heard = true; onChange(); };
+    for (const name of ["message", "status", "progress", "best", "job", "done", "end"])
+      source.addEventListener(name, changed);
+    source.onerror = () => {
+      // Closed after the job ended, or no event stream on this daemon: poll from here on.
+      source.close();
+      source = null;
+      if (!heard) poll(); else onChange();
+    };
+  } else {
+    poll();
+  }
+  return () => { stopped = true; clearTimeout(timer); if (source) source.close(); };
+}
+
+// ---- helpers ------------------------------------------------------------------------------
+
+function esc(value) {
+  return String(value ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+function fmt(value, digits = 1) { return value === null || value === undefined ? "–" : Number(value).toFixed(digits); }
+function fmtError(value) { return value === null || value === undefined ? "–" : Number(value).toExponential(2); }
+function statusBadge(status) { return `<span class="status ${esc(status)}">${esc(status)}</span>`; }
+function configText(config) { return Object.entries(config || {}).map(([k, v]) => `${k}=${v}`).join(" "); }
+function shapeText(shape) { return Object.entries(shape || {}).map(([k, v]) => `${k}=${v}`).join(" "); }
+// On-chip bytes per block, the Pareto front's third objective (as the store computes it).
+function footprint(v) {
+  if (v.smem_bytes === null || v.registers === null || v.threads === null) return null;
+  return v.smem_bytes + 4 * v.registers * v.threads;
+}
+function progressBar(progress) {
+  const total = progress && progress.total ? progress.total : 0;
+  const done = progress ? progress.finished : 0;
+  const pct = total ? Math.round((100 * done) / total) : 0;
+  return `<span class="progress" title="${done} / ${total}"><div style="width:${pct}%"></div></span> <span class="muted">${done}/${total}</span>`;
+}
+function showError(error) {
+  const banner = document.getElementById("error-banner");
+  banner.textContent = String(error.message || error);
+  banner.hidden = false;
+}
+function clearError() { document.getElementById("error-banner").hidden = true; }
+
+// A table whose headers sort it; columns: [{label, value(row), html(row)?, num?}].
+function sortableTable(table, columns, rows, onRowClick) {
+  let sortIndex = -1, ascending = true;
+  const render = () => {
+    const sorted = rows.slice();
+    if (sortIndex >= 0) {
+      const value = columns[sortIndex].value;
+      sorted.sort((a, b) => {
+        const x = value(a), y = value(b);
+        if (x === y) return 0;
+        if (x === null || x === undefined) return 1;  // unknowns last either way
+        if (y === null || y === undefined) return -1;
+        return (x < y ? -1 : 1) * (ascending ? 1 : -1);
+      });
+    }
+    const head = columns.map((c, i) =>
+      `<th data-col="${i}" class="${i === sortIndex ? (ascending ? "sorted-asc" : "sorted-desc") : ""}">${esc(c.label)}</th>`).join("");
+    const body = sorted.map((row, r) => `<tr class="${onRowClick ? "clickable" : ""}" data-row="${rows.indexOf(row)}">` +
+      columns.map((c) => `<td class="${c.num ? "num" : ""}">${c.html ? c.html(row) : esc(c.value(row) ?? "–")}</td>`).join("") + "</tr>").join("");
+    table.innerHTML = `<thead><tr>${head}</tr></thead><tbody>${body}</tbody>`;
+    table.querySelectorAll("th").forEach((th) => th.addEventListener("click", () => {
+      const i = Number(th.dataset.col);
+      ascending = i === sortIndex ? !ascending : true;
+      sortIndex = i;
+      render();
+    }));
+    if (onRowClick)
+      table.querySelectorAll("tbody tr").forEach((tr) => tr.addEventListener("click", (event) => {
+        if (event.target.closest("a")) return;  // a link in the row goes where it points
+        onRowClick(rows[Number(tr.dataset.row)], tr);
+      }));
+  };
+  render();
+}
+
+// ---- jobs list ----------------------------------------------------------------------------
+
+async function showJobs(view, params) {
+  const families = await api("/v1/families");
+  const devices = await api("/v1/devices");
+  const models = [...new Set([...devices.devices, ...devices.known_devices].map((d) => d.name))].sort();
+  const statuses = ["queued", "running", "done", "failed", "cancelled"];
+  const option = (value, selected) => `<option value="${esc(value)}" ${value === selected ? "selected" : ""}>${esc(value || "any")}</option>`;
+  view.innerHTML = `<h1>Jobs</h1>
+    <div class="filters">
+      <label>Family <select id="filter-family">${["", ...families.families.map((f) => f.name)].map((f) => option(f, params.family || "")).join("")}</select></label>
+      <label>Status <select id="filter-status">${["", ...statuses].map((s) => option(s, params.status || "")).join("")}</select></label>
+      <label>GPU model <select id="filter-device">${["", ...models].map((m) => option(m, params.device || "")).join("")}</select></label>
+      <span id="jobs-count" class="muted"></span>
+    </div>
+    <table id="jobs-table"></table>`;
+  for (const id of ["filter-family", "filter-status", "filter-device"])
+    document.getElementById(id).addEventListener("change", () => {
+      const query = new URLSearchParams();
+      for (const [key, el] of [["family", "filter-family"], ["status", "filter-status"], ["device", "filter-device"]])
+        if (document.getElementById(el).value) query.set(key, document.getElementById(el).value);
+      location.hash = "#/?" + query.toString();
+    });
+
+  let timer = null, stopped = false;
+  const refresh = async () => {
+    const query = new URLSearchParams();
+    if (params.family) query.set("family", params.family);
+    if (params.status) query.set("status", params.status);
+    query.set("limit", "500");
+    const page = await api("/v1/history?" + query.toString());
+    // The API filters by family and status; the GPU model is filtered here.
+    const jobs = page.jobs.filter((j) => !params.device || j.device_name === params.device);
+    document.getElementById("jobs-count").textContent = `${jobs.length} job(s)`;
+    sortableTable(document.getElementById("jobs-table"), [
+      { label: "id", value: (j) => j.id, num: true, html: (j) => `<a href="#/jobs/${j.id}">${j.id}</a>` },
+      { label: "family", value: (j) => j.family },
+      { label: "shape", value: (j) => j.shape_key, html: (j) => esc(shapeText(j.shape)) },
+      { label: "dtype", value: (j) => j.dtype },
+      { label: "mode", value: (j) => j.mode },
+      { label: "GPU / arch", value: (j) => j.device_name || j.arch, html: (j) => esc(j.device_name || "") + ` <span class="muted">${esc(j.arch)}</span>` },
+      { label: "status", value: (j) => j.status, html: (j) => statusBadge(j.status) + (j.reason ? `<div class="reason">${esc(j.reason)}</div>` : "") },
+      { label: "progress", value: (j) => (j.progress.total ? j.progress.finished / j.progress.total : 0), html: (j) => progressBar(j.progress) },
+      { label: "best µs", value: (j) => (j.best ? j.best.median_us : null), num: true, html: (j) => fmt(j.best && j.best.median_us) },
+      { label: "created", value: (j) => j.created_at },
+    ], jobs, (j) => { location.hash = `#/jobs/${j.id}`; });
+    // Live progress: keep polling while a job on screen is unfinished.
+    if (!stopped && jobs.some((j) => !FINAL_JOB_STATES.has(j.status))) timer = setTimeout(() => refresh().catch(showError), POLL_MS);
+  };
+  await refresh();
+  return () => { stopped = true; clearTimeout(timer); };
+}
+
+// ---- one job ------------------------------------------------------------------------------
+
+const PLOT_CONFIG = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+// Titles on the left, clear of the mode bar on the right.
+const plotTitle = (text) => ({ text, x: 0.01, xanchor: "left", font: { size: 13 } });
+
+// Non-dominated measured variants over (median time, max error, footprint): the store's front.
+function paretoIds(measured) {
+  const objectives = (v) => [v.median_us, v.error ? v.error.max_rel : Infinity, footprint(v) ?? Infinity];
+  const ids = new Set();
+  for (const v of measured) {
+    const a = objectives(v);
+    const dominated = measured.some((w) => {
+      if (w === v) return false;
+      const b = objectives(w);
+      return b.every((x, i) => x <= a[i]) && b.some((x, i) => x < a[i]);
+    });
+    if (!dominated) ids.add(v.id);
+  }
+  return ids;
+}
+
+function drawScatter(job, measured, onPick) {
+  const front = paretoIds(measured);
+  const sizes = measured.map((v) => footprint(v) ?? 0);
+  const maxSize = Math.max(1, ...sizes);
+  const trace = (subset, name, color) => ({
+    type: "scatter", mode: "markers", name,
+    x: subset.map((v) => v.median_us),
+    y: subset.map((v) => (v.error ? v.error.max_rel : null)),
+    customdata: subset.map((v) => v.id),
+    text: subset.map((v) => `#${v.id} ${v.template}<br>${configText(v.config)}<br>footprint ${footprint(v) ?? "?"} B`),
+    hovertemplate: "%{text}<br>%{x:.1f} µs, max_rel %{y:.2e}<extra></extra>",
+    marker: { size: subset.map((v) => 6 + 22 * Math.sqrt((footprint(v) ?? 0) / maxSize)), color, opacity: 0.75,
+              line: { width: 1, color: "#1f2937" } },
+  });
+  const traces = [
+    trace(measured.filter((v) => !front.has(v.id)), "measured", "#93c5fd"),
+    trace(measured.filter((v) => front.has(v.id)), "Pareto front (time, error, footprint)", "#f59e0b"),
+  ];
+  const layout = {
+    title: plotTitle("Time vs numerical error (marker size: on-chip footprint)"),
+    margin: { l: 60, r: 10, t: 36, b: 70 }, legend: { orientation: "h", y: -0.3 },
+    xaxis: { title: { text: "median time (µs)" } }, yaxis: { title: { text: "max relative error" }, type: "log" },
+    shapes: [], annotations: [],
+  };
+  if (job.reference_us) {
+    layout.shapes.push({ type: "line", xref: "x", yref: "paper", x0: job.reference_us, x1: job.reference_us, y0: 0, y1: 1,
+                         line: { color: "#dc2626", dash: "dash", width: 2 } });
+    layout.annotations.push({ xref: "x", yref: "paper", x: job.reference_us, y: 1, text: `baseline ${fmt(job.reference_us)} µs`,
+                              showarrow: false, xanchor: "left", font: { color: "#dc2626", size: 11 } });
+  }
+  const div = document.getElementById("plot-scatter");
+  Plotly.react(div, traces, layout, PLOT_CONFIG);
+  div.removeAllListeners && div.removeAllListeners("plotly_click");
+  div.on("plotly_click", (event) => { if (event.points.length) onPick(event.points[0].customdata); });
+}
+
+function drawConvergence(job, measured) {
+  // Variants in measurement order (the store's id order) and the best median so far.
+  let best = Infinity;
+  const bestSoFar = measured.map((v) => (best = Math.min(best, v.median_us)));
+  const layout = {
+    title: plotTitle("Best so far vs variants measured"),
+    margin: { l: 60, r: 10, t: 36, b: 44 }, showlegend: false,
+    xaxis: { title: { text: "variants measured" } }, yaxis: { title: { text: "best median time (µs)" } },
+    shapes: job.reference_us ? [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: job.reference_us, y1: job.reference_us,
+                                  line: { color: "#dc2626", dash: "dash", width: 2 } }] : [],
+    annotations: job.reference_us ? [{ xref: "paper", x: 1, xanchor: "right", y: job.reference_us, yanchor: "bottom", showarrow: false,
+                                       text: `baseline ${fmt(job.reference_us)} µs`, font: { color: "#dc2626", size: 11 } }] : [],
+  };
+  Plotly.react("plot-convergence", [{
+    type: "scatter", mode: "lines+markers", name: "best so far",
+    x: bestSoFar.map((_, i) => i + 1), y: bestSoFar, line: { shape: "hv", color: "#2563eb" }, marker: { size: 5 },
+    hovertemplate: "%{x} measured: best %{y:.1f} µs<extra></extra>",
+  }], layout, PLOT_CONFIG);
+}
+
+function drawOutcomes(job) {
+  const counts = Object.entries(job.progress.by_status || {}).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+  Plotly.react("plot-outcomes", [{
+    type: "bar", x: counts.map(([s]) => s), y: counts.map(([, n]) => n), text: counts.map(([, n]) => String(n)),
+    textposition: "auto", marker: { color: counts.map(([s]) => (s === "measured" || s === "compiled" ? "#10b981" : s === "pruned" || s === "pending" ? "#9ca3af" : "#ef4444")) },
+    hovertemplate: "%{x}: %{y}<extra></extra>",
+  }], { title: plotTitle("Variants by outcome"), margin: { l: 50, r: 10, t: 36, b: 90 }, xaxis: { tickangle: -30 }, yaxis: { title: { text: "variants" } } }, PLOT_CONFIG);
+}
+
+async function showVariant(id) {
+  let panel = document.getElementById("variant-details");
+  if (!panel) { panel = document.createElement("aside"); panel.id = "variant-details"; document.body.appendChild(panel); }
+  panel.innerHTML = `<p class="muted">Loading variant ${esc(id)}…</p>`;
+  const v = await api(`/v1/variants/${id}?log=1`);
+  const timing = v.timing ? `${fmt(v.timing.median_us)} µs median (p10 ${fmt(v.timing.p10_us)}, p90 ${fmt(v.timing.p90_us)}, ${v.timing.trials} trials, ${esc(v.timing.method)})` : "–";
+  panel.innerHTML = `<button id="close-details" style="float:right">Close</button>
+    <h2>Variant ${v.id} ${statusBadge(v.status)}</h2>
+    <p><b>${esc(v.template)}</b><br><code>${esc(configText(v.config))}</code></p>
+    ${v.failed_gate ? `<p class="reason">failed gate <b>${esc(v.failed_gate)}</b>: ${esc(v.reason)}</p>` : v.reason ? `<p class="reason">${esc(v.reason)}</p>` : ""}
+    <table><tbody>
+      <tr><td>time</td><td>${timing}</td></tr>
+      <tr><td>error</td><td>${v.error ? `max_rel ${fmtError(v.error.max_rel)}, max_abs ${fmtError(v.error.max_abs)}, rel_l2 ${fmtError(v.error.rel_l2)}` : "–"}</td></tr>
+      <tr><td>TFLOP/s</td><td>${fmt(v.tflops)}</td></tr><tr><td>speedup</td><td>${fmt(v.speedup, 2)}</td></tr>
+      <tr><td>registers / spills</td><td>${v.registers ?? "–"} / ${v.spill_bytes ?? "–"} B</td></tr>
+      <tr><td>shared memory</td><td>${v.smem_bytes ?? "–"} B</td></tr><tr><td>threads</td><td>${v.threads ?? "–"}</td></tr>
+      <tr><td>footprint</td><td>${footprint(v) ?? "–"} B</td></tr><tr><td>compile</td><td>${fmt(v.compile_ms)} ms</td></tr>
+    </tbody></table>
+    ${v.has_kernel ? `<p><a href="/v1/variants/${v.id}/kernel" download="variant-${v.id}.cubin">Download the cubin</a></p>` : ""}
+    <h2>Compile log</h2><pre id="compile-log">${esc(v.compile_log || "(empty)")}</pre>`;
+  document.getElementById("close-details").addEventListener("click", () => panel.remove());
+}
+
+async function showJob(view, jobId) {
+  view.innerHTML = `<h1>Job ${esc(jobId)}</h1><div id="job-summary" class="summary"></div>
+    <div class="grid">
+      <div class="card"><div id="plot-scatter" class="plot"></div></div>
+      <div class="card"><div id="plot-convergence" class="plot"></div></div>
+      <div class="card"><div id="plot-outcomes" class="plot"></div></div>
+      <div class="card"><h2>Best</h2><div id="job-best"></div></div>
+    </div>
+    <h2>Variants <span id="variant-count" class="muted"></span></h2>
+    <table id="variant-table"></table>`;
+  const pick = (id) => showVariant(id).catch(showError);
+  const render = async () => {
+    const job = await api(`/v1/jobs/${jobId}`);
+    const variants = await allPages(`/v1/jobs/${jobId}/variants?exclude_pruned=1`, "variants");
+    const measured = variants.filter((v) => v.status === "measured" && v.median_us !== null);
+    const best = job.best;
+    document.getElementById("job-summary").innerHTML = [
+      ["family", job.family], ["shape", shapeText(job.shape)], ["dtype", job.dtype], ["mode", job.mode],
+      ["GPU", job.device_name || "–"], ["arch", job.arch], ["status", null], ["progress", null],
+      ["baseline", job.reference_us ? fmt(job.reference_us) + " µs" : "–"],
+      ["variants/min", job.stats ? fmt(job.stats.variants_per_minute) : "–"],
+    ].map(([k, v]) => `<div><b>${k}</b>${k === "status" ? statusBadge(job.status) + (job.reason ? ` <span class="reason">${esc(job.reason)}</span>` : "")
+                                       : k === "progress" ? progressBar(job.progress) : esc(v)}</div>`).join("");
+    document.getElementById("job-best").innerHTML = best
+      ? `<p><a href="#" id="best-link">variant ${best.id}</a> <code>${esc(best.template)} ${esc(configText(best.config))}</code></p>
+         <p>${fmt(best.median_us)} µs${best.tflops ? `, ${fmt(best.tflops)} TFLOP/s` : ""}${best.speedup ? `, ${fmt(best.speedup, 2)}× the baseline` : ""}</p>`
+      : `<p class="muted">nothing measured yet</p>`;
+    const bestLink = document.getElementById("best-link");
+    if (bestLink) bestLink.addEventListener("click", (e) => { e.preventDefault(); pick(best.id); });
+    drawScatter(job, measured, pick);
+    drawConvergence(job, measured);
+    drawOutcomes(job);
+    document.getElementById("variant-count").textContent =
+      `${variants.length} that reached the gates (${job.progress.by_status.pruned || 0} pruned not listed)`;
+    sortableTable(document.getElementById("variant-table"), [
+      { label: "id", value: (v) => v.id, num: true },
+      { label: "template", value: (v) => v.template },
+      { label: "config", value: (v) => v.config_key, html: (v) => `<code>${esc(configText(v.config))}</code>` },
+      { label: "status", value: (v) => v.status, html: (v) => statusBadge(v.status) },
+      { label: "failed gate / reason", value: (v) => v.failed_gate, html: (v) => (v.failed_gate ? `<b>${esc(v.failed_gate)}</b> ` : "") + `<span class="reason">${esc(v.reason || "")}</span>` },
+      { label: "median µs", value: (v) => v.median_us, num: true, html: (v) => fmt(v.median_us) },
+      { label: "max_rel", value: (v) => (v.error ? v.error.max_rel : null), num: true, html: (v) => fmtError(v.error && v.error.max_rel) },
+      { label: "TFLOP/s", value: (v) => v.tflops, num: true, html: (v) => fmt(v.tflops) },
+      { label: "regs", value: (v) => v.registers, num: true },
+      { label: "smem B", value: (v) => v.smem_bytes, num: true },
+      { label: "footprint B", value: (v) => footprint(v), num: true },
+    ], variants, (v, tr) => {
+      document.querySelectorAll("#variant-table tr.selected").forEach((row) => row.classList.remove("selected"));
+      tr.classList.add("selected");
+      pick(v.id);
+    });
+    return job;
+  };
+  const job = await render();
+  if (FINAL_JOB_STATES.has(job.status)) return () => {};
+  let busy = false;
+  const stop = watchJob(jobId, async () => {
+    if (busy) return;
+    busy = true;
+    try { const now = await render(); if (FINAL_JOB_STATES.has(now.status)) stop(); } catch (e) { showError(e); } finally { busy = false; }
+  });
+  return stop;
+}
+
+// ---- tuned shapes -------------------------------------------------------------------------
+
+async function showShapes(view, params) {
+  const query = new URLSearchParams({ limit: "1000" });
+  if (params.family) query.set("family", params.family);
+  if (params.device) query.set("device", params.device);
+  const [families, all, page] = await Promise.all([api("/v1/families"), api("/v1/tuned?limit=1000"), api("/v1/tuned?" + query.toString())]);
+  const models = [...new Set(all.problems.map((p) => p.device))].sort();
+  const option = (value, selected) => `<option value="${esc(value)}" ${value === selected ? "selected" : ""}>${esc(value || "any")}</option>`;
+  const groups = new Map();
+  for (const p of page.problems) {
+    const key = `${p.family} on ${p.device}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(p);
+  }
+  view.innerHTML = `<h1>Tuned shapes</h1>
+    <div class="filters">
+      <label>Family <select id="shapes-family">${["", ...families.families.map((f) => f.name)].map((f) => option(f, params.family || "")).join("")}</select></label>
+      <label>GPU model <select id="shapes-device">${["", ...models].map((m) => option(m, params.device || "")).join("")}</select></label>
+      <span class="muted">${page.count} tuned problem(s): per family and GPU model, each shape's best variant (the fastest on its Pareto front)</span>
+    </div>` +
+    [...groups.keys()].map((key, i) => `<h2>${esc(key)}</h2><table id="shapes-${i}" class="shapes-table"></table>`).join("");
+  for (const id of ["shapes-family", "shapes-device"])
+    document.getElementById(id).addEventListener("change", () => {
+      const next = new URLSearchParams();
+      if (document.getElementById("shapes-family").value) next.set("family", document.getElementById("shapes-family").value);
+      if (document.getElementById("shapes-device").value) next.set("device", document.getElementById("shapes-device").value);
+      location.hash = "#/shapes" + (next.toString() ? "?" + next.toString() : "");
+    });
+  [...groups.values()].forEach((problems, i) => sortableTable(document.getElementById(`shapes-${i}`), [
+    { label: "shape", value: (p) => p.shape_key, html: (p) => esc(shapeText(p.shape)) },
+    { label: "dtype", value: (p) => p.dtype },
+    { label: "best config", value: (p) => p.best.config_key, html: (p) => `${esc(p.best.template)} <code>${esc(configText(p.best.config))}</code>` },
+    { label: "median µs", value: (p) => p.best.median_us, num: true, html: (p) => fmt(p.best.median_us) },
+    { label: "TFLOP/s", value: (p) => p.best.tflops, num: true, html: (p) => fmt(p.best.tflops) },
+    { label: "front size", value: (p) => p.front_size, num: true },
+    { label: "job", value: (p) => p.best.job_id, num: true, html: (p) => `<a href="#/jobs/${p.best.job_id}">${p.best.job_id}</a>` },
+  ], problems, (p) => showVariant(p.best.id).catch(showError)));
+  return () => {};
+}
+
+// ---- routing ------------------------------------------------------------------------------
+
+async function route() {
+  stopCurrentView();
+  stopCurrentView = () => {};
+  clearError();
+  const details = document.getElementById("variant-details");
+  if (details) details.remove();
+  const view = document.getElementById("view");
+  const [path, query] = (location.hash.replace(/^#/, "") || "/").split("?");
+  const params = Object.fromEntries(new URLSearchParams(query || ""));
+  try {
+    const job = path.match(/^\/jobs\/(\d+)$/);
+    if (job) stopCurrentView = await showJob(view, job[1]);
+    else if (path === "/shapes") stopCurrentView = await showShapes(view, params);
+    else stopCurrentView = await showJobs(view, params);
+    document.body.dataset.ready = location.hash || "#/";  // for tests: the view has drawn
+  } catch (error) {
+    view.innerHTML = `<h1>Cannot show this page</h1><p class="reason">${esc(error.message)}</p>` +
+      (error.status === 401 ? "<p>This daemon needs a token: enter it at the top right.</p>" : "");
+    document.body.dataset.ready = "error";
+  }
+}
+
+document.getElementById("token-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  localStorage.setItem("kerntune-token", document.getElementById("token").value.trim());
+  route();
+});
+document.getElementById("token").value = token();
+window.addEventListener("hashchange", route);
+route();
