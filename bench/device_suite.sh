@@ -13,7 +13,11 @@
 # PHASES (env, default "tests,gemm,engine") picks the parts to run, so one suite can be split
 # over two calls; GPU_TESTS_S (env, default 200) caps the GPU test binary; GEMM_SHAPES (env,
 # e.g. "8192x8192x8192:96 1x4096x7168") replaces the GEMM bench's shapes, each with its own
-# budget; GEMM_JOB_TIMEOUT_S (env, default 60) cancels a shape's job then, keeping its best;
+# budget (and MxNxK:BUDGET:TIMEOUT_S its own job timeout); GEMM_SHAPE_SET (env: issue4, models or
+# all) picks kt-gemm-bench's named set instead, every shape with the budget and job timeout the
+# set gives it (GEMM_SHAPES wins when both are set; "all" at GEMM_REPEAT=1 is about 8 minutes of
+# an H100, estimated from the 2026-11-25 runs); GEMM_JOB_TIMEOUT_S (env, default 60) cancels a
+# shape's job then, keeping its best, unless the shape has a timeout of its own;
 # GEMM_REPEAT (env, default 3) is kt-gemm-bench's --repeat: after the tuning pass, each shape's
 # final comparison runs again in GEMM_REPEAT-1 jobs pinned to its candidates (each in a freshly
 # started worker) and the table adds the ratio's run-to-run spread; the repeats share the GEMM
@@ -75,11 +79,12 @@ if wants gemm; then
   left=$(( total - SECONDS ))
   gemm_deadline=$(( left - 20 ))
   wants engine && gemm_deadline=$(( left / 2 ))
-  say "kt-gemm-bench, deadline $gemm_deadline s, repeat ${GEMM_REPEAT:-3}"
+  say "kt-gemm-bench, deadline $gemm_deadline s, repeat ${GEMM_REPEAT:-3}, shapes ${GEMM_SHAPES:-${GEMM_SHAPE_SET:-issue 4 at budget $gemm_budget}}"
   copy=()
   [ -s "$out/copy-bandwidth.json" ] && copy=(--copy-json "$out/copy-bandwidth.json")
   shapes=()
   for shape in ${GEMM_SHAPES:-}; do shapes+=(--shape "$shape"); done
+  [ ${#shapes[@]} -eq 0 ] && [ -n "${GEMM_SHAPE_SET:-}" ] && shapes=(--shape-set "$GEMM_SHAPE_SET")
   "$bin/kt-gemm-bench" --server "$url" --budget "$gemm_budget" "${copy[@]}" "${shapes[@]}" \
     --repeat "${GEMM_REPEAT:-3}" --deadline-s "$gemm_deadline" \
     --job-timeout-s "${GEMM_JOB_TIMEOUT_S:-60}" --out-dir "$out/gemm" --latest "" \

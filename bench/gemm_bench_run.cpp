@@ -43,18 +43,25 @@ std::int64_t job_id_of(const nlohmann::json& job) {
                                                                 : 0;
 }
 
-// "final: ours 180.1 us, baseline 179.0 us, ratio 0.99× [0.98, 1.00]" for the log.
+// "final: ours 180.1 us, baseline 179.0 us, ratio 0.99× [0.98, 1.00], answer: baseline" for the
+// log.
 std::string figures_line(const GemmRow& row) {
   const GemmFigures figures = gemm_figures(row, std::nullopt);
+  const std::string answer = gemm_answer_name(gemm_answer(row, figures));
   return std::string(figures.ratio_low ? "final" : "first pass") + ": ours " +
          format_us(row.ours_us) + ", baseline " + format_us(row.baseline_us) + ", ratio " +
-         ratio_cell(figures);
+         ratio_cell(figures) + ", answer: " + (answer.empty() ? "none" : answer);
 }
 
-std::optional<WaitOptions> wait_for_next_job(const GemmBenchOptions& options, double elapsed,
+// How long the next job may run: the shape's job timeout (else the run's), or less when the run's
+// deadline is nearer; nullopt once the deadline has passed.
+std::optional<WaitOptions> wait_for_next_job(const GemmBenchOptions& options,
+                                             const GemmShape& shape, double elapsed,
                                              std::ostream& log) {
-  return kt::bench::wait_for_next_job(options.poll_ms, options.job_timeout_seconds,
-                                      options.deadline_seconds, elapsed, log);
+  const double timeout =
+      shape.timeout_seconds > 0 ? shape.timeout_seconds : options.job_timeout_seconds;
+  return kt::bench::wait_for_next_job(options.poll_ms, timeout, options.deadline_seconds, elapsed,
+                                      log);
 }
 
 std::string deadline_passed_note(const GemmBenchOptions& options) {
@@ -90,7 +97,7 @@ void repeat_final_comparisons(const GemmBenchOptions& options, const kt::Client&
                                 std::to_string(repeat) + "/" + std::to_string(options.repeat);
       GemmRepeat result;
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      const std::optional<WaitOptions> wait = wait_for_next_job(options, elapsed, log);
+      const std::optional<WaitOptions> wait = wait_for_next_job(options, row.shape, elapsed, log);
       if (!wait) {
         result.note = deadline_passed_note(options);
         log << "[" << label << "] " << result.note << std::endl;
@@ -159,7 +166,7 @@ GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
     row.dtype = options.dtype;
     std::vector<nlohmann::json> to_repeat;
     const std::string label = "gemm " + shape_label(shape);
-    const std::optional<WaitOptions> wait = wait_for_next_job(options, elapsed, log);
+    const std::optional<WaitOptions> wait = wait_for_next_job(options, shape, elapsed, log);
     if (!wait) {
       row.note = deadline_passed_note(options);
       log << "[" << label << "] " << row.note << std::endl;
@@ -175,7 +182,8 @@ GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
         row = gemm_row_from_job(shape, options.dtype, run);
         if (report.device.empty()) report.device = device_of_job(run.job);
         if (options.compile_only_arch.empty()) {
-          log << "[" << label << "] " << figures_line(row) << std::endl;
+          log << "[" << label << "] " << figures_line(row)
+              << (row.ours_us ? "" : " (no variant measured)") << std::endl;
           row.repeats.push_back(gemm_repeat_from_row(row, job_id_of(run.job)));
         }
         if (repeats_wanted && row.ours_us)
@@ -210,7 +218,12 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_option("--shape", options.shape_texts,
-                 "MxNxK or MxNxK:BUDGET, repeatable (default: the issue-4 shapes)");
+                 "MxNxK, MxNxK:BUDGET or MxNxK:BUDGET:TIMEOUT_S, repeatable (default: the "
+                 "issue-4 shapes at --budget)");
+  app.add_option("--shape-set", options.shape_set,
+                 "a named set, each shape with its own budget and job timeout: issue4 (issue 4's "
+                 "nine), models (issue 14's ten real-model shapes) or all (both)")
+      ->check(CLI::IsMember(gemm_shape_set_names()));
   app.add_option("--dtype", options.dtype, "element type")->capture_default_str();
   app.add_option("--device", options.device, "GPU selector passed to the daemon (default: first)");
   app.add_option("--copy-json", options.copy_json,
@@ -233,7 +246,8 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
                  "short (0 = none)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--job-timeout-s", options.job_timeout_seconds,
-                 "cancel a job after this long and keep its best so far (0 = none)")
+                 "cancel a job after this long and keep its best so far (0 = none); a shape's "
+                 "own timeout (MxNxK:BUDGET:TIMEOUT_S, --shape-set) takes precedence")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--poll-ms", options.poll_ms, "job polling interval")
       ->capture_default_str()
@@ -248,8 +262,10 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.get_option("--copy-json")->excludes("--copy-gbps");
+  app.get_option("--shape-set")->excludes("--shape");
   app.get_option("--from-json")
       ->excludes("--shape")
+      ->excludes("--shape-set")
       ->excludes("--repeat")
       ->excludes("--copy-json")
       ->excludes("--copy-gbps");
@@ -257,7 +273,11 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
 
 void finish_gemm_bench_options(GemmBenchOptions& options) {
   options.shapes.clear();
-  if (options.shape_texts.empty()) {
+  if (!options.shape_set.empty() && !options.shape_texts.empty())
+    throw std::invalid_argument("--shape-set and --shape cannot be combined");
+  if (!options.shape_set.empty()) {
+    options.shapes = gemm_shape_set(options.shape_set);
+  } else if (options.shape_texts.empty()) {
     options.shapes = issue4_shapes();
   } else {
     for (const std::string& text : options.shape_texts)
@@ -311,6 +331,14 @@ GemmRow gemm_row_from_job(const GemmShape& shape, const std::string& dtype, cons
   } else {
     row.ours_us = row.first_pass_us;
     row.baseline_us = number_field(job, "reference_us");
+    // What the first pass timed (the first GPU's baseline), e.g. alone when no variant ran.
+    const nlohmann::json baselines = job.value("baselines", nlohmann::json());
+    if (baselines.is_object())
+      for (const auto& [gpu, entry] : baselines.items())
+        if (entry.is_object() && entry.contains("baseline") && entry.at("baseline").is_object()) {
+          row.baseline = entry.at("baseline");
+          break;
+        }
   }
   std::vector<std::string> notes;
   const std::string status = job.value("status", std::string("?"));
@@ -325,7 +353,8 @@ GemmRow gemm_row_from_job(const GemmShape& shape, const std::string& dtype, cons
     notes.push_back("job " + status + reason);
   }
   if (!row.ours_us)
-    notes.push_back("no variant measured");
+    notes.push_back(row.baseline_us ? "no variant measured: the baseline is the answer"
+                                    : "no variant measured");
   else if (!from_final)
     notes.push_back(final.is_object()
                         ? "final comparison without the baseline: first-pass figures, no interval"

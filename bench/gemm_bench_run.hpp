@@ -18,6 +18,7 @@
 
 #include "bench/bench_session.hpp"
 #include "bench/gemm_report.hpp"
+#include "bench/gemm_shape_sets.hpp"
 #include "bench/job_driver.hpp"
 
 namespace kt::bench {
@@ -25,7 +26,8 @@ namespace kt::bench {
 struct GemmBenchOptions {
   std::string server = "http://127.0.0.1:8080";
   std::int64_t budget = 0;  // per shape (0 = all), unless the shape names one ("MxNxK:BUDGET")
-  std::vector<std::string> shape_texts;  // "" = issue4_shapes()
+  std::vector<std::string> shape_texts;  // "" = shape_set, else issue4_shapes()
+  std::string shape_set;  // gemm_shape_sets.hpp: "issue4", "models", "all"; "" = none
   std::string dtype = "bf16";
   std::string device;               // daemon device selector; "" = its first GPU
   std::filesystem::path copy_json;  // kt-copy-bandwidth output to read instead of running it

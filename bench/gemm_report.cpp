@@ -1,10 +1,12 @@
 #include "bench/gemm_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
 #include "bench/bench_math.hpp"
+#include "bench/gemm_shape_sets.hpp"
 #include "bench/text_format.hpp"
 
 namespace kt::bench {
@@ -70,6 +72,75 @@ std::string mib_text(double bytes) {
 
 bool has_interval(const GemmFigures& figures) {
   return figures.ratio && figures.ratio_low && figures.ratio_high;
+}
+
+const std::string kModelsSetName = kModelsSet;
+
+double geometric_mean(const std::vector<double>& values) {
+  double log_sum = 0;
+  for (double value : values) log_sum += std::log(value);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+bool is_cublas_kind(const nlohmann::json& baseline) {
+  return baseline.is_object() && baseline.contains("kind") && baseline.at("kind").is_string() &&
+         baseline.at("kind").get<std::string>().rfind("cublas", 0) == 0;
+}
+
+// Our template, or the baseline's name when it answers: "cublas" for a cuBLAS kind.
+nlohmann::json answer_template(const GemmRow& row, GemmAnswer answer) {
+  if (answer == GemmAnswer::ours && row.config.is_object() && row.config.contains("template"))
+    return row.config.at("template");
+  if (answer != GemmAnswer::baseline) return nullptr;
+  if (is_cublas_kind(row.baseline)) return "cublas";
+  return nlohmann::json(row.baseline.is_object()
+                            ? row.baseline.value("kind", std::string("baseline"))
+                            : std::string("baseline"));
+}
+
+// The answer cell: "ours" or "cuBLAS" (the baseline's kind when it is not cuBLAS); "—" unknown.
+std::string answer_cell(const GemmRow& row, GemmAnswer answer) {
+  if (answer == GemmAnswer::ours) return "ours";
+  if (answer == GemmAnswer::unknown) return "—";
+  if (is_cublas_kind(row.baseline)) return "cuBLAS";
+  return row.baseline.is_object() ? row.baseline.value("kind", std::string("baseline"))
+                                  : std::string("baseline");
+}
+
+nlohmann::json geomean_json(const std::optional<RatioGeomean>& g) {
+  if (!g) return nullptr;
+  return {{"value", g->value}, {"low", g->low}, {"high", g->high}, {"rows", g->rows}};
+}
+
+std::string geomean_text(const RatioGeomean& g) {
+  return format_fixed(g.value, 3) + "× [" + format_fixed(g.low, 3) + ", " +
+         format_fixed(g.high, 3) + "] over " + std::to_string(g.rows) + " rows";
+}
+
+// The lines under the table: who answers how often, and issue 14's figures over the model set.
+std::string summary_text(const GemmSummary& s) {
+  std::string text =
+      "Answer (the daemon's rule, `GET /v1/best`: ours only when the ratio's "
+      "interval is above 1, else the baseline): our kernels in " +
+      std::to_string(s.ours) + " of " + std::to_string(s.rows) + " rows, the " + "baseline in " +
+      std::to_string(s.baseline);
+  if (s.unknown > 0) text += ", no result in " + std::to_string(s.unknown);
+  text += ".\n";
+  if (s.model_rows == 0) return text;
+  text += "\nModel shapes (issue 14, " + std::to_string(s.model_rows) + " rows): our kernels win " +
+          std::to_string(s.model_ours) + ", the baseline " + std::to_string(s.model_baseline) +
+          (s.model_unknown > 0 ? ", no result " + std::to_string(s.model_unknown) : "") +
+          "; our best variant's ratio is below 1.0× in " + std::to_string(s.model_ours_below_one) +
+          " (the baseline answers those). Geometric mean of the ratio (low and high: every row at "
+          "its interval's end at once): our best variants " +
+          (s.models_ours ? geomean_text(*s.models_ours) : std::string("— (no interval)")) +
+          "; the answer (ours where it wins, 1.00× where the baseline does) " +
+          (s.models_answer ? geomean_text(*s.models_answer) + "; target ≥" +
+                                 format_fixed(kModelsGeomeanTarget, 2) +
+                                 "×: " + models_target_status(*s.models_answer)
+                           : std::string("—")) +
+          ".\n";
+  return text;
 }
 
 std::string shape_cell(const GemmShape& shape) {
@@ -150,6 +221,7 @@ std::string figures_sentence(const GemmReport& report, bool any_spread) {
 }  // namespace
 
 std::optional<GemmTarget> issue4_target(const GemmShape& shape) {
+  if (shape.set == kModelsSetName) return std::nullopt;
   if (shape.m == shape.n && shape.n == shape.k && shape.m >= 4096) return GemmTarget{1.0, {}};
   if (shape.m <= 128) return GemmTarget{1.3, 0.75};
   return std::nullopt;
@@ -182,6 +254,77 @@ GemmFigures gemm_figures(const GemmRow& row, std::optional<double> copy_gbps) {
         gemm_min_bytes(row.shape.m, row.shape.n, row.shape.k, element_bytes(row.dtype)), ours,
         *copy_gbps);
   return figures;
+}
+
+GemmAnswer gemm_answer(const GemmRow& row, const GemmFigures& figures) {
+  const bool has_ours = row.ours_us && *row.ours_us > 0;
+  const bool has_baseline = row.baseline_us && *row.baseline_us > 0;
+  if (!has_ours) return has_baseline ? GemmAnswer::baseline : GemmAnswer::unknown;
+  if (has_interval(figures))
+    return *figures.ratio_low > 1.0 ? GemmAnswer::ours : GemmAnswer::baseline;
+  if (figures.ratio) return *figures.ratio > 1.0 ? GemmAnswer::ours : GemmAnswer::baseline;
+  return GemmAnswer::ours;  // no baseline time: nothing to compare with
+}
+
+std::string gemm_answer_name(GemmAnswer answer) {
+  switch (answer) {
+    case GemmAnswer::ours:
+      return "ours";
+    case GemmAnswer::baseline:
+      return "baseline";
+    case GemmAnswer::unknown:
+      break;
+  }
+  return "";
+}
+
+GemmSummary gemm_summary(const GemmReport& report) {
+  GemmSummary summary;
+  std::vector<double> ours_value, ours_low, ours_high;
+  std::vector<double> answer_value, answer_low, answer_high;
+  for (const GemmRow& row : report.rows) {
+    const GemmFigures f = gemm_figures(row, report.copy_gbps);
+    const GemmAnswer answer = gemm_answer(row, f);
+    ++summary.rows;
+    summary.ours += answer == GemmAnswer::ours ? 1 : 0;
+    summary.baseline += answer == GemmAnswer::baseline ? 1 : 0;
+    summary.unknown += answer == GemmAnswer::unknown ? 1 : 0;
+    if (row.shape.set != kModelsSetName) continue;
+    ++summary.model_rows;
+    summary.model_ours += answer == GemmAnswer::ours ? 1 : 0;
+    summary.model_baseline += answer == GemmAnswer::baseline ? 1 : 0;
+    summary.model_unknown += answer == GemmAnswer::unknown ? 1 : 0;
+    if (f.ratio && *f.ratio < 1.0) ++summary.model_ours_below_one;
+    if (has_interval(f)) {
+      ours_value.push_back(*f.ratio);
+      ours_low.push_back(*f.ratio_low);
+      ours_high.push_back(*f.ratio_high);
+    }
+    if (answer == GemmAnswer::baseline) {
+      answer_value.push_back(1.0);
+      answer_low.push_back(1.0);
+      answer_high.push_back(1.0);
+    } else if (answer == GemmAnswer::ours && f.ratio) {
+      answer_value.push_back(*f.ratio);
+      answer_low.push_back(f.ratio_low.value_or(*f.ratio));
+      answer_high.push_back(f.ratio_high.value_or(*f.ratio));
+    }
+  }
+  auto geomean = [](const std::vector<double>& v, const std::vector<double>& low,
+                    const std::vector<double>& high) -> std::optional<RatioGeomean> {
+    if (v.empty()) return std::nullopt;
+    return RatioGeomean{geometric_mean(v), geometric_mean(low), geometric_mean(high),
+                        static_cast<int>(v.size())};
+  };
+  summary.models_ours = geomean(ours_value, ours_low, ours_high);
+  summary.models_answer = geomean(answer_value, answer_low, answer_high);
+  return summary;
+}
+
+std::string models_target_status(const RatioGeomean& answer) {
+  if (answer.low > kModelsGeomeanTarget) return "met";
+  if (answer.high < kModelsGeomeanTarget) return "missed";
+  return "not shown (interval spans target)";
 }
 
 std::string target_cell(const GemmShape& shape, const GemmFigures& figures) {
@@ -262,14 +405,38 @@ nlohmann::json gemm_report_to_json(const GemmReport& report) {
                         {"repeats", std::move(repeats)},
                         {"ratio_spread", figures.spread ? nlohmann::json(figures.spread->spread)
                                                         : nlohmann::json(nullptr)}};
+    const GemmAnswer answer = gemm_answer(row, figures);
+    j["answer"] = answer == GemmAnswer::unknown ? nlohmann::json(nullptr)
+                                                : nlohmann::json(gemm_answer_name(answer));
+    j["answer_template"] = answer_template(row, answer);
+    if (!row.shape.set.empty()) j["set"] = row.shape.set;
     if (!row.note.empty()) j["note"] = row.note;
     rows.push_back(std::move(j));
   }
+  const GemmSummary summary = gemm_summary(report);
+  nlohmann::json summary_json = {{"rows", summary.rows},
+                                 {"ours", summary.ours},
+                                 {"baseline", summary.baseline},
+                                 {"no_result", summary.unknown}};
+  if (summary.model_rows > 0)
+    summary_json["models"] = {
+        {"rows", summary.model_rows},
+        {"ours", summary.model_ours},
+        {"baseline", summary.model_baseline},
+        {"no_result", summary.model_unknown},
+        {"ours_below_one", summary.model_ours_below_one},
+        {"geomean_ours", geomean_json(summary.models_ours)},
+        {"geomean_answer", geomean_json(summary.models_answer)},
+        {"target", kModelsGeomeanTarget},
+        {"target_status", summary.models_answer
+                              ? nlohmann::json(models_target_status(*summary.models_answer))
+                              : nlohmann::json(nullptr)}};
   return {{"device", report.device},
           {"driver", report.driver},
           {"date", report.date},
           {"copy_gbps", number_or_null(report.copy_gbps)},
-          {"rows", rows}};
+          {"rows", rows},
+          {"summary", summary_json}};
 }
 
 GemmReport gemm_report_from_json(const nlohmann::json& j) {
@@ -285,6 +452,7 @@ GemmReport gemm_report_from_json(const nlohmann::json& j) {
     if (!r.is_object()) throw std::invalid_argument("a row is not a JSON object");
     GemmRow row;
     row.shape = parse_shape_label(read_text(r, "shape"));
+    row.shape.set = read_text(r, "set");
     row.dtype = read_text(r, "dtype");
     row.config = read_object_or_null(r, "config");
     row.ours_us = read_number(r, "ours_us");
@@ -361,20 +529,20 @@ std::string render_gemm_table(const GemmReport& report, const std::string& raw_o
   out += "Measured copy bandwidth (cuMemcpyDtoDAsync, bytes read + written): " +
          (report.copy_gbps ? format_fixed(*report.copy_gbps, 0) + " GB/s" : "not measured") +
          "; \"of copy BW\" = (M·K + N·K + M·N) elements / our time / copy bandwidth.\n\n";
-  out += "| M×N×K | best config | ours | " + (shared_name.empty() ? "baseline" : shared_name) +
-         " | ratio (95% interval) | " + (any_spread ? "run-to-run spread | " : "") +
+  out += "| M×N×K | our best config | ours | " + (shared_name.empty() ? "baseline" : shared_name) +
+         " | ratio (95% interval) | answer | " + (any_spread ? "run-to-run spread | " : "") +
          "baseline algorithm | TFLOP/s | of copy BW | target | variants measured | tuning wall "
          "time |\n";
-  out += "| --- | --- | --- | --- | --- | " + std::string(any_spread ? "--- | " : "") +
+  out += "| --- | --- | --- | --- | --- | --- | " + std::string(any_spread ? "--- | " : "") +
          "--- | --- | --- | --- | --- | --- |\n";
   std::string notes;
   for (const GemmRow& row : report.rows) {
     const GemmFigures f = gemm_figures(row, report.copy_gbps);
     out += "| " + shape_cell(row.shape) + " | " + config_text(row.config) + " | " +
            format_us(row.ours_us) + " | " + format_us(row.baseline_us) + " | " + ratio_cell(f) +
-           " | " + (any_spread ? spread_cell(f) + " | " : "") +
-           baseline_algorithm_text(row.baseline) + " | " +
-           (f.tflops ? format_fixed(*f.tflops, 1) : "—") + " | " +
+           " | " + answer_cell(row, gemm_answer(row, f)) + " | " +
+           (any_spread ? spread_cell(f) + " | " : "") + baseline_algorithm_text(row.baseline) +
+           " | " + (f.tflops ? format_fixed(*f.tflops, 1) : "—") + " | " +
            (f.bw_fraction ? format_percent(*f.bw_fraction) : "—") + " | " +
            target_cell(row.shape, f) + " | " + std::to_string(row.variants_measured) + " | " +
            format_fixed(row.tuning_seconds, 0) + " s |\n";
@@ -390,6 +558,7 @@ std::string render_gemm_table(const GemmReport& report, const std::string& raw_o
         notes += "- " + which + ": won with " + config_text(repeat.config) + "\n";
     }
   }
+  out += "\n" + summary_text(gemm_summary(report));
   if (!notes.empty()) out += "\n" + notes;
   if (!raw_output.empty()) out += "\nRaw output: [" + raw_output + "](" + raw_output + ").\n";
   return out;

@@ -3,8 +3,9 @@
 // job's final comparison (interleaved, same worker process, same GPU), the ratio with its
 // bootstrap 95% interval, and with --repeat the same comparison run again in separate jobs.
 // Written as the JSON of bench/results/gemm-latest.json and as a Markdown table. The JSON holds
-// the measured values; TFLOP/s, the bandwidth fraction and the run-to-run spread are derived when
-// it is written, so a table re-rendered from the JSON is the same table. Reports written before
+// the measured values; TFLOP/s, the bandwidth fraction, the run-to-run spread, each row's answer
+// (ours or the baseline) and the summary are derived when it is written, so a table re-rendered
+// from the JSON is the same table. Reports written before
 // issue 9 ("cublas_us", no interval) still read and render.
 #pragma once
 
@@ -57,12 +58,16 @@ struct GemmReport {
 };
 
 // What issue 4 asks of a shape: baseline / ours at least min_ratio and, for the memory-bound
-// skinny shapes, at least min_bw_fraction of the copy bandwidth. nullopt: no target for that shape.
+// skinny shapes, at least min_bw_fraction of the copy bandwidth. nullopt: no target for that shape
+// (every shape of the "models" set: issue 14's target is over the whole set, see GemmSummary).
 struct GemmTarget {
   double min_ratio = 1.0;
   std::optional<double> min_bw_fraction;
 };
 std::optional<GemmTarget> issue4_target(const GemmShape& shape);
+
+// Issue 14's target for the "models" set: the geometric mean of the answer's ratio.
+inline constexpr double kModelsGeomeanTarget = 1.05;
 
 // Spread of the ratio over the runs of a shape: (max - min) / median.
 struct RatioSpread {
@@ -80,6 +85,39 @@ struct GemmFigures {
 };
 GemmFigures gemm_figures(const GemmRow& row, std::optional<double> copy_gbps);
 
+// Who a user should call for the row's shape, by the daemon's rule (tuner/baseline_verdict.hpp):
+// ours only when shown faster than the baseline (the interval's low end above 1; without an
+// interval, a ratio above 1), the baseline when it is not or when no variant was measured;
+// unknown with neither figure.
+enum class GemmAnswer { unknown, ours, baseline };
+GemmAnswer gemm_answer(const GemmRow& row, const GemmFigures& figures);
+// "ours", "baseline" or "" (unknown), as the JSON writes it.
+std::string gemm_answer_name(GemmAnswer answer);
+
+// A geometric mean of ratios with the geometric means of the rows' interval ends (every row at
+// its low end at once: a conservative bound, not a joint 95% interval).
+struct RatioGeomean {
+  double value = 0, low = 0, high = 0;
+  int rows = 0;
+};
+
+// How many rows each side answers, and issue 14's figures over the rows of the "models" set.
+struct GemmSummary {
+  int rows = 0, ours = 0, baseline = 0, unknown = 0;
+  int model_rows = 0, model_ours = 0, model_baseline = 0, model_unknown = 0;
+  int model_ours_below_one = 0;  // model rows whose best variant's ratio is below 1.0
+  // Our best variant's ratio over the model rows that have an interval.
+  std::optional<RatioGeomean> models_ours;
+  // The answer's ratio over the model rows with an answer: ours where it wins, exactly 1.0 where
+  // the baseline is the answer (the user calls the baseline itself).
+  std::optional<RatioGeomean> models_answer;
+};
+GemmSummary gemm_summary(const GemmReport& report);
+// The target for the models' answer geomean: "met" only when its low end clears
+// kModelsGeomeanTarget, "missed" when its high end is below it, else "not shown (interval spans
+// target)".
+std::string models_target_status(const RatioGeomean& answer);
+
 // The target cell: "≥1.3×, ≥75% BW: met". Met only when the interval's low end is above the
 // target ratio (and the bandwidth part holds); missed when its high end is below it or the
 // bandwidth part fails; "not shown (interval spans target)" in between; without an interval a
@@ -95,9 +133,11 @@ std::string baseline_algorithm_text(const nlohmann::json& baseline);
 
 // {"device","driver","date","copy_gbps","rows":[{"shape":"MxNxK","dtype","config","ours_us",
 // "baseline_us","ratio","ratio_low","ratio_high","baseline","first_pass_us","tflops",
-// "bw_fraction","variants_measured","tuning_seconds","repeats":[{"job_id","ours_us",
-// "baseline_us","ratio","ratio_low","ratio_high","config"[,"note"]}],"ratio_spread"}]}; a row
-// with a note also has "note". Unknown numbers are null.
+// "bw_fraction","variants_measured","tuning_seconds","answer","answer_template","repeats":
+// [{"job_id","ours_us","baseline_us","ratio","ratio_low","ratio_high","config"[,"note"]}],
+// "ratio_spread"}],"summary":{...}}; a row with a note also has "note", one of a named set
+// "set". "answer" is "ours", "baseline" or null; "answer_template" our template or, when the
+// baseline answers, "cublas" (for a cuBLAS kind; else its kind). Unknown numbers are null.
 nlohmann::json gemm_report_to_json(const GemmReport& report);
 // Inverse of gemm_report_to_json (derived fields are recomputed, not read); also reads reports
 // written before issue 9 ("cublas_us": cublasGemmEx with its default heuristic, no interval).

@@ -24,7 +24,8 @@ std::int64_t parse_positive(const std::string& text, const std::string& whole) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value <= 0)
     throw std::invalid_argument("bad GEMM shape '" + whole +
-                                "': expected MxNxK or MxNxK:BUDGET with positive integers");
+                                "': expected MxNxK, MxNxK:BUDGET or MxNxK:BUDGET:TIMEOUT_S with "
+                                "positive integers");
   return value;
 }
 
@@ -73,14 +74,19 @@ GemmShape parse_shape_label(const std::string& text) {
   GemmShape shape;
   if (const std::size_t colon = text.find(':'); colon != std::string::npos) {
     dims = text.substr(0, colon);
-    const std::string budget = text.substr(colon + 1);
+    std::string budget = text.substr(colon + 1);
+    if (const std::size_t second = budget.find(':'); second != std::string::npos) {
+      shape.timeout_seconds = static_cast<double>(parse_positive(budget.substr(second + 1), text));
+      budget = budget.substr(0, second);
+    }
     shape.budget = budget == "0" ? 0 : parse_positive(budget, text);
   }
   const std::size_t x1 = dims.find('x');
   const std::size_t x2 = x1 == std::string::npos ? x1 : dims.find('x', x1 + 1);
   if (x2 == std::string::npos || dims.find('x', x2 + 1) != std::string::npos)
     throw std::invalid_argument("bad GEMM shape '" + text +
-                                "': expected MxNxK or MxNxK:BUDGET with positive integers");
+                                "': expected MxNxK, MxNxK:BUDGET or MxNxK:BUDGET:TIMEOUT_S with "
+                                "positive integers");
   shape.m = parse_positive(dims.substr(0, x1), text);
   shape.n = parse_positive(dims.substr(x1 + 1, x2 - x1 - 1), text);
   shape.k = parse_positive(dims.substr(x2 + 1), text);

@@ -22,14 +22,16 @@ std::string results_folder_name(const std::string& date, const std::string& devi
 
 struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
-  std::int64_t budget = -1;  // -1 = the run's default budget
+  std::int64_t budget = -1;    // -1 = the run's default budget
+  double timeout_seconds = 0;  // 0 = the run's default job timeout
+  std::string set;             // the named shape set it came from ("issue4", "models"); "" = none
   bool operator==(const GemmShape&) const = default;
 };
 
 // "MxNxK" (e.g. "64x4096x7168").
 std::string shape_label(const GemmShape& shape);
-// "MxNxK" or "MxNxK:BUDGET"; throws std::invalid_argument on anything else (zero or negative
-// dims, a negative budget, junk).
+// "MxNxK", "MxNxK:BUDGET" or "MxNxK:BUDGET:TIMEOUT_S"; throws std::invalid_argument on anything
+// else (zero or negative dims, a negative budget, a timeout that is not a positive number, junk).
 GemmShape parse_shape_label(const std::string& text);
 
 // The shapes of issue 4, bf16: 8192^3, 4096^3, 2048^3, M in {1,16,64,128} x N=4096 x K=7168,

@@ -40,6 +40,10 @@ std::optional<double> optional_number(const nlohmann::json& j, const char* name)
   return j.at(name).get<double>();
 }
 
+std::int64_t integer(const nlohmann::json& j, const char* name) {
+  return j.contains(name) && j.at(name).is_number_integer() ? j.at(name).get<std::int64_t>() : 0;
+}
+
 std::string text(const nlohmann::json& j, const char* name) {
   return j.contains(name) && j.at(name).is_string() ? j.at(name).get<std::string>() : "";
 }
@@ -60,8 +64,10 @@ BestConfig best_config_from_json(const nlohmann::json& j) {
   best.gbps = optional_number(j, "gbps").value_or(0);
   best.speedup_vs_reference = optional_number(j, "speedup_vs_reference");
   best.reference_us = optional_number(j, "reference_us");
-  best.job_id = j.value("job_id", std::int64_t{0});
-  best.variant_id = j.value("variant_id", std::int64_t{0});
+  best.job_id = integer(j, "job_id");
+  best.variant_id = integer(j, "variant_id");  // null when the baseline is the answer
+  best.baseline_wins = j.contains("baseline_wins") && j.at("baseline_wins").is_boolean() &&
+                       j.at("baseline_wins").get<bool>();
   best.raw = j;
   return best;
 }

@@ -48,12 +48,16 @@ struct HistoryQuery {
 inline constexpr int kMaxServerPage = 1000;
 
 // The answer of GET /v1/best, typed; raw keeps every field.
+// GET /v1/best. With baseline_wins the answer is the family's baseline (the library call:
+// template_name is its kind, config its numeric choices, variant_id 0) and our best variant is
+// raw["best_own"] (null when none was measured).
 struct BestConfig {
   std::string family, dtype, device, arch, template_name;
   std::map<std::string, std::int64_t> shape, config;
   double median_us = 0, tflops = 0, gbps = 0;
   std::optional<double> speedup_vs_reference, reference_us;
   std::int64_t job_id = 0, variant_id = 0;
+  bool baseline_wins = false;
   nlohmann::json raw;
 };
 

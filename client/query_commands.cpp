@@ -62,6 +62,90 @@ std::string device_of(const nlohmann::json& job) {
   return text_of(job, "device_name") + " (" + text_of(job, "arch") + ")";
 }
 
+// "cuBLAS" for any cuBLAS / cublasLt kind, else the kind as named.
+std::string library_label(const std::string& kind) {
+  return kind.rfind("cublas", 0) == 0 ? "cuBLAS" : kind;
+}
+
+// A job's final comparison in a cell: its winner's ratio over the baseline and who is the
+// answer, "1.02x ours" or "0.87x cuBLAS"; "-" before (or without) one.
+std::string versus_baseline(const nlohmann::json& job) {
+  const nlohmann::json& comparison = field(job, "comparison");
+  const nlohmann::json& baseline_wins = field(comparison, "baseline_wins");
+  const nlohmann::json& final = field(comparison, "final");
+  if (!baseline_wins.is_boolean() || !final.is_object()) return "-";
+  const nlohmann::json& ids = field(final, "variant_ids");
+  const nlohmann::json& speedups = field(final, "speedups");
+  const nlohmann::json& winner = field(final, "winner_variant_id");
+  if (!ids.is_array() || !speedups.is_array()) return "-";
+  for (std::size_t i = 0; i < ids.size() && i < speedups.size(); ++i) {
+    if (ids[i] != winner) continue;
+    const std::string who =
+        baseline_wins.get<bool>()
+            ? library_label(text_of(field(final, "baseline"), "kind", "baseline"))
+            : "ours";
+    return format_number(field(speedups[i], "value"), 2) + "x " + who;
+  }
+  return "-";
+}
+
+// "cublasLt 130100, algorithm 3 of the heuristic's 8" from the baseline's own description.
+std::string baseline_call_text(const nlohmann::json& call) {
+  std::string text = text_of(call, "library", text_of(call, "kind", "?"));
+  if (field(call, "algorithm_index").is_number_integer())
+    text += ", algorithm " + field(call, "algorithm_index").dump() +
+            (field(call, "heuristic_algorithms").is_number_integer()
+                 ? " of the heuristic's " + field(call, "heuristic_algorithms").dump()
+                 : std::string());
+  return text;
+}
+
+// The headline when the baseline is the answer, by what decided it.
+std::string baseline_headline(const std::string& library, const nlohmann::json& verdict,
+                              const nlohmann::json& own) {
+  const std::string basis = text_of(verdict, "basis", "");
+  const nlohmann::json& final = field(own, "final");
+  if (basis == "no_variant")
+    return library +
+           " is the answer for this shape: no kerntune variant was measured (none survived the "
+           "constraints, or every one failed).";
+  if (basis == "final_comparison" && field(final, "speedup_high").is_number() &&
+      field(final, "speedup_high").get<double>() >= 1.0)
+    return library +
+           " is as fast for this shape (our best is within the noise of it): call the library.";
+  if (basis == "first_pass")
+    return library +
+           " is faster for this shape (first-pass figures, no final comparison): call "
+           "the library.";
+  return library + " is faster for this shape: call the library.";
+}
+
+// kerntune best when the family's baseline wins: the library call first, then our best beside it.
+void print_baseline_answer(const CliContext& ctx, const BestConfig& best) {
+  const nlohmann::json& raw = best.raw;
+  const std::string library = library_label(best.template_name);
+  const nlohmann::json& own = field(raw, "best_own");
+  const nlohmann::json& verdict = field(raw, "verdict");
+  ctx.out << "  " << baseline_headline(library, verdict, own) << '\n';
+  ctx.out << "  " << library << ":"
+          << std::string(library.size() < 10 ? 10 - library.size() : 1, ' ')
+          << baseline_call_text(field(raw, "baseline_call")) << ", "
+          << format_us(field(raw, "median_us")) << " (median)\n";
+  if (own.is_object()) {
+    std::string figures = format_us(field(own, "median_us"));
+    if (const std::string final = final_speedup_text(field(own, "final")); !final.empty())
+      figures += ", " + final;
+    ctx.out << "  our best:  " << text_of(own, "template") << " "
+            << format_config(field(own, "config")) << ": " << figures << '\n';
+  } else {
+    ctx.out << "  our best:  none measured\n";
+  }
+  ctx.out << "  why:       " << text_of(verdict, "reason") << '\n';
+  ctx.out << "  from:      job " << best.job_id;
+  if (own.is_object()) ctx.out << ", our variant " << text_of(own, "variant_id");
+  ctx.out << '\n';
+}
+
 }  // namespace
 
 int run_families(const CliContext& ctx) {
@@ -130,6 +214,10 @@ int run_best(const CliContext& ctx, const TunedArgs& args) {
   const nlohmann::json& raw = best.raw;
   ctx.out << best.family << " " << best.dtype << " " << format_shape(field(raw, "shape")) << " on "
           << text_of(raw, "device") << " (" << best.arch << ")\n";
+  if (best.baseline_wins) {
+    print_baseline_answer(ctx, best);
+    return kExitOk;
+  }
   ctx.out << "  template:  " << best.template_name << '\n';
   ctx.out << "  config:    " << format_config(field(raw, "config")) << '\n';
   ctx.out << "  time:      " << format_us(best.median_us) << " (median)\n";
@@ -188,17 +276,27 @@ int run_history(const CliContext& ctx, const HistoryArgs& args) {
     return kExitOk;
   }
   TextTable table({"job", "status", "family", "dtype", "shape", "mode", "target", "run", "ok",
-                   "failed", "created"});
+                   "failed", "vs baseline", "created"});
+  int compared = 0, ours_won = 0;
   for (const auto& job : jobs) {
     const ProgressSnapshot progress = snapshot_from_job(job);
+    const nlohmann::json& baseline_wins = field(field(job, "comparison"), "baseline_wins");
+    if (baseline_wins.is_boolean()) {
+      ++compared;
+      ours_won += baseline_wins.get<bool>() ? 0 : 1;
+    }
     table.add_row({text_of(job, "id"), text_of(job, "status"), text_of(job, "family"),
                    text_of(job, "dtype"), format_shape(field(job, "shape")), text_of(job, "mode"),
                    device_of(job),
                    std::to_string(progress.finished) + "/" + std::to_string(progress.total),
                    std::to_string(progress.succeeded), std::to_string(progress.failed),
-                   text_of(job, "created_at")});
+                   versus_baseline(job), text_of(job, "created_at")});
   }
   table.print(ctx.out);
+  if (compared > 0)
+    ctx.out << "\nour kernels beat the baseline (final comparison, interval above 1) in "
+            << ours_won << " of " << compared << " compared jobs listed; in the other "
+            << compared - ours_won << " the baseline is the answer\n";
   return kExitOk;
 }
 

@@ -168,4 +168,26 @@ std::vector<TunedProblem> Store::tuned_problems(const std::string& family,
   });
 }
 
+std::optional<JobRecord> Store::newest_baseline_job(const std::string& family,
+                                                    const std::string& dtype,
+                                                    const std::string& shape_key,
+                                                    const std::string& device_name) {
+  const auto reader = readers_->acquire();
+  return db::with_context("newest_baseline_job", [&]() -> std::optional<JobRecord> {
+    SQLite::Transaction snapshot(*reader);
+    // jobs_by_family(family, id) walks the family's jobs newest first.
+    SQLite::Statement query(*reader,
+                            "SELECT id FROM jobs WHERE family = ?1 AND dtype = ?2 AND"
+                            " shape_key = ?3 AND (?4 = '' OR device_name = ?4) AND mode = 'tune'"
+                            " AND status = 'done' AND baselines_json NOT IN ('', '{}')"
+                            " ORDER BY id DESC LIMIT 1");
+    query.bind(1, family);
+    query.bind(2, dtype);
+    query.bind(3, shape_key);
+    query.bind(4, device_name);
+    if (!query.executeStep()) return std::nullopt;
+    return db::load_job(*reader, query.getColumn(0).getInt64());
+  });
+}
+
 }  // namespace kt

@@ -171,6 +171,11 @@ class Store {
   // API's hottest read costs a lookup instead of a query.
   std::optional<BestEntry> best(const std::string& family, const std::string& dtype,
                                 const std::string& shape_key, const std::string& device_name);
+  // The newest finished (done) tune job of the problem that timed the family's baseline, for a
+  // problem where no variant of ours was measured: /v1/best then answers with the baseline.
+  std::optional<JobRecord> newest_baseline_job(const std::string& family, const std::string& dtype,
+                                               const std::string& shape_key,
+                                               const std::string& device_name);
 
   // Calls observer with every statement any connection runs from now on (empty: stop). For
   // tests that check the API's query plans; call it while the store is idle.

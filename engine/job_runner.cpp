@@ -17,6 +17,7 @@
 #include "engine/reference_kernel.hpp"
 #include "tuner/family_baseline.hpp"
 #include "tuner/interleaved_protocol.hpp"
+#include "tuner/variant_space.hpp"
 
 namespace kt {
 namespace {
@@ -260,7 +261,7 @@ class JobExecution {
     if (count < 1) return;
     const auto top = final_candidates(ctx_.store.variants(job_.id, /*gated_only=*/true),
                                       static_cast<std::size_t>(count));
-    if (top.empty()) return;
+    if (top.empty()) return time_baseline_alone();
     InterleavedRequest request;
     request.timing = ctx_.options.timing;
     for (const VariantRecord& variant : top) {
@@ -282,7 +283,7 @@ class JobExecution {
                      e.what());
       }
     }
-    if (request.candidates.empty()) return;
+    if (request.candidates.empty()) return time_baseline_alone();
     request.baseline_seed = mix_seed(ctx_.seed, 0);
     if (request.baseline) keep_baseline_choice(*request.baseline);
     {
@@ -328,6 +329,39 @@ class JobExecution {
     } catch (const std::exception& e) {
       spdlog::warn("job {}: final comparison of the top {} failed: {}", job_.id,
                    request.candidates.size(), e.what());
+    }
+  }
+
+  // A tune job with no variant to compare (nothing survived the constraints, or every variant
+  // failed before a GPU lane ran) still times the baseline once, on its own problem, so the job
+  // ends with the baseline as its answer (/v1/best) instead of nothing. Nothing to do when a lane
+  // already timed it (this run, or a run before a restart). A failure costs the answer only.
+  void time_baseline_alone() {
+    {
+      std::lock_guard lock(baseline_mutex_);
+      if (!baseline_us_.empty()) return;
+    }
+    if (job_.baselines.is_object() && !job_.baselines.empty()) return;
+    try {
+      const ProblemInstance problem = baseline_instance(family_, job_.shape, job_.dtype, limits_);
+      const int home = ctx_.ordinals.front();
+      GpuJobScope scope(*ctx_.gpus, job_.id, {home});
+      auto done = std::make_shared<std::promise<void>>();
+      std::future<void> timed = done->get_future();
+      ctx_.gpus->post(job_.id,
+                      [this, done, problem](WorkerClient& worker, const DeviceInfo& device) {
+                        try {
+                          baseline_on(worker, device, problem);
+                          done->set_value();
+                        } catch (...) {
+                          done->set_exception(std::current_exception());
+                        }
+                      });
+      timed.get();
+      spdlog::info("job {}: no variant to compare; the baseline is the job's answer", job_.id);
+    } catch (const std::exception& e) {
+      spdlog::warn("job {}: no variant to compare, and timing the baseline alone failed: {}",
+                   job_.id, e.what());
     }
   }
 

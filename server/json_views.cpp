@@ -1,5 +1,6 @@
 #include "server/json_views.hpp"
 
+#include "tuner/baseline_verdict.hpp"
 #include "tuner/clock_events.hpp"
 #include "tuner/family_baseline.hpp"
 
@@ -57,6 +58,16 @@ nlohmann::json pinned_configs_view(const std::string& text) {
   return configs.is_discarded() ? nlohmann::json(text) : configs;
 }
 
+// Whether the baseline beat the job's winner in the final comparison, by the rule of
+// tuner/baseline_verdict.hpp (the winner counts only when shown faster); null without a
+// comparison against the baseline.
+nlohmann::json baseline_wins_view(const JobRecord& job) {
+  if (!job.final_comparison || !job.final_comparison->baseline_timing) return nullptr;
+  const auto speedup = winner_speedup(*job.final_comparison);
+  if (!speedup) return nullptr;
+  return !shown_faster_than_baseline(*speedup);
+}
+
 // The interleaved re-measure of the job's top candidates; null until the job stored one.
 nlohmann::json comparison_view(const JobRecord& job) {
   if (!job.winner_variant_id) return nullptr;
@@ -71,7 +82,8 @@ nlohmann::json comparison_view(const JobRecord& job) {
       {"margin", optional_number(job.winner_margin)},
       {"winner_median_us", optional_number(job.winner_median_us)},
       {"runner_up_median_us", optional_number(job.runner_up_median_us)},
-      {"final", job.final_comparison ? to_json(*job.final_comparison) : nlohmann::json(nullptr)}};
+      {"final", job.final_comparison ? to_json(*job.final_comparison) : nlohmann::json(nullptr)},
+      {"baseline_wins", baseline_wins_view(job)}};
 }
 
 }  // namespace

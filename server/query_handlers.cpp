@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "engine/job_target.hpp"
+#include "server/best_answer.hpp"
 #include "server/json_views.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
@@ -77,17 +78,24 @@ nlohmann::json key_json(const TunedKey& key) {
 ApiResponse get_best(const ApiRequest& request, AppContext& context) {
   const TunedKey key = tuned_key(request, context);
   const auto best = context.store.best(key.family->name, key.dtype, key.shape_key, key.device_name);
+  // No variant of ours measured: a job that timed the baseline still answers (with it).
+  std::optional<JobRecord> baseline_job;
   if (!best)
-    throw ApiError(HttpStatus::not_found, "not_tuned", "nothing tuned for " + describe(key));
-  nlohmann::json body = best_to_json(*best);
-  body["reference"] = key.family->reference.kind;  // what speedup_vs_reference compares with
+    baseline_job = context.store.newest_baseline_job(key.family->name, key.dtype, key.shape_key,
+                                                     key.device_name);
   // what speedup compares with (the family's baseline; its reference when it names none)
-  body["baseline"] = key.family->baseline ? key.family->baseline->kind : key.family->reference.kind;
+  const std::string baseline_kind =
+      key.family->baseline ? key.family->baseline->kind : key.family->reference.kind;
+  auto body = best_answer_json(best, baseline_job, baseline_kind);
+  if (!body)
+    throw ApiError(HttpStatus::not_found, "not_tuned", "nothing tuned for " + describe(key));
+  (*body)["reference"] = key.family->reference.kind;  // what speedup_vs_reference compares with
+  (*body)["baseline"] = baseline_kind;
   // An external baseline (PyTorch SDPA) is not timed in-process: speedup fields stay null.
   const nlohmann::json summary = baseline_summary(*key.family);
-  body["baseline_description"] = summary["description"];
-  body["baseline_in_process"] = summary["in_process"];
-  return json_response(HttpStatus::ok, body);
+  (*body)["baseline_description"] = summary["description"];
+  (*body)["baseline_in_process"] = summary["in_process"];
+  return json_response(HttpStatus::ok, *body);
 }
 
 ApiResponse get_pareto(const ApiRequest& request, AppContext& context) {

@@ -28,6 +28,9 @@ class Evaluator {
   Evaluator(const Family& family, const TemplateSpec& tmpl, Bindings bindings)
       : context_("family '" + family.name + "', template '" + tmpl.name + "', "),
         bindings_(std::move(bindings)) {}
+  // Outside any template (the baseline's problem): only dims, elem_bytes and limits are bound.
+  Evaluator(const Family& family, Bindings bindings)
+      : context_("family '" + family.name + "', "), bindings_(std::move(bindings)) {}
 
   double real(const std::string& field, const std::string& text) const {
     try {
@@ -173,6 +176,38 @@ void evaluate_params(const Evaluator& eval, const Family& family, const nlohmann
     else
       out[key] = value;
   }
+}
+
+// The family's buffers evaluated for one problem; scratch buffers (sized by a variant's axes,
+// e.g. a split-K workspace) only with_scratch.
+void add_buffers(const Evaluator& eval, const Family& family, const std::string& dtype,
+                 bool with_scratch, ProblemInstance& problem) {
+  constexpr long long kInt64Max = std::numeric_limits<long long>::max();
+  for (const BufferSpec& spec : family.buffers) {
+    if (!with_scratch && spec.role == "scratch") continue;
+    BufferInstance buffer;
+    buffer.name = spec.name;
+    buffer.role = spec.role;
+    buffer.dtype = spec.dtype == "in" ? dtype : spec.dtype;
+    buffer.elements = eval.integer("buffer " + spec.name + " elements", spec.elements, 1,
+                                   kInt64Max / 8);  // the byte size must fit too
+    problem.buffers.push_back(std::move(buffer));
+  }
+}
+
+void add_reference_and_baseline(const Evaluator& eval, const Family& family,
+                                ProblemInstance& problem) {
+  problem.reference.kind = family.reference.kind;
+  problem.reference.params = nlohmann::json::object();
+  if (family.reference.kind == "kernel")
+    problem.reference.params = kernel_reference_params(eval, family.reference);
+  evaluate_params(eval, family, family.reference.params, "reference", problem.reference.params);
+  if (family.baseline && family.baseline->kind != "external") {
+    problem.baseline = ReferenceInstance{family.baseline->kind, nlohmann::json::object()};
+    evaluate_params(eval, family, family.baseline->params, "baseline", problem.baseline->params);
+  }
+  problem.flops = eval.real("flops", family.flops);
+  problem.bytes = eval.real("bytes", family.bytes);
 }
 
 }  // namespace
@@ -330,15 +365,7 @@ ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, cons
   problem.shape = shape;
   problem.dtype = dtype;
 
-  for (const BufferSpec& spec : family.buffers) {
-    BufferInstance buffer;
-    buffer.name = spec.name;
-    buffer.role = spec.role;
-    buffer.dtype = spec.dtype == "in" ? dtype : spec.dtype;
-    buffer.elements = eval.integer("buffer " + spec.name + " elements", spec.elements, 1,
-                                   kInt64Max / 8);  // the byte size must fit too
-    problem.buffers.push_back(std::move(buffer));
-  }
+  add_buffers(eval, family, dtype, /*with_scratch=*/true, problem);
 
   const std::vector<ArgSpec>& args = kernel_args(family, tmpl);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -380,18 +407,18 @@ ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, cons
       static_cast<std::uint32_t>(eval.integer("launch.dynamic_smem", tmpl.launch.dynamic_smem, 0,
                                               std::numeric_limits<std::uint32_t>::max()));
 
-  problem.reference.kind = family.reference.kind;
-  problem.reference.params = nlohmann::json::object();
-  if (family.reference.kind == "kernel")
-    problem.reference.params = kernel_reference_params(eval, family.reference);
-  evaluate_params(eval, family, family.reference.params, "reference", problem.reference.params);
-  if (family.baseline && family.baseline->kind != "external") {
-    problem.baseline = ReferenceInstance{family.baseline->kind, nlohmann::json::object()};
-    evaluate_params(eval, family, family.baseline->params, "baseline", problem.baseline->params);
-  }
+  add_reference_and_baseline(eval, family, problem);
+  return problem;
+}
 
-  problem.flops = eval.real("flops", family.flops);
-  problem.bytes = eval.real("bytes", family.bytes);
+ProblemInstance baseline_instance(const Family& family, const Shape& shape,
+                                  const std::string& dtype, const DeviceLimits& limits) {
+  const Evaluator eval(family, make_bindings(shape, Config{}, dtype, limits));
+  ProblemInstance problem;
+  problem.shape = shape;
+  problem.dtype = dtype;
+  add_buffers(eval, family, dtype, /*with_scratch=*/false, problem);
+  add_reference_and_baseline(eval, family, problem);
   return problem;
 }
 

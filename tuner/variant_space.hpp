@@ -53,6 +53,12 @@ ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, cons
                             const Shape& shape, const std::string& dtype,
                             const DeviceLimits& limits);
 
+// The problem as the family's baseline needs it, with no variant: the input and output buffers,
+// the reference and the baseline (scratch buffers, args and launch belong to a variant and are
+// left out). For timing the baseline of a job none of whose variants reached a GPU.
+ProblemInstance baseline_instance(const Family& family, const Shape& shape,
+                                  const std::string& dtype, const DeviceLimits& limits);
+
 // The template's "resources" (e.g. tmem_columns) evaluated for a variant.
 std::map<std::string, std::int64_t> template_resources(const Family& family,
                                                        const TemplateSpec& tmpl,

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
+
+#include "bench/gemm_shape_sets.hpp"
 
 namespace kt::bench {
 namespace {
@@ -162,9 +165,10 @@ TEST(GemmReport, OldReportsStillReadAndRender) {
   EXPECT_NE(table.find("`cublasGemmEx` with its default heuristic and no workspace"),
             std::string::npos);
   // A point ratio over the target is not a met target; one under it is a miss.
-  EXPECT_NE(table.find("| 1424.0 µs | 1.00× (no interval) | — | 774.3 | 9.5% | ≥1.0×: not shown "
-                       "(no interval) | 96 | 202 s |"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("| 1424.0 µs | 1.00× (no interval) | ours | — | 774.3 | 9.5% | ≥1.0×: not shown "
+                 "(no interval) | 96 | 202 s |"),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("| 0.81× (no interval) |"), std::string::npos) << table;
   EXPECT_NE(table.find("≥1.3×, ≥75% BW: missed"), std::string::npos);
@@ -284,22 +288,26 @@ TEST(GemmReport, TableNamesTheBaselineAndShowsIntervalsSpreadTargetsAndNotes) {
                        "95% interval"),
             std::string::npos);
   EXPECT_NE(table.find("3000 GB/s"), std::string::npos);
-  EXPECT_NE(table.find("| M×N×K | best config | ours | cublasLt best of 8 (32 MiB ws) | ratio "
-                       "(95% interval) | run-to-run spread | baseline algorithm | TFLOP/s |"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("| M×N×K | our best config | ours | cublasLt best of 8 (32 MiB ws) | ratio "
+                 "(95% interval) | answer | run-to-run spread | baseline algorithm | TFLOP/s |"),
+      std::string::npos)
       << table;
-  EXPECT_NE(table.find("| 4096×4096×4096 | `wgmma_ws` BM=128 BN=256 | 160.0 µs | 176.0 µs | 1.10× "
-                       "[1.08, 1.12] | 2.7% (1.09–1.12×, 3 runs) | algo 2 of 8 (id 66, tile 21, "
-                       "stages 14, split-K 1) | 859.0 | "),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("| 4096×4096×4096 | `wgmma_ws` BM=128 BN=256 | 160.0 µs | 176.0 µs | 1.10× "
+                 "[1.08, 1.12] | ours | 2.7% (1.09–1.12×, 3 runs) | algo 2 of 8 (id 66, tile 21, "
+                 "stages 14, split-K 1) | 859.0 | "),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("≥1.0×: met"), std::string::npos);
   // 64x4096x7168: 1.17x [1.15, 1.18], the interval below 1.3x: missed
-  EXPECT_NE(table.find("| 1.17× [1.15, 1.18] | — | algo 2 of 8"), std::string::npos) << table;
+  EXPECT_NE(table.find("| 1.17× [1.15, 1.18] | ours | — | algo 2 of 8"), std::string::npos)
+      << table;
   EXPECT_NE(table.find("≥1.3×, ≥75% BW: missed"), std::string::npos);
-  EXPECT_NE(table.find("| 8192×8192×8192 | — | — | — | — | — | — | — | — | ≥1.0×: no result | 0 "
-                       "| 0 s |"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("| 8192×8192×8192 | — | — | — | — | — | — | — | — | — | ≥1.0×: no result | 0 "
+                 "| 0 s |"),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("- 8192×8192×8192: skipped"), std::string::npos);
   EXPECT_NE(table.find("- 4096×4096×4096, run 3 (job 9): won with `wgmma_ws` BM=128 BN=128"),
@@ -313,12 +321,97 @@ TEST(GemmReport, NoSpreadColumnWithOneRunPerShape) {
   report.rows[0].repeats.resize(1);
   const std::string table = render_gemm_table(report);
   EXPECT_EQ(table.find("run-to-run spread"), std::string::npos) << table;
-  EXPECT_NE(table.find("| 1.10× [1.08, 1.12] | algo 2 of 8"), std::string::npos) << table;
+  EXPECT_NE(table.find("| 1.10× [1.08, 1.12] | ours | algo 2 of 8"), std::string::npos) << table;
 }
 
 TEST(GemmReport, ConfigText) {
   EXPECT_EQ(config_text(nullptr), "—");
   EXPECT_EQ(config_text({{"BM", 64}, {"template", "t"}, {"BK", 32}}), "`t` BK=32 BM=64");
+}
+
+}  // namespace
+}  // namespace kt::bench
+
+namespace kt::bench {
+namespace {
+
+GemmRow model_row(GemmShape shape, double ratio, double low, double high) {
+  GemmRow row;
+  row.shape = shape;
+  row.shape.set = kModelsSet;
+  row.ours_us = 100.0;
+  row.baseline_us = 100.0 * ratio;
+  row.ratio = ratio;
+  row.ratio_low = low;
+  row.ratio_high = high;
+  row.baseline = {{"kind", "cublaslt_gemm"}};
+  row.config = {{"template", "wgmma_tma_ws"}, {"BM", 128}};
+  return row;
+}
+
+// Issue 14: each row says who answers (the daemon's rule), and the model set's geometric means.
+TEST(GemmReport, AnswersAndTheModelSetGeomean) {
+  GemmReport report;
+  report.rows.push_back(model_row({4096, 96, 4096}, 1.10, 1.08, 1.12));
+  report.rows.push_back(model_row({16, 4096, 4097}, 0.90, 0.89, 0.91));
+  report.rows.push_back(model_row({777, 4096, 4096}, 1.01, 0.99, 1.03));  // a tie: baseline
+  GemmRow none;
+  none.shape = {1, 11008, 4096};
+  none.shape.set = kModelsSet;
+  none.baseline_us = 30.0;
+  none.baseline = {{"kind", "cublaslt_gemm"}};
+  report.rows.push_back(none);
+  const GemmSummary s = gemm_summary(report);
+  EXPECT_EQ(s.model_rows, 4);
+  EXPECT_EQ(s.model_ours, 1);
+  EXPECT_EQ(s.model_baseline, 3);
+  EXPECT_EQ(s.model_ours_below_one, 1);
+  ASSERT_TRUE(s.models_ours && s.models_answer);
+  EXPECT_EQ(s.models_ours->rows, 3);
+  EXPECT_NEAR(s.models_ours->value, std::cbrt(1.10 * 0.90 * 1.01), 1e-12);
+  EXPECT_EQ(s.models_answer->rows, 4);
+  EXPECT_NEAR(s.models_answer->value, std::pow(1.10, 0.25), 1e-12);
+  EXPECT_NEAR(s.models_answer->low, std::pow(1.08, 0.25), 1e-12);
+  EXPECT_EQ(models_target_status(*s.models_answer), "missed");
+  EXPECT_EQ(models_target_status({1.10, 1.06, 1.12, 2}), "met");
+  EXPECT_EQ(models_target_status({1.06, 1.04, 1.08, 2}), "not shown (interval spans target)");
+  // No per-row issue-4 target for model shapes, even with M <= 128.
+  EXPECT_FALSE(issue4_target(report.rows[1].shape).has_value());
+
+  const nlohmann::json j = gemm_report_to_json(report);
+  EXPECT_EQ(j["rows"][0]["answer"], "ours");
+  EXPECT_EQ(j["rows"][0]["answer_template"], "wgmma_tma_ws");
+  EXPECT_EQ(j["rows"][1]["answer"], "baseline");
+  EXPECT_EQ(j["rows"][1]["answer_template"], "cublas");
+  EXPECT_EQ(j["rows"][3]["answer"], "baseline");
+  EXPECT_EQ(j["rows"][0]["set"], "models");
+  EXPECT_EQ(j["summary"]["models"]["ours"], 1);
+  EXPECT_EQ(j["summary"]["models"]["target_status"], "missed");
+  EXPECT_EQ(gemm_report_from_json(j).rows[1].shape.set, "models");
+
+  const std::string table = render_gemm_table(report);
+  EXPECT_NE(table.find("| 0.90× [0.89, 0.91] | cuBLAS |"), std::string::npos) << table;
+  EXPECT_NE(table.find("our kernels in 1 of 4 rows, the baseline in 3"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("target ≥1.05×: missed"), std::string::npos) << table;
+}
+
+TEST(GemmShapeSets, NamedSetsCarryBudgetsAndTimeouts) {
+  const auto models = gemm_shape_set("models");
+  ASSERT_EQ(models.size(), 10u);
+  EXPECT_EQ(models[1], (GemmShape{4096, 32001, 4096, 12, 150, "models"}));
+  for (const GemmShape& shape : models) {
+    EXPECT_GT(shape.budget, 0);
+    EXPECT_GT(shape.timeout_seconds, 0);
+  }
+  EXPECT_EQ(gemm_shape_set("issue4").size(), 9u);
+  EXPECT_EQ(gemm_shape_set("issue4")[0].budget, 32);
+  EXPECT_EQ(gemm_shape_set("all").size(), 19u);
+  EXPECT_THROW(gemm_shape_set("llama"), std::invalid_argument);
+  const GemmShape parsed = parse_shape_label("16x4096x4097:32:45");
+  EXPECT_EQ(parsed.budget, 32);
+  EXPECT_EQ(parsed.timeout_seconds, 45);
+  EXPECT_THROW(parse_shape_label("16x4096x4097:32:0"), std::invalid_argument);
 }
 
 }  // namespace

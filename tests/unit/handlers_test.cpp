@@ -7,6 +7,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
+#include "support/baseline_fixtures.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
 
@@ -661,8 +662,16 @@ TEST_F(HandlersTest, StoredResultsAreServed) {
   expect_refused(call(http::verb::get, "/v1/variants/" + std::to_string(rows[1].id) + "/kernel"),
                  HttpStatus::not_found, "no_kernel", 1);
 
-  // The final comparison (the slower first-pass variant wins interleaved): best and the job
-  // answer with its winner, its interleaved median and its speedup interval over the baseline.
+  // Before a final comparison, the first pass decides: ours (100 us) against the job's baseline
+  // (150 us, its reference_us) without an interval.
+  EXPECT_EQ(b["baseline_wins"], false);
+  EXPECT_EQ(b["verdict"]["answer"], "ours");
+  EXPECT_EQ(b["verdict"]["basis"], "first_pass");
+  EXPECT_EQ(b["best_own"]["variant_id"], rows[0].id);
+
+  // The final comparison (the slower first-pass variant wins interleaved): the job answers with
+  // its winner, its interleaved median and its speedup interval over the baseline; /v1/best with
+  // the baseline, since 1.02x [0.995, 1.03] is a tie, and with our winner beside it.
   InterleavedResult final;
   final.variant_ids = {rows[0].id, rows[1].id};
   final.timings = {TimingSummary{}, TimingSummary{}};
@@ -675,8 +684,18 @@ TEST_F(HandlersTest, StoredResultsAreServed) {
   final.baseline = {{"kind", "cublaslt_gemm"}, {"algorithm_index", 4}};
   final.speedups = {{0.97, 0.96, 0.98}, {1.02, 0.995, 1.03}};
   store_.record_winner_comparison(job_id, final);
-  const auto final_best =
+  const auto final_answer =
       call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&m=256&n=256&k=128").json();
+  EXPECT_EQ(final_answer["baseline_wins"], true);
+  EXPECT_EQ(final_answer["verdict"]["answer"], "baseline");
+  EXPECT_EQ(final_answer["verdict"]["basis"], "final_comparison");
+  EXPECT_EQ(final_answer["template"], "cublaslt_gemm");
+  EXPECT_TRUE(final_answer["variant_id"].is_null());
+  EXPECT_EQ(final_answer["config"], (nlohmann::json{{"algorithm_index", 4}}));
+  EXPECT_EQ(final_answer["baseline_call"]["algorithm_index"], 4);
+  EXPECT_DOUBLE_EQ(final_answer["median_us"].get<double>(), 101.0);
+  EXPECT_EQ(final_answer["job_id"], job_id);
+  const auto final_best = final_answer["best_own"];
   EXPECT_EQ(final_best["variant_id"], rows[1].id);
   EXPECT_DOUBLE_EQ(final_best["median_us"].get<double>(), 99.0);
   EXPECT_DOUBLE_EQ(final_best["first_pass_median_us"].get<double>(), 120.0);
@@ -684,16 +703,95 @@ TEST_F(HandlersTest, StoredResultsAreServed) {
   EXPECT_DOUBLE_EQ(final_best["speedup_low"].get<double>(), 0.995);
   EXPECT_EQ(final_best["faster_than_baseline"], false);  // 0.995 < 1: a tie, not a win
   EXPECT_DOUBLE_EQ(final_best["baseline_median_us"].get<double>(), 101.0);
-  EXPECT_EQ(final_best["baseline"], "cublaslt_gemm");
+  EXPECT_EQ(final_answer["baseline"], "cublaslt_gemm");
   const auto final_job = call(http::verb::get, "/v1/jobs/" + std::to_string(job_id)).json();
   EXPECT_EQ(final_job["best"]["id"], rows[1].id);
   EXPECT_EQ(final_job["best"]["final"]["baseline"]["algorithm_index"], 4);
   EXPECT_EQ(final_job["comparison"]["final"]["winner_variant_id"], rows[1].id);
+  EXPECT_EQ(final_job["comparison"]["baseline_wins"], true);
 
   // A finished job cannot be cancelled.
   store_.set_job_status(job_id, JobStatus::done);
   expect_refused(call(http::verb::delete_, "/v1/jobs/" + std::to_string(job_id)),
                  HttpStatus::conflict, "job_finished", 1);
+}
+
+// Issue 14: the baseline is a candidate of every problem. /v1/best answers with it when our best
+// is not shown faster in the final comparison, with our best beside it; with ours when the
+// interval clears 1; and with the baseline alone for a job that measured no variant.
+TEST_F(HandlersTest, BestAnswersWithTheBaselineUnlessOursIsShownFaster) {
+  const Shape shape{{"M", 128}, {"N", 4096}, {"K", 7168}};
+  const std::string query = "/v1/best?family=gemm&dtype=bf16&M=128&N=4096&K=7168";
+  const auto slower =
+      test::seed_compared_job(store_, shape, 30.2, 30.5, 26.6, {0.872, 0.868, 0.875});
+  const auto lost = call(http::verb::get, query);
+  ASSERT_EQ(lost.status, HttpStatus::ok) << lost.body;
+  const auto answer = lost.json();
+  EXPECT_EQ(answer["baseline_wins"], true);
+  EXPECT_EQ(answer["verdict"]["answer"], "baseline");
+  EXPECT_EQ(answer["verdict"]["basis"], "final_comparison");
+  EXPECT_NE(answer["verdict"]["reason"].get<std::string>().find("the baseline is faster"),
+            std::string::npos);
+  EXPECT_EQ(answer["template"], "cublaslt_gemm");
+  EXPECT_EQ(answer["config"],
+            (nlohmann::json{
+                {"algorithm_index", 3}, {"id", 66}, {"split_k", 1}, {"stages", 35}, {"tile", 24}}));
+  EXPECT_EQ(answer["baseline_call"]["library"], "cublasLt 130100");
+  EXPECT_DOUBLE_EQ(answer["median_us"].get<double>(), 26.6);
+  EXPECT_DOUBLE_EQ(answer["first_pass_median_us"].get<double>(), 26.6);
+  EXPECT_TRUE(answer["variant_id"].is_null());
+  EXPECT_TRUE(answer["speedup"].is_null());
+  EXPECT_EQ(answer["job_id"], slower.job_id);
+  EXPECT_EQ(answer["device"], "NVIDIA H100 80GB HBM3");
+  // Same flops as our variant (500 TFLOP/s at 30.2 us first pass): the baseline's rate follows.
+  EXPECT_NEAR(answer["tflops"].get<double>(), 500 * 30.2 / 26.6, 1e-9);
+  EXPECT_EQ(answer["timing"]["median_us"], 26.6);
+  EXPECT_EQ(answer["best_own"]["variant_id"], slower.variant_id);
+  EXPECT_EQ(answer["best_own"]["template"], "wgmma_tma_ws");
+  EXPECT_DOUBLE_EQ(answer["best_own"]["median_us"].get<double>(), 30.5);
+  EXPECT_DOUBLE_EQ(answer["best_own"]["speedup_high"].get<double>(), 0.875);
+  // The front stays ours: the baseline is an answer, not a variant.
+  const auto front = call(http::verb::get, "/v1/pareto?family=gemm&dtype=bf16&M=128&N=4096&K=7168");
+  ASSERT_EQ(front.json()["front"].size(), 1u);
+  EXPECT_EQ(front.json()["front"][0]["id"], slower.variant_id);
+  const auto job = call(http::verb::get, "/v1/jobs/" + std::to_string(slower.job_id)).json();
+  EXPECT_EQ(job["comparison"]["baseline_wins"], true);
+
+  // A later job whose variant is shown faster (1.06x [1.04, 1.08]) is the answer.
+  const auto faster = test::seed_compared_job(store_, shape, 25.0, 25.1, 26.6, {1.06, 1.04, 1.08});
+  const auto won = call(http::verb::get, query).json();
+  EXPECT_EQ(won["baseline_wins"], false);
+  EXPECT_EQ(won["verdict"]["answer"], "ours");
+  EXPECT_EQ(won["variant_id"], faster.variant_id);
+  EXPECT_EQ(won["template"], "wgmma_tma_ws");
+  EXPECT_DOUBLE_EQ(won["median_us"].get<double>(), 25.1);
+  EXPECT_EQ(won["faster_than_baseline"], true);
+  EXPECT_EQ(won["best_own"]["variant_id"], faster.variant_id);
+  EXPECT_EQ(call(http::verb::get, "/v1/jobs/" + std::to_string(faster.job_id))
+                .json()["comparison"]["baseline_wins"],
+            false);
+
+  // No variant of ours measured (all pruned), the baseline timed alone: it is the answer.
+  const std::string unaligned = "/v1/best?family=gemm&dtype=bf16&M=16&N=4096&K=4097";
+  EXPECT_EQ(call(http::verb::get, unaligned).status, HttpStatus::not_found);
+  const std::int64_t alone =
+      test::seed_baseline_only_job(store_, {{"M", 16}, {"N", 4096}, {"K", 4097}}, 27.3);
+  const auto only = call(http::verb::get, unaligned);
+  ASSERT_EQ(only.status, HttpStatus::ok) << only.body;
+  const auto baseline = only.json();
+  EXPECT_EQ(baseline["baseline_wins"], true);
+  EXPECT_EQ(baseline["verdict"]["basis"], "no_variant");
+  EXPECT_EQ(baseline["template"], "cublaslt_gemm");
+  EXPECT_EQ(baseline["config"]["algorithm_index"], 1);
+  EXPECT_DOUBLE_EQ(baseline["median_us"].get<double>(), 27.3);
+  EXPECT_EQ(baseline["job_id"], alone);
+  EXPECT_TRUE(baseline["best_own"].is_null());
+  EXPECT_TRUE(baseline["tflops"].is_null());
+  EXPECT_TRUE(
+      call(http::verb::get, "/v1/jobs/" + std::to_string(alone)).json()["comparison"].is_null());
+  // Another device model has nothing.
+  EXPECT_EQ(call(http::verb::get, unaligned + "&device=NVIDIA%20H200").status,
+            HttpStatus::not_found);
 }
 
 // With GPUs present, "device" picks one by ordinal, UUID or name, and tune jobs record it.

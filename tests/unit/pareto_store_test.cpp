@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/baseline_fixtures.hpp"
 #include "support/store_fixtures.hpp"
 
 namespace kt {
@@ -117,6 +118,45 @@ TEST_F(ParetoStoreTest, BestFromMemoryFollowsEveryWrite) {
   store.record_outcome(v[1].id, crashed);
   store.record_outcome(v[0].id, crashed);
   EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, ""));
+}
+
+// The job /v1/best falls back to when no variant of ours was measured: the newest done tune job
+// of the problem (device model "" = any) that timed the baseline.
+TEST_F(ParetoStoreTest, NewestBaselineJobIsTheNewestDoneTuneJobThatTimedIt) {
+  Store store(db_path());
+  const Shape shape{{"M", 16}, {"N", 4096}, {"K", 4097}};
+  const std::string key = canonical_key(shape);
+  EXPECT_FALSE(store.newest_baseline_job("gemm", "bf16", key, "").has_value());
+
+  const std::int64_t older = seed_baseline_only_job(store, shape, 30.0);
+  const std::int64_t newer = seed_baseline_only_job(store, shape, 27.0);
+  // Not candidates: a running job, a done job that never timed the baseline, a compile job, a
+  // job of another shape and one of another dtype.
+  NewJob running = tune_job();
+  running.shape = shape;
+  const std::int64_t running_id = store.create_job(running);
+  store.set_job_status(running_id, JobStatus::running);
+  store.record_job_baseline(running_id, 0, cublaslt_timing(20.0, 0));
+  const std::int64_t untimed = store.create_job(running);
+  store.set_job_status(untimed, JobStatus::done);
+  NewJob compile = running;
+  compile.mode = JobMode::compile;
+  compile.device_name = compile.device_uuid = "";
+  store.set_job_status(store.create_job(compile), JobStatus::done);
+  seed_baseline_only_job(store, {{"M", 16}, {"N", 4096}, {"K", 4096}}, 20.0);
+  NewJob fp16 = running;
+  fp16.dtype = "fp16";
+  const std::int64_t fp16_id = store.create_job(fp16);
+  store.record_job_baseline(fp16_id, 0, cublaslt_timing(20.0, 0));
+  store.set_job_status(fp16_id, JobStatus::done);
+
+  const auto found = store.newest_baseline_job("gemm", "bf16", key, "");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->id, newer);
+  EXPECT_EQ(found->baselines["0"]["median_us"], 27.0);
+  EXPECT_EQ(store.newest_baseline_job("gemm", "bf16", key, "NVIDIA H100 80GB HBM3")->id, newer);
+  EXPECT_FALSE(store.newest_baseline_job("gemm", "bf16", key, "NVIDIA H200").has_value());
+  EXPECT_NE(older, newer);
 }
 
 }  // namespace
