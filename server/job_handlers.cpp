@@ -53,6 +53,11 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   nlohmann::json view = job_to_json(job, progress, best, true);
   if (best && view["best"].is_object()) view["best"]["final"] = final_view(job, best->id);
   view["pruned"] = pruned_groups_to_json(context.store.pruned_groups(job.id));
+  // [variants measured, best so far (us)] after every measured variant, for convergence plots.
+  nlohmann::json convergence = nlohmann::json::array();
+  for (const ConvergencePoint& p : context.store.convergence(job.id))
+    convergence.push_back({p.measured, p.best_us});
+  view["convergence"] = std::move(convergence);
   JobStatsInput stats;
   stats.wall_seconds = job.wall_seconds;
   stats.gpu_busy_seconds = job.gpu_busy_seconds;
