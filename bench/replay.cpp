@@ -79,8 +79,11 @@ int main(int argc, char** argv) {
 
   try {
     std::vector<std::pair<std::string, kt::RecordedSpace>> loaded;
-    for (const fs::path& file : space_files(spaces))
+    for (const fs::path& file : space_files(spaces)) {
       loaded.emplace_back(file.filename().string(), load_space(file));
+      if (!loaded.back().second.optimum_us())
+        throw std::runtime_error(file.string() + ": no measured variant (not a tuned space)");
+    }
     if (loaded.empty()) throw std::runtime_error("no space files found");
 
     std::map<std::string, SearcherFigures> figures;
