@@ -119,6 +119,9 @@ nlohmann::json Client::submit_job(const JobSpec& spec) const {
   if (!spec.arch.empty()) body["arch"] = spec.arch;
   if (!spec.device.empty()) body["device"] = spec.device;
   if (spec.budget != 0) body["budget"] = spec.budget;
+  if (!spec.search.empty()) body["search"] = spec.search;
+  if (spec.search_seconds > 0) body["search_seconds"] = spec.search_seconds;
+  if (spec.search_patience > 0) body["search_patience"] = spec.search_patience;
   return call(http::verb::post, "/v1/jobs", body.dump());
 }
 

@@ -26,6 +26,9 @@ struct JobSpec {
   std::string arch;           // compile mode: "sm_90a", "sm_100a", ...
   std::string device;         // tune mode: ordinal, UUID or name; "" = first GPU
   std::int64_t budget = 0;    // max variants through the gates; 0 = all
+  std::string search;         // "" = the server's default
+  double search_seconds = 0;  // 0 = no time limit
+  int search_patience = 0;    // batches without improvement; 0 = none
 };
 
 // GET /v1/best and /v1/pareto

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "client/cli_context.hpp"
+#include "client/export_command.hpp"
 #include "client/http_transport.hpp"
 #include "client/query_commands.hpp"
 #include "client/submit_command.hpp"
@@ -49,6 +50,17 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--device", submit.device, "GPU ordinal, UUID or name (tune mode)");
   submit_cmd->add_option("--budget", submit.budget, "max variants to run (0: all)")
       ->check(CLI::NonNegativeNumber);
+  submit_cmd->add_option("--search", submit.search,
+                         "exhaustive, random, model or local (default: local with a budget, "
+                         "exhaustive without)");
+  submit_cmd
+      ->add_option("--search-seconds", submit.search_seconds,
+                   "stop searching after this many seconds (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  submit_cmd
+      ->add_option("--search-patience", submit.search_patience,
+                   "stop after this many batches without an improvement above 1%")
+      ->check(CLI::NonNegativeNumber);
   submit_cmd->add_flag("--wait", submit.wait, "follow the job with a progress bar until it ends");
 
   kt::TunedArgs best;
@@ -74,6 +86,12 @@ int main(int argc, char** argv) {
   app.add_subcommand("cancel", "cancel a queued or running job")
       ->add_option("job_id", cancel_id, "job id")
       ->required();
+  std::int64_t export_id = 0;
+  std::string export_path;
+  auto* export_cmd =
+      app.add_subcommand("export", "a job's variants as a recorded space for kt-replay");
+  export_cmd->add_option("job_id", export_id, "job id (a whole-space job: budget 0)")->required();
+  export_cmd->add_option("-o,--output", export_path, "file to write (\"-\": stdout)")->required();
   auto* kernel_cmd = app.add_subcommand("kernel", "download a variant's compiled cubin");
   kernel_cmd->add_option("variant_id", kernel_id, "variant id")->required();
   kernel_cmd->add_option("-o,--output", kernel_path, "file to write (default variant-ID.cubin)");
@@ -96,6 +114,7 @@ int main(int argc, char** argv) {
     if (name == "history") return kt::run_history(ctx, history);
     if (name == "show") return kt::run_show(ctx, show_id, show_all);
     if (name == "cancel") return kt::run_cancel(ctx, cancel_id);
+    if (name == "export") return kt::run_export(ctx, export_id, export_path);
     if (name == "kernel")
       return kt::run_kernel(
           ctx, kernel_id,

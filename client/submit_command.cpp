@@ -86,6 +86,9 @@ int run_submit(const CliContext& ctx, const SubmitArgs& args) {
   spec.arch = args.arch;
   spec.device = args.device;
   spec.budget = args.budget;
+  spec.search = args.search;
+  spec.search_seconds = args.search_seconds;
+  spec.search_patience = args.search_patience;
   const auto started = std::chrono::steady_clock::now();
   const nlohmann::json job = ctx.client.submit_job(spec);
   const std::int64_t id = job.at("id").get<std::int64_t>();
@@ -102,9 +105,13 @@ int run_submit(const CliContext& ctx, const SubmitArgs& args) {
     return kExitOk;
   }
 
-  if (!ctx.json)
+  if (!ctx.json) {
+    const nlohmann::json& search = field(field(job, "search"), "name");
     ctx.err << "job " << id << ": " << job.value("family", "") << " " << job.value("dtype", "")
-            << " " << format_shape(field(job, "shape")) << " on " << target_of(job) << '\n';
+            << " " << format_shape(field(job, "shape")) << " on " << target_of(job)
+            << (search.is_string() ? ", search " + search.get<std::string>() : std::string())
+            << '\n';
+  }
   const nlohmann::json last = wait_for_job(ctx, id, args.poll);
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -17,6 +17,9 @@ struct SubmitArgs {
   std::string arch;
   std::string device;
   std::int64_t budget = 0;
+  std::string search;
+  double search_seconds = 0;
+  int search_patience = 0;
   bool wait = false;
   std::chrono::milliseconds poll{1000};
 };

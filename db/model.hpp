@@ -41,6 +41,12 @@ struct NewJob {
   std::int64_t budget = 0;  // max variants to run through the gates; 0 = all
   Pipeline pipeline = Pipeline::pipelined;
   std::string pinned_configs_json;  // pinned_configs_to_text(...); "" = the whole space
+  // The searcher (tuner/search/searcher.hpp) and its stop conditions besides the budget: wall
+  // seconds, and batches without an improvement above the noise (0: none). "" = the plan's
+  // order (jobs older than the searchers).
+  std::string search;
+  double search_seconds = 0;
+  int search_patience = 0;
 };
 
 struct JobRecord {
@@ -78,6 +84,17 @@ struct JobRecord {
   // The final comparison: the top candidates and the baseline re-measured interleaved, with
   // speedups and their intervals. The job's result; unset before the job finished tuning.
   std::optional<InterleavedResult> final_comparison;
+  std::string search;  // as in NewJob
+  double search_seconds = 0;
+  int search_patience = 0;
+};
+
+// The job's best first-pass median after its `measured`-th measured variant.
+struct ConvergencePoint {
+  std::int64_t measured = 0;
+  std::int64_t variant_id = 0;
+  double median_us = 0;  // that variant's
+  double best_us = 0;    // the best so far, that variant included
 };
 
 struct VariantRecord {

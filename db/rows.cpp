@@ -74,7 +74,7 @@ const char* const kJobSelect =
     "budget, status, reason, cancel_requested, reference_us, created_at, started_at, "
     "finished_at, winner_variant_id, runner_up_variant_id, winner_distinguishable, "
     "winner_margin, pipeline, pinned_configs_json, gpus, wall_seconds, gpu_busy_seconds, "
-    "baselines_json, final_comparison_json, "
+    "baselines_json, final_comparison_json, search, search_seconds, search_patience, "
     "(SELECT median_us FROM measurements WHERE variant_id = jobs.winner_variant_id) "
     "AS winner_median_us, "
     "(SELECT median_us FROM measurements WHERE variant_id = jobs.runner_up_variant_id) "
@@ -123,6 +123,9 @@ JobRecord read_job(const SQLite::Statement& row) {
   job.gpus = row.getColumn("gpus").getInt();
   job.wall_seconds = optional_double(row, "wall_seconds");
   job.gpu_busy_seconds = optional_double(row, "gpu_busy_seconds");
+  job.search = row.getColumn("search").getString();
+  job.search_seconds = row.getColumn("search_seconds").getDouble();
+  job.search_patience = row.getColumn("search_patience").getInt();
   return job;
 }
 

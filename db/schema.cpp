@@ -218,6 +218,21 @@ UPDATE jobs SET best_variant_id = (
   WHERE v.job_id = jobs.id AND v.status = 'measured' AND m.median_us IS NOT NULL
   ORDER BY m.median_us, v.id LIMIT 1);
 )sql"},
+      // Search (issue 15): the searcher a job runs and its stop conditions; the best-so-far after
+      // every measured variant, in the order they were measured, for convergence plots.
+      {5, R"sql(
+ALTER TABLE jobs ADD COLUMN search TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN search_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN search_patience INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE job_convergence (
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  measured INTEGER NOT NULL,
+  variant_id INTEGER NOT NULL,
+  median_us REAL NOT NULL,
+  best_us REAL NOT NULL,
+  PRIMARY KEY (job_id, measured)
+) WITHOUT ROWID;
+)sql"},
   };
   return steps;
 }

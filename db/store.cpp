@@ -173,8 +173,8 @@ std::int64_t Store::create_job(const NewJob& job) {
     SQLite::Statement insert(
         *db_, std::string("INSERT INTO jobs (family, shape_json, shape_key, dtype, mode, arch,"
                           " device_uuid, device_name, budget, pipeline, pinned_configs_json,"
-                          " status, created_at)"
-                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ") +
+                          " search, search_seconds, search_patience, status, created_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ") +
                   db::kNowSql + ")");
     insert.bind(1, job.family);
     insert.bind(2, to_json(job.shape).dump());
@@ -187,6 +187,9 @@ std::int64_t Store::create_job(const NewJob& job) {
     insert.bind(9, job.budget);
     insert.bind(10, std::string(to_string(job.pipeline)));
     insert.bind(11, job.pinned_configs_json);
+    insert.bind(12, job.search);
+    insert.bind(13, job.search_seconds);
+    insert.bind(14, job.search_patience);
     insert.exec();
     return db_->getLastInsertRowid();
   });

@@ -137,6 +137,8 @@ class Store {
   // Counts by status, kept up to date by the writer (triggers on variants), plus the pruned
   // groups' counts: a lookup, not a count over the variant rows.
   JobProgress progress(std::int64_t job_id);
+  // The best-so-far after every measured variant, in measurement order (db/convergence_store.cpp).
+  std::vector<ConvergencePoint> convergence(std::int64_t job_id);
   // Stores who won the interleaved re-measure of the job's top candidates and whether the winner
   // is distinguishable from the runner-up (jobs.winner_*), and the whole comparison (with the
   // baseline's timing and the speedups, when it had a baseline) as the job's final result. The

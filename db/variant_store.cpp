@@ -4,6 +4,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
+#include "db/convergence_store.hpp"
 #include "db/pareto_store.hpp"
 #include "db/rows.hpp"
 #include "db/store.hpp"
@@ -256,6 +257,8 @@ void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcom
       db::add_to_front(*db_, *job, *after);
     }
     update_best_variant(*db_, before->job_id);
+    if (outcome.status == VariantStatus::measured && job->mode == JobMode::tune && outcome.timing)
+      db::append_convergence(*db_, before->job_id, variant_id, outcome.timing->median_us);
     transaction.commit();
   });
 }

@@ -91,7 +91,8 @@ void add_pruned(std::vector<PrunedGroup>& groups, const std::string& template_na
 
 }  // namespace
 
-JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits) {
+JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits,
+                 bool whole_space) {
   const std::vector<VariantPlan> plans =
       job.pinned_configs_json.empty() ? enumerate_variants(family, job.shape, job.dtype, limits)
                                       : plan_pinned(family, job, limits);
@@ -101,7 +102,7 @@ JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits&
     if (!plans[i].pruned_by && !plans[i].unsupported_arch) survivors.push_back(i);
 
   std::vector<bool> selected(plans.size(), true);
-  if (job.budget > 0 && static_cast<std::int64_t>(survivors.size()) > job.budget) {
+  if (!whole_space && job.budget > 0 && static_cast<std::int64_t>(survivors.size()) > job.budget) {
     for (std::size_t i : survivors) selected[i] = false;
     for (std::size_t i : budget_sample(plans, survivors, job.budget, job.id)) selected[i] = true;
   }

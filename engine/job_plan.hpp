@@ -21,8 +21,10 @@ struct JobPlan {
 
 // What Store::plan_variants stores. With budget > 0 at most `budget` rows are pending; survivors
 // beyond the budget are left out of the plan entirely. A job with pinned configs plans only
-// those (a pinned config that no longer fits is counted as pruned).
-JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits);
+// those (a pinned config that no longer fits is counted as pruned). whole_space: every survivor,
+// whatever the budget (a searched job's candidates: its searcher applies the budget).
+JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits,
+                 bool whole_space = false);
 
 // Indices 0..n-1 in a shuffled order fixed by `seed` (Fisher-Yates over a 64-bit
 // linear congruential generator, identical on every platform).

@@ -1,6 +1,7 @@
 #include "engine/job_runner.hpp"
 
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "engine/job_gpu_steps.hpp"
 #include "engine/job_plan.hpp"
 #include "engine/job_recorder.hpp"
+#include "engine/job_search.hpp"
 #include "engine/job_stats.hpp"
 #include "engine/reference_kernel.hpp"
 #include "tuner/family_baseline.hpp"
@@ -68,6 +70,7 @@ class JobExecution {
 
   void run() {
     ctx_.store.set_job_status(job_.id, JobStatus::running);
+    if (uses_searcher(job_)) return run_searched();
     const JobPlan plan = plan_job(family_, job_, limits_);
     const auto rows = ctx_.store.plan_variants(job_.id, plan.rows, plan.pruned);
     std::vector<VariantRecord> pending;
@@ -104,11 +107,46 @@ class JobExecution {
   }
 
  private:
-  // Compile tasks on the pool, up to `lookahead` ahead of the consumer.
-  void fill(CompileQueue& compiling, const std::vector<VariantRecord>& pending, std::size_t& next,
-            std::size_t lookahead, bool timed) {
-    while (next < pending.size() && compiling.size() < lookahead) {
-      const VariantRecord& variant = pending[next++];
+  using NextVariant = std::function<std::optional<VariantRecord>()>;
+
+  static NextVariant from_list(const std::vector<VariantRecord>& pending) {
+    return [&pending, next = std::size_t{0}]() mutable -> std::optional<VariantRecord> {
+      if (next < pending.size()) return pending[next++];
+      return std::nullopt;
+    };
+  }
+
+  // A searched job (engine/job_search.hpp): the searcher hands out batches while the pipeline
+  // runs; everything after the sweep is as for a planned job.
+  void run_searched() {
+    JobPlan plan = plan_job(family_, job_, limits_, /*whole_space=*/true);
+    std::vector<VariantRecord> candidates, fixed;
+    for (VariantRecord& row : plan.rows)
+      (row.status == VariantStatus::pending ? candidates : fixed).push_back(std::move(row));
+    ctx_.store.plan_variants(job_.id, fixed, plan.pruned);
+    const std::size_t batch = search_batch_size(ctx_.ordinals.size());
+    spdlog::info("job {}: {} {} {} on {}: {} search over {} candidates (budget {}, batch {})",
+                 job_.id, family_.name, job_.shape_key, job_.dtype, limits_.arch, job_.search,
+                 candidates.size(), job_.budget, batch);
+    SearchFeed feed(ctx_.store, job_, std::move(candidates), batch);
+    const bool finished =
+        run_pipelined([&] { return feed.next(base_wall_seconds_ + timeline_.wall_seconds()); },
+                      batch, feed.handed_out());
+    if (!finished) return;
+    spdlog::info("job {}: {} search stopped: {}", job_.id, job_.search, to_string(feed.stopped()));
+    publish_timing();
+    if (interrupted()) return finish_interrupted(feed.handed_out());
+    final_comparison();
+    ctx_.store.set_job_status(job_.id, JobStatus::done);
+  }
+
+  // Compile tasks on the pool, up to `lookahead` ahead of the consumer; false once `next` has
+  // nothing more to give.
+  bool fill(CompileQueue& compiling, const NextVariant& next, std::size_t lookahead, bool timed) {
+    while (compiling.size() < lookahead) {
+      std::optional<VariantRecord> next_variant = next();
+      if (!next_variant) return false;
+      VariantRecord variant = std::move(*next_variant);
       compiling.push_back(ctx_.compile_pool.submit([this, variant, timed] {
         const auto start = JobTimeline::Clock::now();
         CompiledVariant cv = compile(variant);
@@ -116,17 +154,20 @@ class JobExecution {
         return cv;
       }));
     }
+    return true;
   }
 
   bool run_compile_only(const std::vector<VariantRecord>& pending) {
     CompileQueue compiling;
     DrainOnExit drain_on_exit{compiling};
-    std::size_t next = 0;
-    while (next < pending.size() || !compiling.empty()) {
+    const NextVariant next = from_list(pending);
+    bool more = true;
+    while (more || !compiling.empty()) {
       // Serial: one compile at a time, the baseline for compile throughput too.
       const std::size_t lookahead =
           job_.pipeline == Pipeline::serial ? 1 : 2 * ctx_.compile_pool.size();
-      fill(compiling, pending, next, lookahead, /*timed=*/true);
+      more = fill(compiling, next, lookahead, /*timed=*/true);
+      if (compiling.empty()) break;
       CompiledVariant cv = compiling.front().get();
       compiling.pop_front();
       if (interrupted()) {
@@ -147,15 +188,22 @@ class JobExecution {
   // Compiles run ahead on every core; each compiled variant goes to whichever GPU of the job's
   // model is free next. At most two variants per GPU wait compiled, so a cancel drops little.
   bool run_pipelined(const std::vector<VariantRecord>& pending) {
+    return run_pipelined(from_list(pending), 2 * ctx_.compile_pool.size(), pending);
+  }
+
+  // `pending`: the rows a cancel marks cancelled (those `next` handed out, for a searched job).
+  bool run_pipelined(const NextVariant& next, std::size_t lookahead,
+                     const std::vector<VariantRecord>& pending) {
     GpuJobScope scope(*ctx_.gpus, job_.id, ctx_.ordinals);
     ctx_.store.set_job_gpus(job_.id, static_cast<int>(ctx_.ordinals.size()));
     timeline_.mark_start(JobTimeline::Clock::now());
     const std::size_t depth = 2 * ctx_.ordinals.size();
     CompileQueue compiling;
     DrainOnExit drain_on_exit{compiling};
-    std::size_t next = 0;
-    while (next < pending.size() || !compiling.empty()) {
-      fill(compiling, pending, next, 2 * ctx_.compile_pool.size(), /*timed=*/false);
+    bool more = true;
+    while (more || !compiling.empty()) {
+      more = fill(compiling, next, lookahead, /*timed=*/false);
+      if (compiling.empty()) break;
       CompiledVariant cv = compiling.front().get();
       compiling.pop_front();
       if (interrupted()) {

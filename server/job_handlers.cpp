@@ -57,6 +57,11 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   // What speedups are measured against; null reference_us and speedups when it is external.
   if (const Family* family = context.families.find(job.family))
     view["baseline"] = baseline_summary(*family);
+  // [variants measured, best so far (us)] after every measured variant, for convergence plots.
+  nlohmann::json convergence = nlohmann::json::array();
+  for (const ConvergencePoint& p : context.store.convergence(job.id))
+    convergence.push_back({p.measured, p.best_us});
+  view["convergence"] = std::move(convergence);
   JobStatsInput stats;
   stats.wall_seconds = job.wall_seconds;
   stats.gpu_busy_seconds = job.gpu_busy_seconds;

@@ -8,12 +8,14 @@
 
 #include "server/request_parsing.hpp"
 #include "tuner/pinned_configs.hpp"
+#include "tuner/search/searcher.hpp"
 
 namespace kt {
 namespace {
 
-const std::set<std::string> kFields{"family", "shape",  "dtype",    "device", "mode",
-                                    "arch",   "budget", "pipeline", "configs"};
+const std::set<std::string> kFields{"family",  "shape",  "dtype",          "device",
+                                    "mode",    "arch",   "budget",         "pipeline",
+                                    "configs", "search", "search_seconds", "search_patience"};
 
 nlohmann::json parse_body(const std::string& body, const AppContext& context) {
   if (body.size() > context.max_body_bytes)
@@ -28,7 +30,7 @@ nlohmann::json parse_body(const std::string& body, const AppContext& context) {
       throw ApiError(HttpStatus::bad_request, "unknown_field",
                      "unknown field " + quote_client_text(name) +
                          "; expected family, shape, dtype, mode, device, arch, budget, " +
-                         "pipeline, configs");
+                         "pipeline, configs, search, search_seconds, search_patience");
   return json;
 }
 
@@ -93,6 +95,49 @@ Pipeline pipeline_of(const nlohmann::json& body) {
         HttpStatus::unprocessable_entity, "invalid_pipeline",
         "unknown pipeline " + quote_client_text(text) + "; expected \"pipelined\" or \"serial\"");
   return *pipeline;
+}
+
+// The searcher and its stop conditions. Unnamed: the default searcher for a budgeted tuning job,
+// the whole space in order without a budget; pinned configs, compile-only and serial jobs run
+// their plan as it is (only "exhaustive" or "random" apply to them).
+void search_of(const nlohmann::json& body, NewJob& job) {
+  std::string names;
+  for (const std::string& name : searcher_names()) names += (names.empty() ? "" : ", ") + name;
+  const bool plan_as_is = !job.pinned_configs_json.empty() || job.mode == JobMode::compile ||
+                          job.pipeline == Pipeline::serial;
+  const std::string fallback =
+      plan_as_is || job.budget == 0 ? "exhaustive" : std::string(kDefaultSearcher);
+  job.search = optional_string(body, "search", fallback);
+  if (!make_searcher(job.search, 1))
+    throw ApiError(
+        HttpStatus::unprocessable_entity, "invalid_search",
+        "unknown search " + quote_client_text(job.search) + "; expected one of " + names);
+  if (plan_as_is && job.search != "exhaustive" && job.search != "random")
+    throw ApiError(HttpStatus::unprocessable_entity, "invalid_search",
+                   "search " + quote_client_text(job.search) +
+                       " needs a pipelined tuning job over the family's space (not pinned "
+                       "configs, compile-only or serial)");
+  if (plan_as_is && job.search == "exhaustive" && job.budget > 0) job.search = "random";
+  if (body.contains("search_seconds") && !body.at("search_seconds").is_null()) {
+    const nlohmann::json& v = body.at("search_seconds");
+    if (!v.is_number() || v.get<double>() < 0)
+      throw ApiError(HttpStatus::unprocessable_entity, "invalid_search",
+                     "search_seconds must be a number >= 0 (0 = no time limit), got " +
+                         describe_client_value(v));
+    job.search_seconds = v.get<double>();
+  }
+  if (body.contains("search_patience") && !body.at("search_patience").is_null()) {
+    const nlohmann::json& v = body.at("search_patience");
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 1000000)
+      throw ApiError(HttpStatus::unprocessable_entity, "invalid_search",
+                     "search_patience must be an integer batch count >= 0 (0 = none), got " +
+                         describe_client_value(v));
+    job.search_patience = v.get<int>();
+  }
+  if (plan_as_is && (job.search_seconds > 0 || job.search_patience > 0))
+    throw ApiError(HttpStatus::unprocessable_entity, "invalid_search",
+                   "search_seconds and search_patience apply to pipelined tuning jobs over the "
+                   "family's space");
 }
 
 JobMode mode_of(const std::string& text) {
@@ -201,6 +246,7 @@ JobSubmission parse_job_request(const std::string& body_text, const AppContext& 
     job.device_name = target.device->name;
   }
   job.pinned_configs_json = pinned_configs_of(body, family, job, target.limits);
+  search_of(body, job);
   return {std::move(job), std::move(target)};
 }
 

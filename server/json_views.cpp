@@ -174,6 +174,11 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
   j["pipeline"] = std::string(to_string(job.pipeline));
   j["gpus"] = job.gpus;
   j["configs"] = pinned_configs_view(job.pinned_configs_json);
+  j["search"] = {{"name", text_or_null(job.search)},
+                 {"seconds", job.search_seconds > 0 ? nlohmann::json(job.search_seconds)
+                                                    : nlohmann::json(nullptr)},
+                 {"patience", job.search_patience > 0 ? nlohmann::json(job.search_patience)
+                                                      : nlohmann::json(nullptr)}};
   if (progress) j["progress"] = progress_to_json(*progress);
   if (with_best) j["best"] = best ? variant_to_json(*best) : nlohmann::json(nullptr);
   return j;

@@ -105,6 +105,12 @@ TEST_F(JobOptionsTest, BadPipelineOrConfigsAreRefusedWithTheReasonAndStoreNothin
   const std::vector<Case> cases{
       {{{"pipeline", 3}}, 400, "invalid_field", "pipeline"},
       {{{"pipeline", "parallel"}}, 422, "invalid_pipeline", "parallel"},
+      {{{"search", "annealing"}}, 422, "invalid_search", "exhaustive, random, model, local"},
+      {{{"search", 7}}, 400, "invalid_field", "search"},
+      {{{"search", "local"}}, 422, "invalid_search", "needs a pipelined tuning job"},
+      {{{"search_patience", -1}}, 422, "invalid_search", "search_patience"},
+      {{{"search_seconds", "soon"}}, 422, "invalid_search", "search_seconds"},
+      {{{"search_seconds", 30}}, 422, "invalid_search", "apply to pipelined tuning jobs"},
       {{{"configs", {{"BM", 64}}}}, 400, "invalid_configs", "must be an array"},
       {{{"configs", nlohmann::json::array()}}, 400, "invalid_configs", "empty"},
       {{{"configs", {7}}}, 400, "invalid_configs", "configs[0] must be an object"},
@@ -142,6 +148,8 @@ TEST_F(JobOptionsTest, PinnedSerialCompileJobCompilesExactlyItsConfigsAndReports
       client.call(http::verb::post, "/v1/jobs",
                   body({{"pipeline", "serial"}, {"configs", {points[0], points[1], duplicate}}}));
   EXPECT_EQ(submitted["pipeline"], "serial");
+  EXPECT_EQ(submitted["search"]["name"], "exhaustive");  // pinned configs run as given
+  EXPECT_TRUE(submitted["convergence"].is_array());
   ASSERT_TRUE(submitted["configs"].is_array()) << submitted.dump(2);
   ASSERT_EQ(submitted["configs"].size(), 2u);  // the duplicate is kept once
   EXPECT_EQ(submitted["configs"][1]["template"], second_template);

@@ -27,17 +27,17 @@ class StoreTest : public StoreFixture {};
 TEST_F(StoreTest, FreshFileGetsTheLatestSchemaInWalModeAndReopensUnchanged) {
   {
     Store store(db_path());
-    EXPECT_EQ(store.schema_version(), 4);
+    EXPECT_EQ(store.schema_version(), 5);
     store.create_job(tune_job());
   }
   {
     Store reopened(db_path());
-    EXPECT_EQ(reopened.schema_version(), 4);
+    EXPECT_EQ(reopened.schema_version(), 5);
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
   SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
-  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 4);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 5);
 }
 
 TEST_F(StoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {

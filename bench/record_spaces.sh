@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Records whole-space jobs for kt-replay on a GPU machine: starts kerntuned from a build folder on
+# a fresh database, runs one budget-0 job (every variant that survives the constraints, in
+# enumeration order) per shape, then exports each as a recorded space (kerntune export).
+#
+#   bench/record_spaces.sh OUT_DIR [BIN_DIR] [FAMILY:DTYPE:SHAPE ...]   (BIN_DIR default build/bin)
+# Default: bf16 GEMM, large (4096^3, 8192x8192x8192 is left out: its space alone takes minutes),
+# skinny (decode) and unaligned shapes. Output: OUT_DIR/spaces/<family>-<dtype>-<shape>-<gpu>-<date>.json
+# (copy them to bench/results/spaces/), OUT_DIR/record.log (the CLI's output), OUT_DIR/daemon.log.
+set -euo pipefail
+out=${1:?usage: record_spaces.sh OUT_DIR [BIN_DIR] [FAMILY:DTYPE:SHAPE ...]}
+bin=${2:-build/bin}
+shift $(( $# < 2 ? $# : 2 ))
+problems=("$@")
+[ ${#problems[@]} -gt 0 ] || problems=(
+  gemm:bf16:m=4096,n=4096,k=4096 gemm:bf16:m=2048,n=2048,k=2048
+  gemm:bf16:m=1,n=4096,k=7168 gemm:bf16:m=16,n=4096,k=7168 gemm:bf16:m=64,n=4096,k=7168
+  gemm:bf16:m=128,n=4096,k=7168 gemm:bf16:m=256,n=7168,k=2048 gemm:bf16:m=512,n=4096,k=1536
+  gemm:bf16:m=1000,n=3000,k=2000 gemm:bf16:m=4095,n=4097,k=1023)
+mkdir -p "$out/spaces"
+port=${KERNTUNE_BENCH_PORT:-18081}
+cli=("$bin/kerntune" --server "http://127.0.0.1:$port")
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z' 'a-z' |
+      grep -o 'h100\|h200\|b200\|gb200\|a100' | head -1 || true)
+gpu=${gpu:-gpu}
+day=$(date -u +%Y-%m-%d)
+
+exec > >(tee "$out/record.log") 2>&1
+echo "== recording whole spaces, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv || true
+"$bin/kerntuned" --listen "127.0.0.1:$port" --db "$out/kerntune.db" >"$out/daemon.log" 2>&1 &
+daemon=$!
+trap 'kill $daemon 2>/dev/null || true; wait $daemon 2>/dev/null || true' EXIT
+for _ in $(seq 300); do
+  "${cli[@]}" devices >/dev/null 2>&1 && break
+  sleep 0.2
+done
+"${cli[@]}" devices
+
+for problem in "${problems[@]}"; do
+  IFS=: read -r family dtype shape <<<"$problem"
+  echo; echo "== $family $dtype $shape: the whole space"
+  start=$(date +%s)
+  reply=$("${cli[@]}" --json submit "$family" --shape "$shape" --dtype "$dtype" --budget 0 \
+          --search exhaustive)
+  id=$(printf '%s' "$reply" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  while :; do
+    status=$(python3 -c 'import json,sys,urllib.request as u
+print(json.load(u.urlopen(sys.argv[1]))["status"])' "http://127.0.0.1:$port/v1/jobs/$id")
+    [ "$status" = queued ] || [ "$status" = running ] || break
+    sleep 5
+  done
+  echo "job $id: $status after $(( $(date +%s) - start )) s"
+  name=$(printf '%s' "$shape" | sed 's/[a-z]*=//g; s/,/x/g')
+  "${cli[@]}" export "$id" -o "$out/spaces/$family-$dtype-$name-$gpu-$day.json"
+done
+echo; echo "== history"
+"${cli[@]}" history --limit 100

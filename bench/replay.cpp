@@ -1,0 +1,181 @@
+// kt-replay: searchers against recorded whole spaces, on the CPU. For each searcher, over every
+// space and seed: the fraction of the space measured before the best found is within 3% (by
+// default) of the space's optimum, its median and 90th percentile, and the evaluations relative
+// to random search. --expect fails (exit 1) when the named searcher does worse than stored figures.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tuner/search/replay.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> space_files(const std::vector<std::string>& args) {
+  std::vector<fs::path> files;
+  for (const std::string& arg : args) {
+    if (fs::is_directory(arg)) {
+      for (const auto& entry : fs::directory_iterator(arg))
+        if (entry.path().extension() == ".json") files.push_back(entry.path());
+    } else {
+      files.emplace_back(arg);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+kt::RecordedSpace load_space(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  try {
+    return kt::recorded_space_from_json(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+}
+
+struct SearcherFigures {
+  std::vector<double> fractions;                     // every (space, seed)
+  std::map<std::string, double> median_evaluations;  // per space
+  std::size_t runs = 0, reached = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kt-replay: searchers against recorded whole spaces (no GPU)"};
+  std::vector<std::string> spaces;
+  std::vector<std::string> searchers;
+  int seeds = 20;
+  kt::ReplayOptions options;
+  std::string json_out, expect_file;
+  bool no_facts = false;
+  app.add_option("spaces", spaces, "space files (kerntune-space/1) or folders of them")->required();
+  app.add_option("--searcher", searchers, "searchers to run (default: all)");
+  app.add_option("--seeds", seeds, "seeds per space and searcher")->check(CLI::Range(1, 100000));
+  app.add_option("--batch", options.batch, "variants proposed at a time")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--within", options.within, "target: within this fraction of the optimum")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--no-facts", no_facts,
+               "resource reports known only once a variant is compiled (not up front)");
+  app.add_option("--json", json_out, "write the figures here as JSON");
+  app.add_option("--expect", expect_file,
+                 "fail when worse than these figures ({searcher, max_median_fraction, "
+                 "max_p90_fraction, max_vs_random})");
+  CLI11_PARSE(app, argc, argv);
+  options.facts_known = !no_facts;
+  if (searchers.empty()) searchers = kt::searcher_names();
+  if (std::find(searchers.begin(), searchers.end(), "random") == searchers.end())
+    searchers.push_back("random");  // the yardstick
+
+  try {
+    std::vector<std::pair<std::string, kt::RecordedSpace>> loaded;
+    for (const fs::path& file : space_files(spaces)) {
+      loaded.emplace_back(file.filename().string(), load_space(file));
+      if (!loaded.back().second.optimum_us())
+        throw std::runtime_error(file.string() + ": no measured variant (not a tuned space)");
+    }
+    if (loaded.empty()) throw std::runtime_error("no space files found");
+
+    std::map<std::string, SearcherFigures> figures;
+    nlohmann::json per_space = nlohmann::json::array();
+    for (const auto& [name, space] : loaded) {
+      std::cout << fmt::format("{}: {} variants, optimum {:.1f} us\n", name, space.variants.size(),
+                               *space.optimum_us());
+      for (const std::string& searcher : searchers) {
+        std::vector<double> evaluations, fractions;
+        SearcherFigures& f = figures[searcher];
+        for (int seed = 1; seed <= seeds; ++seed) {
+          const kt::ReplayRun run =
+              kt::replay(space, searcher, static_cast<std::uint64_t>(seed), options);
+          evaluations.push_back(static_cast<double>(run.evaluations));
+          fractions.push_back(run.fraction());
+          f.fractions.push_back(run.fraction());
+          ++f.runs;
+          f.reached += run.reached ? 1 : 0;
+        }
+        f.median_evaluations[name] = kt::quantile(evaluations, 0.5);
+        std::cout << fmt::format(
+            "  {:<10} median {:5.1f}% of the space ({:.0f} variants), p90 "
+            "{:5.1f}%\n",
+            searcher, 100 * kt::quantile(fractions, 0.5), f.median_evaluations[name],
+            100 * kt::quantile(fractions, 0.9));
+        per_space.push_back({{"space", name},
+                             {"searcher", searcher},
+                             {"median_fraction", kt::quantile(fractions, 0.5)},
+                             {"p90_fraction", kt::quantile(fractions, 0.9)},
+                             {"median_evaluations", f.median_evaluations[name]}});
+      }
+    }
+
+    std::cout << fmt::format(
+        "\nover {} spaces x {} seeds (batch {}, target within {:.0f}% of the optimum{}):\n",
+        loaded.size(), seeds, options.batch, 100 * options.within,
+        options.facts_known ? "" : ", resource reports only once compiled");
+    std::cout << "| searcher | median fraction | p90 fraction | evaluations vs random |\n"
+                 "| --- | --- | --- | --- |\n";
+    nlohmann::json summary = nlohmann::json::object();
+    const SearcherFigures& random = figures["random"];
+    for (const std::string& searcher : searchers) {
+      const SearcherFigures& f = figures[searcher];
+      double ours = 0, theirs = 0;  // per-space medians, summed
+      for (const auto& [name, evals] : f.median_evaluations) {
+        ours += evals;
+        theirs += random.median_evaluations.at(name);
+      }
+      const double vs_random = theirs > 0 ? ours / theirs : 0;
+      const double median = kt::quantile(f.fractions, 0.5), p90 = kt::quantile(f.fractions, 0.9);
+      std::cout << fmt::format("| {} | {:.1f}% | {:.1f}% | {:.2f}x |\n", searcher, 100 * median,
+                               100 * p90, vs_random);
+      summary[searcher] = {{"median_fraction", median},
+                           {"p90_fraction", p90},
+                           {"vs_random", vs_random},
+                           {"runs", f.runs},
+                           {"reached", f.reached}};
+    }
+    if (!json_out.empty()) {
+      std::ofstream out(json_out);
+      out << nlohmann::json{{"seeds", seeds},           {"batch", options.batch},
+                            {"within", options.within}, {"facts_known", options.facts_known},
+                            {"summary", summary},       {"per_space", per_space}}
+                 .dump(1)
+          << "\n";
+    }
+    if (!expect_file.empty()) {
+      std::ifstream in(expect_file);
+      if (!in) throw std::runtime_error("cannot read " + expect_file);
+      const nlohmann::json expect = nlohmann::json::parse(in);
+      const std::string searcher = expect.at("searcher").get<std::string>();
+      if (!summary.contains(searcher))
+        throw std::runtime_error("--expect names '" + searcher + "', which did not run");
+      bool ok = true;
+      for (const auto& [figure, limit] : {std::pair{"median_fraction", "max_median_fraction"},
+                                          std::pair{"p90_fraction", "max_p90_fraction"},
+                                          std::pair{"vs_random", "max_vs_random"}}) {
+        if (!expect.contains(limit)) continue;
+        const double got = summary[searcher][figure].get<double>();
+        const double max = expect.at(limit).get<double>();
+        if (got > max) {
+          std::cerr << fmt::format("REGRESSION: {} {} is {:.4f}, above {:.4f} ({})\n", searcher,
+                                   figure, got, max, expect_file);
+          ok = false;
+        }
+      }
+      if (!ok) return 1;
+      std::cout << fmt::format("{}: within the expected figures of {}\n", searcher, expect_file);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "kt-replay: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,17 @@
+// The best-so-far of a job after every measured variant (table job_convergence), written in the
+// transaction that records the measurement, so a crash never loses or repeats a point.
+#pragma once
+
+#include <cstdint>
+
+namespace SQLite {
+class Database;
+}
+
+namespace kt::db {
+
+// Appends the job's next point unless the variant already has one (a re-recorded outcome).
+void append_convergence(SQLite::Database& db, std::int64_t job_id, std::int64_t variant_id,
+                        double median_us);
+
+}  // namespace kt::db

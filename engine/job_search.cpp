@@ -1,0 +1,158 @@
+#include "engine/job_search.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include <spdlog/spdlog.h>
+
+namespace kt {
+
+bool uses_searcher(const JobRecord& job) {
+  if (job.mode != JobMode::tune || job.pipeline != Pipeline::pipelined ||
+      !job.pinned_configs_json.empty() || job.search.empty())
+    return false;
+  const bool stop_rules = job.search_seconds > 0 || job.search_patience > 0;
+  if (stop_rules) return true;
+  if (job.search == "random") return false;                         // the plan's own seeded sample
+  if (job.search == "exhaustive" && job.budget == 0) return false;  // the plan, in order
+  return true;
+}
+
+std::size_t search_batch_size(std::size_t gpus) {
+  return std::max<std::size_t>(8, 4 * gpus);
+}
+
+std::string_view to_string(SearchStop stop) {
+  switch (stop) {
+    case SearchStop::none:
+      return "running";
+    case SearchStop::budget:
+      return "budget reached";
+    case SearchStop::seconds:
+      return "time limit reached";
+    case SearchStop::patience:
+      return "no improvement above the noise";
+    case SearchStop::exhausted:
+      return "space exhausted";
+  }
+  return "?";
+}
+
+bool patience_exhausted(const std::vector<ConvergencePoint>& curve, int patience, std::size_t batch,
+                        double noise) {
+  if (patience <= 0 || curve.empty()) return false;
+  std::int64_t anchor_at = curve.front().measured;
+  double anchor = curve.front().best_us;
+  for (const ConvergencePoint& p : curve)
+    if (p.best_us < anchor * (1.0 - noise)) {
+      anchor = p.best_us;
+      anchor_at = p.measured;
+    }
+  return curve.back().measured - anchor_at >=
+         static_cast<std::int64_t>(patience) * static_cast<std::int64_t>(batch);
+}
+
+namespace {
+
+std::string row_key(const std::string& template_name, const std::string& config_key) {
+  return template_name + "|" + config_key;
+}
+
+}  // namespace
+
+SearchFeed::SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRecord> candidates,
+                       std::size_t batch)
+    : store_(store),
+      job_(job),
+      rows_(std::move(candidates)),
+      // Seeded by the job id: a resumed job's searcher makes the same choices (the daemon's seed
+      // changes from run to run).
+      searcher_(make_searcher(job.search, static_cast<std::uint64_t>(job.id))),
+      batch_(batch) {
+  if (!searcher_) throw std::runtime_error("unknown search '" + job.search + "'");
+  for (const VariantRecord& row : rows_) candidates_.push_back({row.template_name, row.config, {}});
+}
+
+std::optional<VariantRecord> SearchFeed::next(double wall_seconds) {
+  if (queue_next_ >= queue_.size() && stop_ == SearchStop::none) refill(wall_seconds);
+  if (queue_next_ >= queue_.size()) return std::nullopt;
+  return queue_[queue_next_++];
+}
+
+void SearchFeed::refill(double wall_seconds) {
+  queue_.clear();
+  queue_next_ = 0;
+  // What happened so far, from the store (the one truth, also after a crash).
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < rows_.size(); ++i)
+    index.emplace(row_key(rows_[i].template_name, rows_[i].config_key), i);
+  std::vector<bool> taken(rows_.size(), false);
+  std::vector<SearchObservation> observations;
+  std::size_t handed = 0;
+  for (const VariantRecord& row : store_.variants(job_.id)) {
+    const auto found = index.find(row_key(row.template_name, row.config_key));
+    if (found == index.end()) continue;  // unsupported arch, or no longer in the space
+    const std::size_t i = found->second;
+    taken[i] = true;
+    ++handed;
+    if (row.registers >= 0)
+      candidates_[i].facts =
+          CompileFacts{row.registers, row.spill_bytes, row.smem_bytes, row.threads};
+    if (row.status == VariantStatus::pending) {
+      if (!resumed_) queue_.push_back(row);  // handed out before a restart, never finished
+      continue;
+    }
+    if (row.status == VariantStatus::cancelled) continue;
+    std::optional<double> time;
+    if (row.status == VariantStatus::measured && row.timing) time = row.timing->median_us;
+    observations.push_back({i, time});
+  }
+  if (!resumed_) {
+    resumed_ = true;
+    handed_out_.insert(handed_out_.end(), queue_.begin(), queue_.end());
+    if (!queue_.empty()) {
+      spdlog::info("job {}: {} search resumes: {} variants finished, {} handed out again", job_.id,
+                   job_.search, observations.size(), queue_.size());
+      return;
+    }
+  }
+
+  std::size_t count = batch_;
+  if (job_.budget > 0) {
+    const auto budget = static_cast<std::size_t>(job_.budget);
+    if (handed >= budget) {
+      stop_ = SearchStop::budget;
+      return;
+    }
+    count = std::min(count, budget - handed);
+  }
+  if (job_.search_seconds > 0 && wall_seconds >= job_.search_seconds) {
+    stop_ = SearchStop::seconds;
+    return;
+  }
+  if (patience_exhausted(store_.convergence(job_.id), job_.search_patience, batch_, kNoise)) {
+    stop_ = SearchStop::patience;
+    return;
+  }
+  const std::vector<std::size_t> proposed =
+      searcher_->propose({candidates_, observations, taken}, count);
+  if (proposed.empty()) {
+    stop_ = SearchStop::exhausted;
+    return;
+  }
+  std::vector<VariantRecord> planned;
+  for (std::size_t i : proposed) planned.push_back(rows_.at(i));
+  std::map<std::string, VariantRecord> stored;
+  for (VariantRecord& row : store_.plan_variants(job_.id, planned))
+    stored.emplace(row_key(row.template_name, row.config_key), std::move(row));
+  for (const VariantRecord& p : planned) {
+    const auto row = stored.find(row_key(p.template_name, p.config_key));
+    if (row == stored.end() || row->second.status != VariantStatus::pending) continue;
+    queue_.push_back(row->second);
+    handed_out_.push_back(row->second);
+  }
+  if (queue_.empty()) stop_ = SearchStop::exhausted;  // cannot happen unless the store disagrees
+}
+
+}  // namespace kt

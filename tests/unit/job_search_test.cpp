@@ -1,0 +1,152 @@
+// The runner's seam to the searchers (engine/job_search.cpp) on a real store: batches planned as
+// they are proposed, the budget and the stop conditions, the convergence record, and a resumed
+// job that continues without repeating a finished variant.
+#include "engine/job_search.hpp"
+
+#include <cmath>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "support/store_fixtures.hpp"
+
+namespace kt {
+namespace {
+
+using namespace kt::test;
+
+class JobSearchTest : public StoreFixture {};
+
+// 6 x 6 x 4 configs of one template; time is smallest at BM=128, BN=64, STAGES=3.
+std::vector<VariantRecord> candidates(std::int64_t job_id) {
+  std::vector<VariantRecord> out;
+  for (std::int64_t bm : {16, 32, 64, 128, 256, 512})
+    for (std::int64_t bn : {16, 32, 64, 128, 256, 512})
+      for (std::int64_t stages : {2, 3, 4, 5}) {
+        VariantRecord v;
+        v.job_id = job_id;
+        v.template_name = "gemm_mma";
+        v.config = {{"BM", bm}, {"BN", bn}, {"STAGES", stages}};
+        v.config_key = canonical_key(v.config);
+        out.push_back(v);
+      }
+  return out;
+}
+
+double time_of(const Config& c) {
+  return 100 * (1 + 0.3 * std::abs(std::log2(c.at("BM") / 128.0)) +
+                0.2 * std::abs(std::log2(c.at("BN") / 64.0)) + 0.05 * std::abs(c.at("STAGES") - 3));
+}
+
+JobRecord searched_job(Store& store, const std::string& search, std::int64_t budget,
+                       int patience = 0) {
+  NewJob job = tune_job();
+  job.budget = budget;
+  job.search = search;
+  job.search_patience = patience;
+  return *store.job(store.create_job(job));
+}
+
+// Takes up to `count` variants from the feed and records each measured.
+std::vector<std::int64_t> run_some(Store& store, SearchFeed& feed, std::size_t count) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto v = feed.next(0);
+    if (!v) break;
+    store.record_outcome(v->id, measured(time_of(v->config), 0.001));
+    ids.push_back(v->id);
+  }
+  return ids;
+}
+
+TEST(JobSearch, WhichJobsUseASearcher) {
+  JobRecord job;
+  job.search = "local";
+  job.budget = 50;
+  EXPECT_TRUE(uses_searcher(job));
+  job.search = "random";
+  EXPECT_FALSE(uses_searcher(job)) << "random keeps the plan's seeded sample";
+  job.search_patience = 2;
+  EXPECT_TRUE(uses_searcher(job));
+  job.search = "exhaustive";
+  job.search_patience = 0;
+  job.budget = 0;
+  EXPECT_FALSE(uses_searcher(job));
+  job.search = "local";
+  job.pipeline = Pipeline::serial;
+  EXPECT_FALSE(uses_searcher(job));
+  job.pipeline = Pipeline::pipelined;
+  job.search = "";
+  EXPECT_FALSE(uses_searcher(job)) << "a job stored before the searchers";
+}
+
+TEST(JobSearch, PatienceCountsMeasuredVariantsSinceTheLastRealImprovement) {
+  std::vector<ConvergencePoint> curve;
+  for (std::int64_t n = 1; n <= 10; ++n) curve.push_back({n, n, 100, n <= 2 ? 120.0 : 100.0});
+  EXPECT_FALSE(patience_exhausted(curve, 0, 4, 0.01));  // 0: never
+  EXPECT_FALSE(patience_exhausted(curve, 2, 4, 0.01));  // 7 since the drop at 3: under 8
+  curve.push_back({11, 11, 99.5, 99.5});                // under the noise: no reset
+  EXPECT_TRUE(patience_exhausted(curve, 2, 4, 0.01));
+  curve.push_back({12, 12, 90, 90});
+  EXPECT_FALSE(patience_exhausted(curve, 2, 4, 0.01));
+}
+
+TEST_F(JobSearchTest, TheBudgetBoundsWhatIsPlannedAndTheConvergenceIsRecorded) {
+  Store store(db_path());
+  const JobRecord job = searched_job(store, "local", 20);
+  SearchFeed feed(store, job, candidates(job.id), 8);
+  const auto ids = run_some(store, feed, 100);
+  EXPECT_EQ(ids.size(), 20u);
+  EXPECT_EQ(feed.stopped(), SearchStop::budget);
+  EXPECT_EQ(std::set<std::int64_t>(ids.begin(), ids.end()).size(), 20u);
+  EXPECT_EQ(store.variants(job.id).size(), 20u) << "only proposed batches are planned";
+
+  const auto curve = store.convergence(job.id);
+  ASSERT_EQ(curve.size(), 20u);
+  for (std::size_t i = 0; i < curve.size(); ++i) {
+    EXPECT_EQ(curve[i].measured, static_cast<std::int64_t>(i + 1));
+    if (i > 0) EXPECT_LE(curve[i].best_us, curve[i - 1].best_us);
+    EXPECT_LE(curve[i].best_us, curve[i].median_us);
+  }
+  // Re-recording a variant does not add a point.
+  store.record_outcome(ids[0], measured(1, 0.001));
+  EXPECT_EQ(store.convergence(job.id).size(), 20u);
+}
+
+TEST_F(JobSearchTest, AResumedSearchHandsOutItsUnfinishedVariantsFirstAndRepeatsNothing) {
+  Store store(db_path());
+  const JobRecord job = searched_job(store, "model", 40);
+  std::set<std::int64_t> finished;
+  std::vector<VariantRecord> in_flight;
+  {
+    SearchFeed before_crash(store, job, candidates(job.id), 8);
+    for (std::int64_t id : run_some(store, before_crash, 13)) finished.insert(id);
+    // Two handed out, never finished: the daemon died while they were compiling.
+    for (int i = 0; i < 2; ++i) in_flight.push_back(*before_crash.next(0));
+  }
+  SearchFeed resumed(store, job, candidates(job.id), 8);
+  std::vector<std::int64_t> after;
+  while (const auto v = resumed.next(0)) {
+    after.push_back(v->id);
+    store.record_outcome(v->id, measured(time_of(v->config), 0.001));
+  }
+  ASSERT_GE(after.size(), 2u);
+  // Its own batch's remaining rows come back too (they were planned, pending), in_flight first.
+  EXPECT_EQ(after[0], in_flight[0].id);
+  EXPECT_EQ(after[1], in_flight[1].id);
+  for (std::int64_t id : after) EXPECT_FALSE(finished.count(id)) << "variant " << id << " twice";
+  EXPECT_EQ(finished.size() + after.size(), 40u);
+  EXPECT_EQ(resumed.stopped(), SearchStop::budget);
+}
+
+TEST_F(JobSearchTest, PatienceStopsASearchThatNoLongerImproves) {
+  Store store(db_path());
+  const JobRecord job = searched_job(store, "exhaustive", 0, /*patience=*/2);
+  SearchFeed feed(store, job, candidates(job.id), 8);
+  const auto ids = run_some(store, feed, 1000);
+  EXPECT_EQ(feed.stopped(), SearchStop::patience);
+  EXPECT_LT(ids.size(), candidates(job.id).size());
+}
+
+}  // namespace
+}  // namespace kt

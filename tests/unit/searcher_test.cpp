@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "tuner/search/features.hpp"
+#include "tuner/search/replay.hpp"
+#include "tuner/search/searcher.hpp"
+
+namespace kt {
+namespace {
+
+// A synthetic space with one clear optimum: time grows with each axis' log-distance from
+// (BM=128, BN=128, STAGES=4), some configs fail.
+RecordedSpace synthetic_space() {
+  RecordedSpace space;
+  space.family = "gemm";
+  space.shape = {{"M", 1024}, {"N", 1024}, {"K", 1024}};
+  space.dtype = "bf16";
+  for (int bm : {16, 32, 64, 128, 256})
+    for (int bn : {16, 32, 64, 128, 256})
+      for (int stages : {1, 2, 3, 4, 5, 6, 7, 8}) {
+        RecordedVariant v;
+        v.candidate.template_name = "t";
+        v.candidate.config = {{"BM", bm}, {"BN", bn}, {"STAGES", stages}};
+        v.candidate.facts = CompileFacts{64 + stages * 8, 0, bm * bn * stages, 128};
+        if (bm == 256 && bn == 256) {
+          v.status = "resource_exceeded";
+        } else {
+          v.status = "measured";
+          v.median_us =
+              100.0 * (1 + std::abs(std::log2(bm / 128.0)) * 0.3 +
+                       std::abs(std::log2(bn / 128.0)) * 0.25 + std::abs(stages - 4) * 0.05);
+        }
+        space.variants.push_back(std::move(v));
+      }
+  return space;
+}
+
+std::vector<SearchCandidate> candidates_of(const RecordedSpace& space) {
+  std::vector<SearchCandidate> out;
+  for (const auto& v : space.variants) out.push_back(v.candidate);
+  return out;
+}
+
+TEST(Searcher, EveryNameMakesOneAndUnknownMakesNone) {
+  for (const std::string& name : searcher_names()) {
+    auto s = make_searcher(name, 7);
+    ASSERT_NE(s, nullptr) << name;
+    EXPECT_EQ(s->name(), name);
+  }
+  EXPECT_EQ(make_searcher("annealing", 7), nullptr);
+  EXPECT_NE(
+      std::find(searcher_names().begin(), searcher_names().end(), std::string(kDefaultSearcher)),
+      searcher_names().end());
+}
+
+TEST(Searcher, ProposalsAreUntakenDistinctAndCoverTheSpace) {
+  const RecordedSpace space = synthetic_space();
+  for (const std::string& name : searcher_names()) {
+    auto searcher = make_searcher(name, 3);
+    std::vector<SearchCandidate> candidates = candidates_of(space);
+    std::vector<SearchObservation> observations;
+    std::vector<bool> taken(candidates.size(), false);
+    std::size_t seen = 0;
+    while (true) {
+      const auto batch = searcher->propose({candidates, observations, taken}, 16);
+      if (batch.empty()) break;
+      EXPECT_LE(batch.size(), 16u);
+      for (std::size_t c : batch) {
+        ASSERT_LT(c, taken.size()) << name;
+        ASSERT_FALSE(taken[c]) << name << " proposed " << c << " twice";
+        taken[c] = true;
+        observations.push_back({c, space.variants[c].median_us});
+        ++seen;
+      }
+    }
+    EXPECT_EQ(seen, candidates.size()) << name << " stopped before the space was exhausted";
+  }
+}
+
+TEST(Searcher, SameSeedSameProposalsOtherSeedOtherOrder) {
+  const RecordedSpace space = synthetic_space();
+  for (const std::string name : {"random", "model", "local"}) {
+    const ReplayRun a = replay(space, name, 11);
+    const ReplayRun b = replay(space, name, 11);
+    EXPECT_EQ(a.evaluations, b.evaluations) << name;
+    EXPECT_EQ(a.convergence, b.convergence) << name;
+  }
+  std::set<std::size_t> evaluations;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed)
+    evaluations.insert(replay(space, "random", seed).evaluations);
+  EXPECT_GT(evaluations.size(), 1u) << "random search ignores its seed";
+}
+
+// A resumed job rebuilds its history from the store: a fresh searcher given the same history
+// proposes what the one that ran before the crash would have.
+TEST(Searcher, AFreshSearcherContinuesAnInterruptedSearchIdentically) {
+  const RecordedSpace space = synthetic_space();
+  for (const std::string name : {"random", "model", "local"}) {
+    std::vector<SearchCandidate> candidates = candidates_of(space);
+    std::vector<SearchObservation> observations;
+    std::vector<bool> taken(candidates.size(), false);
+    auto first = make_searcher(name, 5);
+    for (int round = 0; round < 4; ++round)
+      for (std::size_t c : first->propose({candidates, observations, taken}, 8)) {
+        taken[c] = true;
+        observations.push_back({c, space.variants[c].median_us});
+      }
+    auto resumed = make_searcher(name, 5);
+    EXPECT_EQ(first->propose({candidates, observations, taken}, 8),
+              resumed->propose({candidates, observations, taken}, 8))
+        << name;
+  }
+}
+
+TEST(Searcher, LearnersBeatRandomOnASmoothSpace) {
+  const RecordedSpace space = synthetic_space();
+  auto median_evaluations = [&](const std::string& name) {
+    std::vector<double> e;
+    for (std::uint64_t seed = 1; seed <= 15; ++seed)
+      e.push_back(static_cast<double>(replay(space, name, seed).evaluations));
+    return quantile(e, 0.5);
+  };
+  const double random = median_evaluations("random");
+  EXPECT_LT(median_evaluations("local"), random);
+  EXPECT_LT(median_evaluations("model"), random);
+}
+
+TEST(Replay, StopsAtTheTargetAndRecordsConvergence) {
+  const RecordedSpace space = synthetic_space();
+  const ReplayRun run = replay(space, "exhaustive", 1);
+  ASSERT_TRUE(run.reached);
+  ASSERT_FALSE(run.convergence.empty());
+  EXPECT_LE(run.convergence.back().second, *space.optimum_us() * 1.03);
+  for (std::size_t i = 1; i < run.convergence.size(); ++i)
+    EXPECT_LT(run.convergence[i].second, run.convergence[i - 1].second);
+  EXPECT_THROW(replay(space, "nope", 1), std::invalid_argument);
+}
+
+TEST(RecordedSpace, RoundTripsAndRejectsBadInput) {
+  const RecordedSpace space = synthetic_space();
+  const RecordedSpace back = recorded_space_from_json(to_json(space));
+  ASSERT_EQ(back.variants.size(), space.variants.size());
+  EXPECT_EQ(back.variants[3].candidate.config, space.variants[3].candidate.config);
+  EXPECT_EQ(back.variants[3].median_us, space.variants[3].median_us);
+  EXPECT_EQ(back.optimum_us(), space.optimum_us());
+  nlohmann::json bad = to_json(space);
+  bad["format"] = "something-else/2";
+  EXPECT_THROW(recorded_space_from_json(bad), std::invalid_argument);
+  bad = to_json(space);
+  bad["variants"][0].erase("median_us");
+  EXPECT_THROW(recorded_space_from_json(bad), std::invalid_argument);
+}
+
+TEST(Features, OccupancyFollowsTheScarcestResource) {
+  EXPECT_DOUBLE_EQ(search::occupancy_estimate({32, 0, 0, 256}), 1.0);
+  // 168 registers x 384 threads: one block of 12 warps.
+  EXPECT_DOUBLE_EQ(search::occupancy_estimate({168, 0, 0, 384}), 12.0 / 64.0);
+  // 200 KiB of shared memory: one block.
+  EXPECT_DOUBLE_EQ(search::occupancy_estimate({32, 0, 200 * 1024, 128}), 4.0 / 64.0);
+}
+
+}  // namespace
+}  // namespace kt

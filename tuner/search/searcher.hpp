@@ -1,0 +1,66 @@
+// Searchers: which variants of a job's space to measure next. One small interface, pure (no I/O,
+// no clock): given the candidates (configs, with their compile-time resource report when known)
+// and what has been measured so far, propose the next batch. Deterministic for a seed: the same
+// inputs give the same batch, so a resumed job (which rebuilds its history from the store)
+// proposes exactly what it would have proposed before the crash.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tuner/config.hpp"
+
+namespace kt {
+
+// The compile-time resource report of a variant (what the cubin says); -1 when unknown.
+struct CompileFacts {
+  int registers = -1;
+  int spill_bytes = -1;
+  int smem_bytes = -1;
+  int threads = -1;
+};
+
+struct SearchCandidate {
+  std::string template_name;
+  Config config;
+  std::optional<CompileFacts> facts;  // unset until compiled
+};
+
+// One finished variant, in the order they finished. time_us unset: it failed a gate (compile
+// error, resources, wrong result, ...), which a searcher may learn from too.
+struct SearchObservation {
+  std::size_t candidate = 0;  // index into the candidates
+  std::optional<double> time_us;
+};
+
+struct SearchState {
+  const std::vector<SearchCandidate>& candidates;
+  const std::vector<SearchObservation>& observations;
+  // Candidates already handed out (measured, failed or in flight): never proposed again.
+  const std::vector<bool>& taken;
+};
+
+class Searcher {
+ public:
+  virtual ~Searcher() = default;
+  virtual std::string_view name() const = 0;
+  // Up to `count` candidate indices, none taken, no duplicates; empty when none is left.
+  virtual std::vector<std::size_t> propose(const SearchState& state, std::size_t count) = 0;
+};
+
+// The searchers a job may name, in the order the API lists them.
+const std::vector<std::string>& searcher_names();
+// The one a budgeted job gets when it names none (the best in the committed replay results).
+inline constexpr std::string_view kDefaultSearcher = "local";
+// nullptr for an unknown name.
+std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t seed);
+
+// Indices 0..n-1 in an order fixed by `seed` (Fisher-Yates over a 64-bit LCG, the same on every
+// platform).
+std::vector<std::size_t> seeded_order(std::size_t n, std::uint64_t seed);
+
+}  // namespace kt
