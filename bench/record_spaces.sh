@@ -7,6 +7,11 @@
 # Default: bf16 GEMM, large (4096^3, 8192x8192x8192 is left out: its space alone takes minutes),
 # skinny (decode) and unaligned shapes. Output: OUT_DIR/spaces/<family>-<dtype>-<shape>-<gpu>-<date>.json
 # (copy them to bench/results/spaces/), OUT_DIR/record.log (the CLI's output), OUT_DIR/daemon.log.
+# SEARCHERS (env, e.g. "local model random"): after the first problem's whole space, one job per
+# searcher with 10% of its budget and a pinned job comparing the winners interleaved
+# (bench/search_gpu.py, OUT_DIR/searched.json). DEADLINE_S (env): no new problem is started after
+# this many seconds (what is recorded is kept). TAR=1 packs OUT_DIR/spaces into spaces.tar.gz
+# (the device tool brings back at most 8 files).
 set -euo pipefail
 out=${1:?usage: record_spaces.sh OUT_DIR [BIN_DIR] [FAMILY:DTYPE:SHAPE ...]}
 bin=${2:-build/bin}
@@ -37,8 +42,12 @@ for _ in $(seq 300); do
 done
 "${cli[@]}" devices
 
+first=1
 for problem in "${problems[@]}"; do
   IFS=: read -r family dtype shape <<<"$problem"
+  if [ -n "${DEADLINE_S:-}" ] && (( SECONDS > DEADLINE_S )); then
+    echo "== deadline ${DEADLINE_S} s passed: $problem and the rest not recorded"; break
+  fi
   echo; echo "== $family $dtype $shape: the whole space"
   start=$(date +%s)
   reply=$("${cli[@]}" --json submit "$family" --shape "$shape" --dtype "$dtype" --budget 0 \
@@ -53,6 +62,14 @@ print(json.load(u.urlopen(sys.argv[1]))["status"])' "http://127.0.0.1:$port/v1/j
   echo "job $id: $status after $(( $(date +%s) - start )) s"
   name=$(printf '%s' "$shape" | sed 's/[a-z]*=//g; s/,/x/g')
   "${cli[@]}" export "$id" -o "$out/spaces/$family-$dtype-$name-$gpu-$day.json"
+  if (( first )) && [ -n "${SEARCHERS:-}" ] && [ "$status" = done ]; then
+    echo; echo "== searched jobs on $family $dtype $shape: ${SEARCHERS}"
+    # shellcheck disable=SC2086
+    python3 "$(dirname "$0")/search_gpu.py" "http://127.0.0.1:$port" "$id" "$out/searched.json" \
+      $SEARCHERS || echo "search_gpu.py failed"
+  fi
+  first=0
 done
+[ "${TAR:-0}" = 1 ] && tar -C "$out" -czf "$out/spaces.tar.gz" spaces && rm -r "$out/spaces"
 echo; echo "== history"
 "${cli[@]}" history --limit 100
