@@ -122,6 +122,8 @@ nlohmann::json Client::submit_job(const JobSpec& spec) const {
   if (!spec.search.empty()) body["search"] = spec.search;
   if (spec.search_seconds > 0) body["search_seconds"] = spec.search_seconds;
   if (spec.search_patience > 0) body["search_patience"] = spec.search_patience;
+  if (!spec.pipeline.empty()) body["pipeline"] = spec.pipeline;
+  if (!spec.configs.is_null()) body["configs"] = spec.configs;
   return call(http::verb::post, "/v1/jobs", body.dump());
 }
 

@@ -29,6 +29,8 @@ struct JobSpec {
   std::string search;         // "" = the server's default
   double search_seconds = 0;  // 0 = no time limit
   int search_patience = 0;    // batches without improvement; 0 = none
+  std::string pipeline;       // "pipelined" | "serial"; "" = the server's default (pipelined)
+  nlohmann::json configs;     // null = the whole space; else an array of configs to measure
 };
 
 // GET /v1/best and /v1/pareto

@@ -14,9 +14,12 @@
 
 namespace {
 
+constexpr const char* kShapeHelp =
+    "dims, e.g. m=4096,n=4096,k=4096, or extents in the family's dim order: 4096x4096x4096";
+
 void add_tuned_options(CLI::App& command, kt::TunedArgs& args) {
   command.add_option("family", args.family, "kernel family, e.g. gemm")->required();
-  command.add_option("--shape", args.shape, "dims, e.g. m=4096,n=4096,k=4096")->required();
+  command.add_option("--shape", args.shape, kShapeHelp)->required();
   command.add_option("--dtype", args.dtype, "element type, e.g. bf16")->required();
   command.add_option("--device", args.device, "GPU model (or ordinal/UUID); default: any");
 }
@@ -41,7 +44,7 @@ int main(int argc, char** argv) {
   kt::SubmitArgs submit;
   auto* submit_cmd = app.add_subcommand("submit", "submit a tuning (or compile-only) job");
   submit_cmd->add_option("family", submit.family, "kernel family, e.g. gemm")->required();
-  submit_cmd->add_option("--shape", submit.shape, "dims, e.g. m=4096,n=4096,k=4096")->required();
+  submit_cmd->add_option("--shape", submit.shape, kShapeHelp)->required();
   submit_cmd->add_option("--dtype", submit.dtype, "element type, e.g. bf16")->required();
   submit_cmd->add_option("--mode", submit.mode, "tune (on a GPU) or compile (NVRTC only)")
       ->check(CLI::IsMember({"tune", "compile"}))
@@ -61,6 +64,13 @@ int main(int argc, char** argv) {
       ->add_option("--search-patience", submit.search_patience,
                    "stop after this many batches without an improvement above 1%")
       ->check(CLI::NonNegativeNumber);
+  submit_cmd
+      ->add_option("--pipeline", submit.pipeline,
+                   "pipelined (compile ahead on every core; default) or serial")
+      ->check(CLI::IsMember({"pipelined", "serial"}));
+  submit_cmd->add_option(
+      "--configs", submit.configs,
+      "measure only these configs: a JSON array such as '[{\"BM\":128,...}]', or @FILE");
   submit_cmd->add_flag("--wait", submit.wait, "follow the job with a progress bar until it ends");
 
   kt::TunedArgs best;
@@ -96,7 +106,13 @@ int main(int argc, char** argv) {
   kernel_cmd->add_option("variant_id", kernel_id, "variant id")->required();
   kernel_cmd->add_option("-o,--output", kernel_path, "file to write (default variant-ID.cubin)");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // CLI11 prints the message (or the help); its own codes (105, 106, ...) are not the ones the
+    // README documents: any argument mistake is 1.
+    return app.exit(error) == 0 ? kt::kExitOk : kt::kExitError;
+  }
 
   try {
     // The Client's transport takes its token from the environment; --token-file wins over it.

@@ -27,12 +27,16 @@ std::string joined(const nlohmann::json& items, const std::string& separator) {
   return text;
 }
 
-TunedQuery tuned_query(const TunedArgs& args) {
+TunedQuery tuned_query(const CliContext& ctx, const TunedArgs& args) {
   TunedQuery query;
   query.family = args.family;
   query.dtype = args.dtype;
   query.device = args.device;
-  query.shape = parse_shape_arg(args.shape);  // the server matches dim names case-insensitively
+  // NAME=VALUE goes as written (the server matches dim names case-insensitively); extents alone
+  // need the family's dims in order.
+  query.shape = is_positional_shape(args.shape)
+                    ? shape_for_family(args.shape, family_entry(ctx, args.family))
+                    : parse_shape_arg(args.shape);
   return query;
 }
 
@@ -206,7 +210,7 @@ int run_devices(const CliContext& ctx) {
 }
 
 int run_best(const CliContext& ctx, const TunedArgs& args) {
-  const BestConfig best = ctx.client.best(tuned_query(args));
+  const BestConfig best = ctx.client.best(tuned_query(ctx, args));
   if (ctx.json) {
     ctx.out << best.raw.dump(2) << '\n';
     return kExitOk;
@@ -235,7 +239,7 @@ int run_best(const CliContext& ctx, const TunedArgs& args) {
 }
 
 int run_pareto(const CliContext& ctx, const TunedArgs& args) {
-  const nlohmann::json reply = ctx.client.pareto(tuned_query(args));
+  const nlohmann::json reply = ctx.client.pareto(tuned_query(ctx, args));
   if (ctx.json) {
     ctx.out << reply.dump(2) << '\n';
     return kExitOk;

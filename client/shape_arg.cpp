@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <stdexcept>
+#include <vector>
 
 namespace kt {
 namespace {
@@ -66,6 +67,55 @@ std::map<std::string, std::int64_t> match_family_dims(
     matched[spelled] = extent;
   }
   return matched;
+}
+
+bool is_positional_shape(const std::string& text) {
+  if (text.empty() || text.front() == 'x' || text.back() == 'x') return false;
+  bool previous_x = false;
+  for (const char c : text) {
+    const bool is_x = c == 'x' || c == 'X';
+    if (!is_x && !std::isdigit(static_cast<unsigned char>(c))) return false;
+    if (is_x && previous_x) return false;
+    previous_x = is_x;
+  }
+  return true;
+}
+
+std::map<std::string, std::int64_t> shape_for_family(const std::string& text,
+                                                     const nlohmann::json& family) {
+  if (!is_positional_shape(trim(text))) {
+    const auto shape = parse_shape_arg(text);
+    return family.is_object() ? match_family_dims(shape, family) : shape;
+  }
+  std::vector<std::string> dims;
+  if (family.is_object() && family.contains("dims") && family["dims"].is_array())
+    for (const auto& dim : family["dims"]) dims.push_back(dim.value("name", ""));
+  // An unknown family: no dims to name the extents by, and the server refuses the family itself
+  // (checked before the shape) with the list of the known ones.
+  if (dims.empty()) return {};
+  std::vector<std::int64_t> extents;
+  const std::string digits = trim(text);
+  std::size_t pos = 0;
+  while (pos <= digits.size()) {
+    std::size_t end = digits.find_first_of("xX", pos);
+    if (end == std::string::npos) end = digits.size();
+    std::int64_t extent = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data() + pos, digits.data() + end, extent);
+    if (ec != std::errc() || ptr != digits.data() + end)
+      throw std::invalid_argument("shape '" + text + "': extent out of range");
+    extents.push_back(extent);
+    pos = end + 1;
+  }
+  std::string names;
+  for (const auto& name : dims) names += (names.empty() ? "" : "x") + name;
+  if (extents.size() != dims.size())
+    throw std::invalid_argument("shape '" + text + "' has " + std::to_string(extents.size()) +
+                                " extent(s); family " + family.value("name", std::string("?")) +
+                                " has " + std::to_string(dims.size()) +
+                                " dims, given in this order: " + names + " (or use NAME=VALUE)");
+  std::map<std::string, std::int64_t> shape;
+  for (std::size_t i = 0; i < dims.size(); ++i) shape[dims[i]] = extents[i];
+  return shape;
 }
 
 }  // namespace kt

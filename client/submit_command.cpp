@@ -1,5 +1,8 @@
 #include "client/submit_command.hpp"
 
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "client/progress_bar.hpp"
@@ -11,16 +14,6 @@ namespace {
 
 bool is_finished(const std::string& status) {
   return status == "done" || status == "failed" || status == "cancelled";
-}
-
-// Dim names as the family spells them, when the server knows the family.
-std::map<std::string, std::int64_t> family_shape(const CliContext& ctx, const std::string& family,
-                                                 const std::string& shape_text) {
-  const auto shape = parse_shape_arg(shape_text);
-  const nlohmann::json families = ctx.client.families();
-  for (const auto& entry : families.value("families", nlohmann::json::array()))
-    if (entry.value("name", "") == family) return match_family_dims(shape, entry);
-  return shape;  // unknown family: the server's answer lists the known ones
 }
 
 std::string target_of(const nlohmann::json& job) {
@@ -53,6 +46,29 @@ void print_summary(const CliContext& ctx, const nlohmann::json& job, double wait
 
 }  // namespace
 
+nlohmann::json family_entry(const CliContext& ctx, const std::string& family) {
+  const nlohmann::json families = ctx.client.families();
+  for (const auto& entry : families.value("families", nlohmann::json::array()))
+    if (entry.value("name", "") == family) return entry;
+  return nullptr;  // unknown family: the server's answer to the request lists the known ones
+}
+
+nlohmann::json configs_arg(const std::string& text) {
+  std::string json_text = text;
+  if (!text.empty() && text.front() == '@') {
+    std::ifstream in(text.substr(1));
+    if (!in) throw std::invalid_argument("--configs: cannot read " + text.substr(1));
+    std::stringstream content;
+    content << in.rdbuf();
+    json_text = content.str();
+  }
+  try {
+    return nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw std::invalid_argument(std::string("--configs is not JSON: ") + error.what());
+  }
+}
+
 std::string status_counts(const nlohmann::json& job) {
   std::string text;
   const nlohmann::json& by_status = field(field(job, "progress"), "by_status");
@@ -80,7 +96,7 @@ nlohmann::json wait_for_job(const CliContext& ctx, std::int64_t job_id,
 int run_submit(const CliContext& ctx, const SubmitArgs& args) {
   JobSpec spec;
   spec.family = args.family;
-  spec.shape = family_shape(ctx, args.family, args.shape);
+  spec.shape = shape_for_family(args.shape, family_entry(ctx, args.family));
   spec.dtype = args.dtype;
   spec.mode = args.mode;
   spec.arch = args.arch;
@@ -89,6 +105,8 @@ int run_submit(const CliContext& ctx, const SubmitArgs& args) {
   spec.search = args.search;
   spec.search_seconds = args.search_seconds;
   spec.search_patience = args.search_patience;
+  spec.pipeline = args.pipeline;
+  if (!args.configs.empty()) spec.configs = configs_arg(args.configs);
   const auto started = std::chrono::steady_clock::now();
   const nlohmann::json job = ctx.client.submit_job(spec);
   const std::int64_t id = job.at("id").get<std::int64_t>();

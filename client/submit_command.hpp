@@ -11,7 +11,7 @@ namespace kt {
 
 struct SubmitArgs {
   std::string family;
-  std::string shape;  // "m=4096,n=4096,k=4096"
+  std::string shape;  // "m=4096,n=4096,k=4096" or "4096x4096x4096"
   std::string dtype;
   std::string mode = "tune";
   std::string arch;
@@ -20,11 +20,19 @@ struct SubmitArgs {
   std::string search;
   double search_seconds = 0;
   int search_patience = 0;
+  std::string pipeline;  // "" = the server's default
+  std::string configs;   // JSON array, or @FILE holding one; "" = the whole space
   bool wait = false;
   std::chrono::milliseconds poll{1000};
 };
 
 int run_submit(const CliContext& ctx, const SubmitArgs& args);
+
+// The GET /v1/families entry of a family, or null when the server does not know it.
+nlohmann::json family_entry(const CliContext& ctx, const std::string& family);
+
+// --configs: inline JSON, or @FILE; throws std::invalid_argument when it is not JSON.
+nlohmann::json configs_arg(const std::string& text);
 
 // Polls GET /v1/jobs/{id} until the job is done, failed or cancelled; returns its last state.
 nlohmann::json wait_for_job(const CliContext& ctx, std::int64_t job_id,

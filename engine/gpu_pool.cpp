@@ -22,6 +22,15 @@ GpuPool::GpuPool(std::vector<DeviceInfo> devices, std::filesystem::path worker_e
   }
 }
 
+std::uint64_t GpuPool::worker_restarts() const {
+  std::uint64_t restarts = 0;
+  for (const auto& lane : lanes_) {
+    const int starts = lane->worker->starts();
+    if (starts > 1) restarts += static_cast<std::uint64_t>(starts - 1);
+  }
+  return restarts;
+}
+
 GpuPool::~GpuPool() {
   stop();
 }

@@ -34,6 +34,8 @@ class GpuPool {
 
   const std::vector<DeviceInfo>& devices() const { return devices_; }
   const DeviceInfo* device(int ordinal) const;
+  // Worker starts after each lane's first (restarts after a crash, hang or illegal access).
+  std::uint64_t worker_restarts() const;
 
   // A job's GPU work: open before posting, close when done (drops what is still queued).
   void open(std::int64_t job_id, std::vector<int> ordinals);

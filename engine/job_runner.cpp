@@ -179,6 +179,7 @@ class JobExecution {
         VariantOutcome outcome;
         outcome.status = VariantStatus::compiled;
         ctx_.store.record_outcome(cv.variant_id, outcome);
+        if (ctx_.metrics) ctx_.metrics->variant_ended(VariantStatus::compiled);
       }
       publish_timing();
     }
@@ -256,8 +257,13 @@ class JobExecution {
             // A speedup only over a baseline that is one (never over a reference kernel).
             const std::optional<double> speedup_over =
                 has_speedup_baseline(family_) ? std::optional<double>(baseline_us) : std::nullopt;
-            record_measured(ctx_.store, measure_variant(worker, device, on_gpu, *compiled,
-                                                        speedup_over, ctx_.options, timeline_));
+            const MeasuredVariant measured = measure_variant(worker, device, on_gpu, *compiled,
+                                                             speedup_over, ctx_.options, timeline_);
+            record_measured(ctx_.store, measured);
+            if (ctx_.metrics) {
+              ctx_.metrics->variant_ended(measured.outcome.status);
+              ctx_.metrics->measured(measured.gpu_ordinal, measured.measure_ms / 1000.0);
+            }
             publish_timing();
           } catch (const std::exception& e) {
             note_task_error("variant " + std::to_string(compiled->variant_id) + ": " + e.what());
@@ -439,6 +445,10 @@ class JobExecution {
     CompiledVariant cv = compile_variant(cached_kernel(), family_, job_, variant, limits_);
     record_compiled(ctx_.store, cv);
     attach_reference(cv);
+    if (ctx_.metrics) {
+      if (cv.compile && !cv.cache_hit) ctx_.metrics->compiled(cv.compile->compile_ms / 1000.0);
+      if (cv.failure) ctx_.metrics->variant_ended(cv.failure->status);
+    }
     return cv;
   }
 

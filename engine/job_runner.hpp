@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "db/store.hpp"
+#include "engine/engine_metrics.hpp"
 #include "engine/gpu_pool.hpp"
 #include "engine/job_target.hpp"
 #include "engine/thread_pool.hpp"
@@ -47,7 +48,8 @@ struct JobRunContext {
   JobTarget target;           // resolved when the job was queued
   std::vector<int> ordinals;  // the GPUs of the job's model (its own device first); empty: none
   std::uint64_t seed = 1;
-  std::function<bool()> stopping;  // daemon shutdown: leave the job resumable
+  std::function<bool()> stopping;    // daemon shutdown: leave the job resumable
+  EngineMetrics* metrics = nullptr;  // counts outcomes and latencies for GET /metrics
 };
 
 // Runs the job to done / failed / cancelled, or returns early (job left "running") when

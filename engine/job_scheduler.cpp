@@ -83,6 +83,7 @@ void JobScheduler::resume(std::int64_t job_id) {
                                    : "device " + job->device_name + " (" + job->device_uuid +
                                          ") is not present on this host";
     store_.set_job_status(job_id, JobStatus::failed, reason);
+    metrics_.job_ended(JobStatus::failed);
   }
 }
 
@@ -127,11 +128,13 @@ void JobScheduler::enqueue(const JobRecord& job, JobTarget target) {
     store_.set_job_status(
         job.id, JobStatus::failed,
         "device " + job.device_name + " (" + job.device_uuid + ") is not present on this host");
+    metrics_.job_ended(JobStatus::failed);
     return;
   }
   {
     std::lock_guard lock(mutex_);
     queue->waiting.push_back({job.id, std::move(target), std::move(ordinals)});
+    metrics_.job_queued();
   }
   queue->wake.notify_one();
 }
@@ -149,6 +152,7 @@ void JobScheduler::run_queue(Queue& queue) {
       if (stopping_) return;
       next = std::move(queue.waiting.front());
       queue.waiting.pop_front();
+      metrics_.job_started();
     }
     JobRunContext ctx{store_,
                       families_,
@@ -158,9 +162,20 @@ void JobScheduler::run_queue(Queue& queue) {
                       std::move(next.target),
                       std::move(next.ordinals),
                       seed_,
-                      [this] { return is_stopping(); }};
+                      [this] { return is_stopping(); },
+                      &metrics_};
     run_job(next.job_id, ctx);
+    // Counted here, where every way a runner ends meets (a job paused for shutdown is not).
+    const auto ended = store_.job(next.job_id);
+    if (ended && (ended->status == JobStatus::done || ended->status == JobStatus::failed ||
+                  ended->status == JobStatus::cancelled))
+      metrics_.job_ended(ended->status);
+    metrics_.job_stopped();
   }
+}
+
+std::uint64_t JobScheduler::worker_restarts() const {
+  return gpu_pool_ ? gpu_pool_->worker_restarts() : 0;
 }
 
 }  // namespace kt

@@ -46,6 +46,10 @@ class JobScheduler {
   bool cancel(std::int64_t job_id);
 
   const std::vector<DeviceInfo>& devices() const { return devices_; }
+  const EngineMetrics& metrics() const { return metrics_; }
+  // How many times workers were started again after their first start (a crash, a hang, an
+  // illegal access each cost one).
+  std::uint64_t worker_restarts() const;
 
  private:
   struct Queue;  // jobs waiting for one of its runners: compile-only, or one GPU model
@@ -61,6 +65,7 @@ class JobScheduler {
   std::unique_ptr<ThreadPool> compile_pool_;
   std::unique_ptr<GpuPool> gpu_pool_;
   std::vector<std::unique_ptr<Queue>> queues_;  // [0]: compile-only; then one per GPU model
+  EngineMetrics metrics_;
   std::uint64_t seed_ = 1;
   bool started_ = false;
   bool stopping_ = false;

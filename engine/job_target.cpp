@@ -20,10 +20,12 @@ JobTarget compile_target(const std::string& arch) {
     throw TargetError(TargetProblem::unknown_arch,
                       "\"mode\":\"compile\" needs \"arch\", e.g. \"sm_90a\" or \"sm_100a\"");
   std::optional<DeviceLimits> limits = limits_for_arch(arch);
-  if (!limits)
-    throw TargetError(TargetProblem::unknown_arch, "unknown arch '" + arch +
-                                                       "' (known: sm_80, sm_86, sm_89, sm_90a, " +
-                                                       "sm_100a, sm_103a, sm_120a, ...)");
+  if (!limits) {
+    std::string known;
+    for (const std::string& name : known_archs()) known += (known.empty() ? "" : ", ") + name;
+    throw TargetError(TargetProblem::unknown_arch,
+                      "unknown arch '" + arch + "'; known archs: " + known);
+  }
   return {arch, std::nullopt, std::move(*limits)};
 }
 

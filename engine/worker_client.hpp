@@ -3,6 +3,7 @@
 // before starting a fresh one. The daemon itself never creates a CUDA context.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -87,7 +88,7 @@ class WorkerClient {
   // Ends the worker (asks it to exit, kills it after a grace period); the next call restarts it.
   void stop();
   // How many times the worker process was (re)started.
-  int starts() const { return starts_; }
+  int starts() const { return starts_.load(); }
 
  private:
   struct Process;
@@ -101,7 +102,7 @@ class WorkerClient {
   int device_ordinal_;
   std::unique_ptr<Process> process_;
   std::chrono::milliseconds startup_timeout_{120000};
-  int starts_ = 0;
+  std::atomic<int> starts_{0};  // read by GET /metrics from another thread
 };
 
 }  // namespace kt

@@ -25,6 +25,7 @@ base_packages=(
   libspdlog-dev libfmt-dev          # logging
   nlohmann-json3-dev                # JSON: API bodies, manifests, worker protocol
   libgtest-dev                      # tests
+  libvalijson-dev                   # tests: response bodies checked against docs/openapi.json
   libssl-dev                        # SHA-256 for the content-addressed compile cache
   python3                           # scripts/gen_wgmma_ops.py and the test that checks its output
   clang libclang-rt-dev             # libFuzzer + ASan/UBSan runtimes: the test command's fuzz build

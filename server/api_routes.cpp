@@ -1,6 +1,8 @@
 #include "server/api_routes.hpp"
 
+#include "server/api_document.hpp"
 #include "server/job_handlers.hpp"
+#include "server/metrics_text.hpp"
 #include "server/query_handlers.hpp"
 #include "server/static_files.hpp"
 #include "server/tuned_handlers.hpp"
@@ -29,6 +31,8 @@ Router make_api_router() {
   router.add(verb::get, "/ui", get_ui_index);
   router.add(verb::get, "/ui/{file}", get_ui_file);
   router.add(verb::get, "/ui/vendor/{file}", get_ui_vendor_file);
+  router.add(verb::get, "/v1/openapi.json", get_openapi, RunOn::io_thread);  // from memory
+  router.add(verb::get, "/metrics", get_metrics, RunOn::io_thread);          // atomics only
   return router;
 }
 

@@ -3,6 +3,7 @@
 // message quotes at most a short prefix of what the client sent.
 #include "server/job_request.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 
@@ -218,6 +219,25 @@ JobTarget target_of(const NewJob& job, const nlohmann::json& body, const AppCont
   }
 }
 
+// A job for an arch none of the family's templates targets would plan only unsupported_arch rows
+// and end "done" with nothing run: refused here, naming the archs the family does target.
+void require_family_arch(const Family& family, const std::string& arch) {
+  std::vector<std::string> targeted;
+  for (const TemplateSpec& tmpl : family.templates) {
+    if (tmpl.archs.empty()) return;  // a template written for every arch
+    for (const std::string& name : tmpl.archs) {
+      if (name == arch) return;
+      if (std::find(targeted.begin(), targeted.end(), name) == targeted.end())
+        targeted.push_back(name);
+    }
+  }
+  std::string message = "family " + family.name + " has no template for " + arch +
+                        "; its templates target: " + joined(targeted);
+  if (std::find(targeted.begin(), targeted.end(), arch + "a") != targeted.end())
+    message += " (did you mean " + arch + "a?)";
+  throw ApiError(HttpStatus::unprocessable_entity, "unsupported_arch", message);
+}
+
 }  // namespace
 
 JobSubmission parse_job_request(const std::string& body_text, const AppContext& context) {
@@ -234,12 +254,15 @@ JobSubmission parse_job_request(const std::string& body_text, const AppContext& 
   job.pipeline = pipeline_of(body);
   device_selector(body);  // type check before any lookup
 
-  const Family& family = require_family(context.families, job.family);
+  // A name in the body, not a resource in the path: 422, like the other unknown names.
+  const Family& family =
+      require_family(context.families, job.family, HttpStatus::unprocessable_entity);
   require_dtype(family, job.dtype);
   job.shape = shape_from_json(family, body.at("shape"), job.dtype);
 
   job.mode = mode_of(mode);
   JobTarget target = target_of(job, body, context);
+  require_family_arch(family, target.arch);
   job.arch = target.arch;
   if (target.device) {
     job.device_uuid = target.device->uuid;

@@ -136,6 +136,15 @@ ApiResponse get_history(const ApiRequest& request, AppContext& context) {
   if (before_id > 0 && filter.offset > 0)
     throw ApiError(HttpStatus::bad_request, "invalid_parameter",
                    "offset and cursor cannot be combined; follow `next` without offset");
+  // A typo must not read as "no jobs": a family neither loaded nor in the store is unknown.
+  if (!filter.family.empty() && context.families.find(filter.family) == nullptr) {
+    JobFilter any_of_family;
+    any_of_family.family = filter.family;
+    any_of_family.limit = 1;
+    if (context.store.job_page(any_of_family, 0).jobs.empty())
+      throw ApiError(HttpStatus::not_found, "unknown_family",
+                     unknown_family_message(context.families, filter.family));
+  }
   const JobPage page = context.store.job_page(filter, before_id);
   nlohmann::json jobs = nlohmann::json::array();
   for (const JobRecord& job : page.jobs)

@@ -11,13 +11,13 @@
 #include "tuner/variant_space.hpp"
 
 namespace kt {
-namespace {
-
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
   for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
   return text;
 }
+
+namespace {
 
 void add_dim(const Family& family, Shape& shape, const std::string& name, std::int64_t value) {
   const std::string dim = canonical_dim_name(family, name);
@@ -192,13 +192,17 @@ std::int64_t parse_query_integer(const std::string& text, const std::string& nam
   return *value;
 }
 
-const Family& require_family(const FamilyRegistry& families, const std::string& name) {
-  if (const Family* family = families.find(name)) return *family;
+std::string unknown_family_message(const FamilyRegistry& families, const std::string& name) {
   std::vector<std::string> known;
   for (const Family* family : families.all()) known.push_back(family->name);
-  throw ApiError(HttpStatus::not_found, "unknown_family",
-                 "unknown family " + quote_client_text(name) + "; known families: " +
-                     (known.empty() ? std::string("(none loaded)") : joined(known)));
+  return "unknown family " + quote_client_text(name) +
+         "; known families: " + (known.empty() ? std::string("(none loaded)") : joined(known));
+}
+
+const Family& require_family(const FamilyRegistry& families, const std::string& name,
+                             HttpStatus status) {
+  if (const Family* family = families.find(name)) return *family;
+  throw ApiError(status, "unknown_family", unknown_family_message(families, name));
 }
 
 void require_dtype(const Family& family, const std::string& dtype) {

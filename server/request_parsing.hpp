@@ -40,13 +40,19 @@ std::string quote_client_text(std::string_view text);
 // by their kind and size (dumping one would recurse as deep as the client nested it).
 std::string describe_client_value(const nlohmann::json& value);
 
+// "a, b, c"
+std::string joined(const std::vector<std::string>& items);
+
 // A positive decimal id; 400 invalid_id otherwise.
 std::int64_t parse_id(const std::string& text, const std::string& what);
 // A non-negative decimal integer from a query parameter; 400 invalid_parameter otherwise.
 std::int64_t parse_query_integer(const std::string& text, const std::string& name);
 
-// 404 unknown_family, naming the families that exist.
-const Family& require_family(const FamilyRegistry& families, const std::string& name);
+// unknown_family (404 by default: a query names a resource), naming the families that exist.
+const Family& require_family(const FamilyRegistry& families, const std::string& name,
+                             HttpStatus status = HttpStatus::not_found);
+// "unknown family 'x'; known families: a, b"
+std::string unknown_family_message(const FamilyRegistry& families, const std::string& name);
 // 422 unknown_dtype, naming the family's dtypes.
 void require_dtype(const Family& family, const std::string& dtype);
 

@@ -59,6 +59,12 @@ void Router::add(http::verb method, const std::string& pattern, Handler handler,
   routes_.push_back(Route{method, pattern, split_pattern(pattern), std::move(handler), run_on});
 }
 
+std::vector<std::pair<http::verb, std::string>> Router::routes() const {
+  std::vector<std::pair<http::verb, std::string>> all;
+  for (const Route& route : routes_) all.emplace_back(route.method, route.pattern);
+  return all;
+}
+
 bool Router::runs_on_io_thread(const HttpRequest& request) const {
   const std::string target(request.target());  // the url_view points into it
   auto parsed = boost::urls::parse_origin_form(target);

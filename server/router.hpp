@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/beast/http/message.hpp>
@@ -47,6 +48,8 @@ class Router {
   // True for a route added with RunOn::io_thread, and for requests answered without a handler
   // (a malformed target, no such path or method).
   bool runs_on_io_thread(const HttpRequest& request) const;
+  // Every (method, pattern) added, in order: what the OpenAPI conformance test checks.
+  std::vector<std::pair<boost::beast::http::verb, std::string>> routes() const;
 
  private:
   struct Route {

@@ -51,6 +51,12 @@ std::optional<DeviceLimits> limits_for_arch(const std::string& arch) {
   return std::nullopt;
 }
 
+std::vector<std::string> known_archs() {
+  std::vector<std::string> archs;
+  for (const ArchRow& row : kArchTable) archs.emplace_back(row.arch);
+  return archs;
+}
+
 std::string arch_for_compute_capability(int major, int minor) {
   std::string arch = "sm_" + std::to_string(major * 10 + minor);
   if ((major == 9 && minor == 0) || (major == 10 && (minor == 0 || minor == 3))) arch += 'a';

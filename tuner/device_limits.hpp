@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,8 @@ struct DeviceLimits {
 // sm_120 (and *a), with a typical part's SM count: the limits of a compile-only job. nullopt for
 // an unknown arch.
 std::optional<DeviceLimits> limits_for_arch(const std::string& arch);
+// Every arch limits_for_arch knows, in the table's order (for error messages).
+std::vector<std::string> known_archs();
 // Limits of a probed device: the arch table's per-arch facts with the measured numbers on top.
 DeviceLimits limits_for_device(const DeviceInfo& device);
 // "sm_90a" for 9.0 and "sm_100a" for 10.0 (arch-specific features wanted), "sm_XY" otherwise.

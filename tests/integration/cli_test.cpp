@@ -173,5 +173,91 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
   }
 }
 
+// The exit codes the README documents: 0 success, 1 refused by the server or bad arguments,
+// 2 `submit --wait` ended with the job failed or cancelled, 3 daemon unreachable (tested above).
+// Each mistake says what would have been right.
+TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
+  Daemon daemon(dir_.path(), db_, "mistakes");
+  ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+  const std::string server = daemon.url();
+  const std::vector<std::string> compile = {"--dtype", "bf16", "--mode", "compile"};
+  auto submit = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "submit");
+    args.insert(args.end(), compile.begin(), compile.end());
+    return kerntune(server, args);
+  };
+
+  // Extents alone follow the family's dim order; the job options of the API are flags.
+  const CliRun ok = submit({"gemm", "--shape", "96x80x40", "--arch", "sm_90a", "--budget", "1",
+                            "--pipeline", "serial", "--wait", "--json"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err << daemon.log();
+  const auto job = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(job["shape"], (nlohmann::json{{"M", 96}, {"N", 80}, {"K", 40}}));
+  EXPECT_EQ(job["pipeline"], "serial");
+  EXPECT_EQ(job["status"], "done");
+
+  struct Mistake {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Mistake> mistakes{
+      {{"submit", "gemm", "--shape", "96x80x40", "--arch", "sm_90", "--dtype", "bf16", "--mode",
+        "compile"},
+       "did you mean sm_90a?"},
+      {{"submit", "gemm", "--shape", "96x80x40", "--arch", "sm_91", "--dtype", "bf16", "--mode",
+        "compile"},
+       "known archs: sm_80"},
+      {{"submit", "gemmm", "--shape", "96x80x40", "--arch", "sm_90a", "--dtype", "bf16", "--mode",
+        "compile"},
+       "unknown family 'gemmm'; known families: "},
+      {{"submit", "gemm", "--shape", "96x80", "--arch", "sm_90a", "--dtype", "bf16", "--mode",
+        "compile"},
+       "in this order: MxNxK"},
+      {{"submit", "gemm", "--shape", "96x80x40", "--arch", "sm_90a", "--dtype", "bf16", "--mode",
+        "compile", "--configs", R"([{"BM":7}])"},
+       "invalid_configs"},
+      {{"submit", "gemm", "--shape", "96x80x40", "--arch", "sm_90a", "--dtype", "bf16", "--mode",
+        "compile", "--configs", "[{"},
+       "--configs is not JSON"},
+      {{"submit", "gemm", "--shape", "96x80x40", "--arch", "sm_90a", "--dtype", "bf16", "--mode",
+        "compile", "--pipeline", "fast"},
+       "--pipeline"},
+      {{"history", "--family", "typo"}, "unknown family 'typo'"},
+      {{"best", "gemm", "--shape", "96x80x40", "--dtype", "bf16"}, "nothing tuned for"},
+      {{"history", "--colour", "red"}, "--colour"},
+      {{"launch"}, "launch"},
+  };
+  for (const Mistake& mistake : mistakes) {
+    const CliRun run = kerntune(server, mistake.args);
+    SCOPED_TRACE(mistake.args.front() + " " + mistake.says);
+    EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+    EXPECT_TRUE(contains(run.out + run.err, mistake.says));
+  }
+  // The history holds the one job that was accepted: no mistake left an empty one behind.
+  const CliRun history = kerntune(server, {"--json", "history"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  EXPECT_EQ(nlohmann::json::parse(history.out)["jobs"].size(), 1u);
+  EXPECT_EQ(kerntune(server, {"--help"}).exit_code, 0);
+
+  // 2: the job waited for was cancelled (a whole-space compile job runs for minutes).
+  const auto out = dir_.path() / "wait.out";
+  const pid_t waiting = spawn(
+      {(test::binary_dir() / "kerntune").string(), "--server", server, "submit", "gemm", "--shape",
+       "m=128,n=128,k=64", "--dtype", "bf16", "--mode", "compile", "--arch", "sm_90a", "--wait"},
+      out, dir_.path() / "wait.err");
+  std::string id;
+  for (int i = 0; i < 300 && id.empty(); ++i) {
+    std::this_thread::sleep_for(100ms);
+    const auto jobs = Client(server).history({"", "", 10, 0})["jobs"];
+    for (const auto& entry : jobs)
+      if (entry["id"] != job["id"]) id = entry["id"].dump();
+  }
+  ASSERT_FALSE(id.empty()) << daemon.log();
+  const CliRun cancel = kerntune(server, {"cancel", id});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(wait_exit(waiting), 2) << read_file(out) << read_file(dir_.path() / "wait.err");
+  EXPECT_TRUE(contains(read_file(out), "job " + id + " cancelled"));
+}
+
 }  // namespace
 }  // namespace kt

@@ -170,7 +170,7 @@ TEST_F(ServerTest, BadInputsAreJsonErrors) {
       {R"({"family":"gemm","shape":{"M":64,"N":64,"K":64},"dtype":"bf16","mode":"compile",
            "arch":"sm_90a","budget":-1})",
        422, "invalid_budget"},
-      {R"({"family":"nope","shape":{"M":64,"N":64,"K":64},"dtype":"bf16"})", 404, "unknown_family"},
+      {R"({"family":"nope","shape":{"M":64,"N":64,"K":64},"dtype":"bf16"})", 422, "unknown_family"},
       {R"({"family":"gemm","shape":{"M":64,"N":64,"K":0},"dtype":"bf16","mode":"compile",
            "arch":"sm_90a"})",
        422, "invalid_shape"},

@@ -122,7 +122,7 @@ TEST_F(HandlersTest, BadJobBodiesAreRefusedWithoutStoringAnything) {
        HttpStatus::bad_request, "invalid_field"},
       {job_body(R"("family":"conv2d",)" + std::string(kGoodShape) + R"(,"dtype":"bf16",)" +
                 compile),
-       HttpStatus::not_found, "unknown_family"},
+       HttpStatus::unprocessable_entity, "unknown_family"},
       {job_body(R"("family":"gemm",)" + std::string(kGoodShape) + R"(,"dtype":"fp64",)" + compile),
        HttpStatus::unprocessable_entity, "unknown_dtype"},
       {job_body(R"("family":"gemm","shape":{"M":64,"N":64},"dtype":"bf16",)" + compile),
@@ -153,6 +153,11 @@ TEST_F(HandlersTest, BadJobBodiesAreRefusedWithoutStoringAnything) {
       {job_body(good + R"(,"mode":"compile","arch":"sm_42")"), HttpStatus::unprocessable_entity,
        "unknown_arch"},
       {job_body(good + R"(,"mode":"compile","arch":90)"), HttpStatus::bad_request, "invalid_field"},
+      // A known arch no template of the family targets: sm_90 for sm_90a would plan nothing.
+      {job_body(good + R"(,"mode":"compile","arch":"sm_90")"), HttpStatus::unprocessable_entity,
+       "unsupported_arch"},
+      {job_body(good + R"(,"mode":"compile","arch":"sm_75")"), HttpStatus::unprocessable_entity,
+       "unsupported_arch"},
       {job_body(good + "," + compile + R"(,"budget":-1)"), HttpStatus::unprocessable_entity,
        "invalid_budget"},
       {job_body(good + "," + compile + R"(,"budget":"3")"), HttpStatus::bad_request,
@@ -296,7 +301,7 @@ TEST_F(HandlersTest, QueryNumbersOutOfRangeAre4xx) {
 TEST_F(HandlersTest, UnknownFamilyMessageListsTheKnownOnes) {
   const auto response = post_job(job_body(R"("family":"gem",)" + std::string(kGoodShape) +
                                           R"(,"dtype":"bf16","mode":"compile","arch":"sm_90a")"));
-  EXPECT_EQ(response.status, HttpStatus::not_found);
+  EXPECT_EQ(response.status, HttpStatus::unprocessable_entity);
   EXPECT_NE(response.json()["error"]["message"].get<std::string>().find("gemm"), std::string::npos);
 }
 
@@ -416,6 +421,27 @@ TEST_F(HandlersTest, BestAndParetoQueriesAreValidated) {
   EXPECT_EQ(pareto.json()["front"].size(), 0u);
 }
 
+// An arch the family has no template for, or one kerntune does not know, is refused naming the
+// ones that would work; never an empty job that ends "done".
+TEST_F(HandlersTest, ArchErrorsListTheValidArchs) {
+  const std::string good = std::string(R"({"family":"gemm",)") + kGoodShape +
+                           R"(,"dtype":"bf16","mode":"compile","arch":)";
+  const auto sm90 = post_job(good + R"("sm_90"})");
+  ASSERT_EQ(sm90.status, HttpStatus::unprocessable_entity) << sm90.body;
+  const std::string message = sm90.json()["error"]["message"];
+  EXPECT_NE(message.find("sm_90a, sm_100a"), std::string::npos) << message;
+  EXPECT_NE(message.find("did you mean sm_90a?"), std::string::npos) << message;
+  const auto unknown = post_job(good + R"("sm_42"})");
+  ASSERT_EQ(unknown.status, HttpStatus::unprocessable_entity) << unknown.body;
+  EXPECT_NE(unknown.body.find("known archs: sm_80"), std::string::npos) << unknown.body;
+  const auto family = post_job(R"({"family":"gemmm",)" + std::string(kGoodShape) +
+                               R"(,"dtype":"bf16","mode":"compile","arch":"sm_90a"})");
+  EXPECT_EQ(family.status, HttpStatus::unprocessable_entity) << family.body;
+  EXPECT_NE(family.body.find("known families: "), std::string::npos) << family.body;
+  EXPECT_NE(family.body.find("gemm"), std::string::npos) << family.body;
+  EXPECT_EQ(job_count(), 0u);
+}
+
 TEST_F(HandlersTest, HistoryFiltersAndValidates) {
   const auto first = create_compile_job();
   const auto second = create_compile_job();
@@ -430,7 +456,24 @@ TEST_F(HandlersTest, HistoryFiltersAndValidates) {
   ASSERT_EQ(cancelled["jobs"].size(), 1u);
   EXPECT_EQ(cancelled["jobs"][0]["id"], first);
   EXPECT_EQ(call(http::verb::get, "/v1/history?limit=1&offset=1").json()["jobs"][0]["id"], first);
-  EXPECT_EQ(call(http::verb::get, "/v1/history?family=other").json()["jobs"].size(), 0u);
+  // A typo is not "no jobs": a family neither loaded nor in the store is unknown ...
+  const auto typo = call(http::verb::get, "/v1/history?family=gemmm");
+  EXPECT_EQ(typo.status, HttpStatus::not_found) << typo.body;
+  EXPECT_EQ(typo.json()["error"]["code"], "unknown_family");
+  EXPECT_NE(typo.body.find("known families: "), std::string::npos) << typo.body;
+  // ... while the jobs of a family no longer loaded are still listed.
+  NewJob retired;
+  retired.family = "retired_family";
+  retired.shape = {{"M", 8}};
+  retired.dtype = "bf16";
+  retired.mode = JobMode::compile;
+  retired.arch = "sm_90a";
+  store_.create_job(retired);
+  const auto old = call(http::verb::get, "/v1/history?family=retired_family");
+  ASSERT_EQ(old.status, HttpStatus::ok) << old.body;
+  EXPECT_EQ(old.json()["jobs"].size(), 1u);
+  EXPECT_EQ(call(http::verb::get, "/v1/history?family=gemm&status=failed").json()["jobs"].size(),
+            0u);
 
   for (const std::string bad :
        {"status=finished", "limit=0", "limit=abc", "limit=5000", "offset=-1", "sort=id"})

@@ -57,6 +57,34 @@ TEST_P(CompileForArch, TinyKernelCompilesWithResources) {
 
 INSTANTIATE_TEST_SUITE_P(TinyKernel, CompileForArch, ::testing::Values("sm_90a", "sm_100a"));
 
+// A family source may use the toolkit's headers: half and bfloat16 types and WMMA.
+TEST(NvrtcCompiler, ToolkitHeadersAreOnTheIncludePath) {
+  ASSERT_TRUE(cuda_include_dir().has_value()) << "no CUDA include folder found";
+  CompileRequest request;
+  request.source_name = "toolkit_headers.cu";
+  request.source = R"(#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <mma.h>
+extern "C" __global__ void kt_wmma(const __half* a, const __half* b, float* c, __nv_bfloat16* d) {
+  using namespace nvcuda;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::fill_fragment(fc, 0.0f);
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fb, b, 16);
+  wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(c, fc, 16, wmma::mem_row_major);
+  d[threadIdx.x] = __float2bfloat16(__half2float(a[threadIdx.x]));
+}
+)";
+  request.kernel = "kt_wmma";
+  request.arch = "sm_90a";
+  const CompileResult result = compile_kernel(request);
+  ASSERT_TRUE(result.ok) << result.log;
+  EXPECT_FALSE(result.cubin.empty());
+}
+
 TEST(NvrtcCompiler, SyntaxErrorIsAResultWithTheLog) {
   CompileRequest request = tiny_request("sm_90a");
   request.source =

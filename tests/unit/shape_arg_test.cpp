@@ -26,5 +26,33 @@ TEST(ShapeArg, MatchesFamilyDimsCaseInsensitively) {
   EXPECT_EQ(matched, (std::map<std::string, std::int64_t>{{"M", 1}, {"N", 2}, {"K", 3}, {"q", 4}}));
 }
 
+const nlohmann::json kGemm = {{"name", "gemm"},
+                              {"dims", {{{"name", "M"}}, {{"name", "N"}}, {{"name", "K"}}}}};
+
+TEST(ShapeArg, ExtentsAloneFollowTheFamilysDimOrder) {
+  EXPECT_TRUE(is_positional_shape("4096x4096x4096"));
+  EXPECT_TRUE(is_positional_shape("64X4096x7168"));
+  EXPECT_FALSE(is_positional_shape("m=4096"));
+  EXPECT_FALSE(is_positional_shape("4096xx4"));
+  EXPECT_FALSE(is_positional_shape("x4096"));
+  EXPECT_EQ(shape_for_family("64x4096x7168", kGemm),
+            (std::map<std::string, std::int64_t>{{"M", 64}, {"N", 4096}, {"K", 7168}}));
+  EXPECT_EQ(shape_for_family("m=1,n=2,k=3", kGemm),
+            (std::map<std::string, std::int64_t>{{"M", 1}, {"N", 2}, {"K", 3}}));
+  // The server refuses an unknown family itself, listing the known ones.
+  EXPECT_TRUE(shape_for_family("64x64x64", nullptr).empty());
+}
+
+TEST(ShapeArg, ExtentCountMustMatchTheFamilysDims) {
+  try {
+    shape_for_family("4096x4096", kGemm);
+    FAIL() << "two extents for three dims accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("in this order: MxNxK"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(shape_for_family("99999999999999999999x1x1", kGemm), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace kt

@@ -1,8 +1,10 @@
 #include "tuner/compile/nvrtc_compiler.hpp"
 
 #include <algorithm>
-
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
 
 #include <nvrtc.h>
 
@@ -95,12 +97,34 @@ std::string compile_cache_key(const CompileRequest& request) {
   return hash.hex_digest();
 }
 
+std::optional<std::filesystem::path> cuda_include_dir() {
+  static const std::optional<std::filesystem::path> found =
+      []() -> std::optional<std::filesystem::path> {
+    std::vector<std::filesystem::path> candidates;
+    if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0')
+      candidates.emplace_back(std::filesystem::path(home) / "include");
+#ifdef KT_CUDA_INCLUDE_DIR
+    candidates.emplace_back(KT_CUDA_INCLUDE_DIR);
+#endif
+    candidates.emplace_back("/usr/local/cuda/include");
+    for (const auto& dir : candidates) {
+      std::error_code ignored;
+      if (std::filesystem::exists(dir / "cuda_fp16.h", ignored)) return dir;
+    }
+    return std::nullopt;
+  }();
+  return found;
+}
+
 CompileResult compile_kernel(const CompileRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   CompileResult result;
   result.key = compile_cache_key(request);
   std::vector<std::string> options = fixed_options(request.arch);
   options.insert(options.end(), request.options.begin(), request.options.end());
+  // Not in the cache key: the NVRTC version (in the key) names the toolkit these headers are of.
+  if (const auto include = cuda_include_dir())
+    options.push_back("--include-path=" + include->string());
   try {
     NvrtcProgram program(request.source, request.source_name, request.headers);
     const std::string failure = program.compile(options);

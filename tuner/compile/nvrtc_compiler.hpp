@@ -3,6 +3,8 @@
 // not exceptions.
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +66,11 @@ CompileResult compile_kernel(const CompileRequest& request);
 // cannot be read or that gives the kernel 0 registers (every kernel uses some).
 ResourceReport kernel_resources(const std::vector<char>& cubin, const std::string& kernel,
                                 const std::string& ptxas_log);
+
+// The CUDA toolkit's include folder handed to NVRTC, so that a family source may include
+// <cuda_fp16.h>, <cuda_bf16.h> or <mma.h>: $CUDA_HOME/include, else the toolkit kerntune was built
+// with, else /usr/local/cuda/include; nullopt when none holds cuda_fp16.h.
+std::optional<std::filesystem::path> cuda_include_dir();
 
 // Parses ptxas "-v" output for the given entry point (lines like
 // "ptxas info    : Used 128 registers, used 1 barriers, 32768 bytes smem, 400 bytes cmem[0]"

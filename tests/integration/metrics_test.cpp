@@ -1,0 +1,87 @@
+// GET /metrics scraped from a real daemon on loopback after a compile-mode job: the text parses
+// as Prometheus exposition lines and the counters say what the job did.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "client/http_transport.hpp"
+#include "support/in_process_daemon.hpp"
+
+namespace kt {
+namespace {
+
+namespace http = boost::beast::http;
+using namespace std::chrono_literals;
+
+// "name{labels} value" -> value; every line that is not a comment must have this form.
+std::map<std::string, double> parse_exposition(const std::string& text) {
+  std::map<std::string, double> samples;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line.front() == '#') continue;
+    const auto space = line.rfind(' ');
+    EXPECT_NE(space, std::string::npos) << line;
+    if (space == std::string::npos) continue;
+    const std::string value = line.substr(space + 1);
+    samples[line.substr(0, space)] = value == "+Inf" ? INFINITY : std::stod(value);
+  }
+  return samples;
+}
+
+TEST(Metrics, CountWhatACompileJobDid) {
+  test::InProcessDaemon daemon;
+  const HttpTransport transport(parse_server_url(daemon.url), 60s, "");
+  const auto before = parse_exposition(transport.send(http::verb::get, "/metrics").body);
+  EXPECT_EQ(before.at("kerntune_jobs_ended_total{status=\"done\"}"), 0);
+  EXPECT_EQ(before.at("kerntune_compile_seconds_count"), 0);
+
+  const HttpReply created = transport.send(http::verb::post, "/v1/jobs",
+                                           R"({"family":"gemm","shape":{"M":96,"N":80,"K":40},
+      "dtype":"bf16","mode":"compile","arch":"sm_90a","budget":2})");
+  ASSERT_EQ(created.status, 202) << created.body;
+  const std::string id = nlohmann::json::parse(created.body)["id"].dump();
+  nlohmann::json job;
+  for (int i = 0; i < 1200; ++i) {
+    job = nlohmann::json::parse(transport.send(http::verb::get, "/v1/jobs/" + id).body);
+    if (job["status"] == "done" || job["status"] == "failed") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(job["status"], "done") << job.dump();
+  // The runner counts the job's end after run_job returns: give it a moment.
+  std::map<std::string, double> after;
+  for (int i = 0; i < 50; ++i) {
+    const HttpReply scraped = transport.send(http::verb::get, "/metrics");
+    ASSERT_EQ(scraped.status, 200);
+    EXPECT_EQ(scraped.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    after = parse_exposition(scraped.body);
+    if (after.at("kerntune_jobs_ended_total{status=\"done\"}") == 1) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(after.at("kerntune_jobs_ended_total{status=\"done\"}"), 1);
+  EXPECT_EQ(after.at("kerntune_jobs_queued"), 0);
+  EXPECT_EQ(after.at("kerntune_jobs_running"), 0);
+
+  const auto& by_status = job["progress"]["by_status"];
+  const double compiled = by_status.value("compiled", 0);
+  const double failed =
+      by_status.value("compile_error", 0) + by_status.value("resource_exceeded", 0);
+  EXPECT_EQ(compiled + failed, 2);
+  EXPECT_EQ(after.at("kerntune_variants_total{outcome=\"compiled\"}"), compiled);
+  EXPECT_EQ(after.at("kerntune_variants_total{outcome=\"compile_error\"}") +
+                after.at("kerntune_variants_total{outcome=\"resource_exceeded\"}"),
+            failed);
+  // Each variant compiled once (a fresh cache), every observation in the +Inf bucket.
+  EXPECT_EQ(after.at("kerntune_compile_seconds_count"), 2);
+  EXPECT_EQ(after.at("kerntune_compile_seconds_bucket{le=\"+Inf\"}"), 2);
+  EXPECT_GT(after.at("kerntune_compile_seconds_sum"), 0);
+  EXPECT_LE(after.at("kerntune_compile_seconds_bucket{le=\"0.1\"}"),
+            after.at("kerntune_compile_seconds_bucket{le=\"64\"}"));
+  EXPECT_EQ(after.at("kerntune_measure_seconds_count"), 0);  // compile-only: no GPU work
+  EXPECT_EQ(after.at("kerntune_worker_restarts_total"), 0);
+}
+
+}  // namespace
+}  // namespace kt

@@ -1,0 +1,252 @@
+// docs/openapi.json kept true: every route of the router is documented and every documented
+// route exists; then a real daemon on loopback (a seeded store, a compile-mode job through NVRTC,
+// no GPU) is driven to every documented status of every route, and each JSON body, success and
+// error alike, is validated against the documented schema with valijson (Debian's JSON Schema
+// validator). A status a case gets that the document does not list fails too.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <thread>
+
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+#include "client/http_transport.hpp"
+#include "server/api_routes.hpp"
+#include "support/in_process_daemon.hpp"
+
+namespace kt {
+namespace {
+
+namespace http = boost::beast::http;
+using namespace std::chrono_literals;
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// One request, the route (documented path) it exercises and the status it must get.
+struct Case {
+  http::verb method;
+  std::string path;  // the documented pattern, e.g. /v1/jobs/{id}
+  std::string target;
+  std::string body;
+  int status;
+};
+
+// Every violation of `schema` (a schema of the document; its $refs resolve in the document).
+std::vector<std::string> violations(const nlohmann::json& document, const nlohmann::json& schema,
+                                    const nlohmann::json& body) {
+  nlohmann::json root = schema;
+  root["components"] = document["components"];
+  valijson::Schema compiled;
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  const valijson::adapters::NlohmannJsonAdapter schema_adapter(root);
+  parser.populateSchema(schema_adapter, compiled);
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  const valijson::adapters::NlohmannJsonAdapter target(body);
+  std::vector<std::string> found;
+  if (validator.validate(compiled, target, &results)) return found;
+  valijson::ValidationResults::Error error;
+  while (results.popError(error)) {
+    std::string where;
+    for (const auto& part : error.context) where += part;
+    found.push_back(where + ": " + error.description);
+  }
+  return found;
+}
+
+// A finished tune job with two measured variants (one with a kernel): /v1/best and /v1/pareto
+// have something to answer.
+void seed_tuned_job(Store& store) {
+  NewJob job;
+  job.family = "gemm";
+  job.shape = {{"M", 256}, {"N", 256}, {"K", 128}};
+  job.dtype = "bf16";
+  job.mode = JobMode::tune;
+  job.arch = "sm_90a";
+  job.device_uuid = "GPU-seeded";
+  job.device_name = "NVIDIA H100 80GB HBM3";
+  const auto job_id = store.create_job(job);
+  store.set_job_reference(job_id, 150.0);
+  std::vector<VariantRecord> planned(2);
+  planned[0].template_name = planned[1].template_name = "mma_multistage";
+  planned[0].config = {{"BM", 128}, {"BN", 128}};
+  planned[1].config = {{"BM", 64}, {"BN", 128}};
+  for (auto& v : planned) v.config_key = canonical_key(v.config);
+  const auto rows = store.plan_variants(job_id, planned);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    VariantOutcome outcome;
+    outcome.status = VariantStatus::measured;
+    outcome.timing = TimingSummary{};
+    outcome.timing->median_us = i == 0 ? 100.0 : 120.0;
+    outcome.error = ErrorSummary{};
+    outcome.tflops = 42.0;
+    outcome.speedup = 150.0 / outcome.timing->median_us;
+    store.record_outcome(rows[i].id, outcome);
+  }
+  store.set_job_status(job_id, JobStatus::done);
+}
+
+class OpenApiConformanceTest : public ::testing::Test {
+ protected:
+  HttpReply send(http::verb method, const std::string& target, const std::string& body = "") {
+    return transport_.send(method, target, body);
+  }
+
+  test::InProcessDaemon daemon_;
+  HttpTransport transport_{parse_server_url(daemon_.url), 60s, ""};
+};
+
+TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
+  const HttpReply served = send(http::verb::get, "/v1/openapi.json");
+  ASSERT_EQ(served.status, 200);
+  EXPECT_EQ(served.content_type, "application/json");
+  const nlohmann::json document = nlohmann::json::parse(served.body);
+  EXPECT_EQ(document["openapi"], "3.1.0");
+
+  // Routes <-> documented operations, both ways.
+  std::set<std::pair<std::string, std::string>> routes;
+  for (const auto& [method, pattern] : make_api_router().routes())
+    routes.insert({pattern, lower(std::string(http::to_string(method)))});
+  std::set<std::pair<std::string, std::string>> documented;
+  for (const auto& [path, operations] : document["paths"].items())
+    for (const auto& [method, operation] : operations.items()) documented.insert({path, method});
+  for (const auto& route : routes)
+    EXPECT_TRUE(documented.count(route)) << route.second << " " << route.first << " undocumented";
+  for (const auto& operation : documented)
+    EXPECT_TRUE(routes.count(operation))
+        << operation.second << " " << operation.first << " documented but not routed";
+
+  // A compile-mode job through the real scheduler and NVRTC, then a seeded tuned job.
+  const std::string compile_job =
+      R"({"family":"gemm","shape":{"M":96,"N":80,"K":40},"dtype":"bf16","mode":"compile",
+          "arch":"sm_90a","budget":1,"pipeline":"serial"})";
+  const HttpReply created = send(http::verb::post, "/v1/jobs", compile_job);
+  ASSERT_EQ(created.status, 202) << created.body;
+  const std::string job = nlohmann::json::parse(created.body)["id"].dump();
+  for (int i = 0; i < 1200; ++i) {
+    const auto state = nlohmann::json::parse(send(http::verb::get, "/v1/jobs/" + job).body);
+    if (state["status"] == "done" || state["status"] == "failed") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  const auto page =
+      nlohmann::json::parse(send(http::verb::get, "/v1/jobs/" + job + "/variants").body);
+  ASSERT_EQ(page["status"], "done") << page.dump();
+  std::string compiled_variant;
+  for (const auto& v : page["variants"])
+    if (v["has_kernel"] == true) compiled_variant = v["id"].dump();
+  ASSERT_FALSE(compiled_variant.empty()) << page.dump();
+  seed_tuned_job(daemon_.store);
+  const std::string running =
+      nlohmann::json::parse(
+          send(http::verb::post, "/v1/jobs",
+               R"({"family":"gemm","shape":{"M":128,"N":128,"K":64},"dtype":"bf16","mode":"compile",
+          "arch":"sm_90a"})")
+              .body)["id"]
+          .dump();
+
+  const std::string problem = "family=gemm&dtype=bf16&M=256&N=256&K=128";
+  const std::string untuned = "family=gemm&dtype=bf16&M=8&N=8&K=8";
+  const std::vector<Case> cases{
+      {http::verb::get, "/healthz", "/healthz", "", 200},
+      {http::verb::get, "/v1/openapi.json", "/v1/openapi.json", "", 200},
+      {http::verb::get, "/metrics", "/metrics", "", 200},
+      {http::verb::post, "/v1/jobs", "/v1/jobs", compile_job, 202},
+      {http::verb::post, "/v1/jobs", "/v1/jobs", "{", 400},
+      {http::verb::post, "/v1/jobs", "/v1/jobs", std::string(2 << 20, ' '), 413},
+      {http::verb::post, "/v1/jobs", "/v1/jobs",
+       R"({"family":"gemm","shape":{"M":8,"N":8,"K":8},"dtype":"bf16","mode":"compile",
+           "arch":"sm_90"})",
+       422},
+      {http::verb::post, "/v1/jobs", "/v1/jobs",
+       R"({"family":"gemm","shape":{"M":8,"N":8,"K":8},"dtype":"bf16"})", 503},
+      {http::verb::get, "/v1/jobs/{id}", "/v1/jobs/" + job, "", 200},
+      {http::verb::get, "/v1/jobs/{id}", "/v1/jobs/x", "", 400},
+      {http::verb::get, "/v1/jobs/{id}", "/v1/jobs/999999", "", 404},
+      {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/" + running, "", 200},
+      {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/x", "", 400},
+      {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/999999", "", 404},
+      {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/" + job, "", 409},
+      {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/" + job + "/variants?log=1", "", 200},
+      {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/" + job + "/variants?limit=0", "", 400},
+      {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/999999/variants", "", 404},
+      {http::verb::get, "/v1/variants/{id}", "/v1/variants/" + compiled_variant + "?log=1", "",
+       200},
+      {http::verb::get, "/v1/variants/{id}", "/v1/variants/0", "", 400},
+      {http::verb::get, "/v1/variants/{id}", "/v1/variants/999999", "", 404},
+      {http::verb::get, "/v1/variants/{id}/kernel", "/v1/variants/" + compiled_variant + "/kernel",
+       "", 200},
+      {http::verb::get, "/v1/variants/{id}/kernel", "/v1/variants/-1/kernel", "", 400},
+      {http::verb::get, "/v1/variants/{id}/kernel", "/v1/variants/999999/kernel", "", 404},
+      {http::verb::get, "/v1/best", "/v1/best?" + problem, "", 200},
+      {http::verb::get, "/v1/best", "/v1/best?family=gemm", "", 400},
+      {http::verb::get, "/v1/best", "/v1/best?" + untuned, "", 404},
+      {http::verb::get, "/v1/best", "/v1/best?family=gemm&dtype=fp64&M=8&N=8&K=8", "", 422},
+      {http::verb::get, "/v1/pareto", "/v1/pareto?" + problem, "", 200},
+      {http::verb::get, "/v1/pareto", "/v1/pareto?dtype=bf16", "", 400},
+      {http::verb::get, "/v1/pareto", "/v1/pareto?family=nope&dtype=bf16&M=8", "", 404},
+      {http::verb::get, "/v1/pareto", "/v1/pareto?family=gemm&dtype=bf16&M=8&N=8", "", 422},
+      {http::verb::get, "/v1/history", "/v1/history?limit=2", "", 200},
+      {http::verb::get, "/v1/history", "/v1/history?status=finished", "", 400},
+      {http::verb::get, "/v1/history", "/v1/history?family=typo", "", 404},
+      {http::verb::get, "/v1/families", "/v1/families", "", 200},
+      {http::verb::get, "/v1/devices", "/v1/devices", "", 200},
+  };
+
+  std::set<std::tuple<std::string, std::string, std::string>> exercised;
+  for (const Case& c : cases) {
+    const std::string method = lower(std::string(http::to_string(c.method)));
+    SCOPED_TRACE(method + " " + c.target.substr(0, 120));
+    const HttpReply reply = send(c.method, c.target, c.body);
+    EXPECT_EQ(reply.status, c.status) << reply.body.substr(0, 400);
+    const std::string status = std::to_string(reply.status);
+    exercised.insert({c.path, method, status});
+    const nlohmann::json& responses = document["paths"][c.path][method]["responses"];
+    if (!responses.contains(status)) {
+      ADD_FAILURE() << "status " << status << " is not documented";
+      continue;
+    }
+    const nlohmann::json& content = responses[status]["content"];
+    ASSERT_TRUE(content.contains(reply.content_type)) << reply.content_type << " undocumented";
+    if (reply.content_type != "application/json") {
+      EXPECT_FALSE(reply.body.empty());
+      continue;
+    }
+    const nlohmann::json body = nlohmann::json::parse(reply.body);
+    for (const std::string& problem :
+         violations(document, content[reply.content_type]["schema"], body))
+      ADD_FAILURE() << problem << "\nbody: " << reply.body.substr(0, 400);
+  }
+  // Every documented status of every route was driven by a case above.
+  for (const auto& [path, operations] : document["paths"].items())
+    for (const auto& [method, operation] : operations.items())
+      for (const auto& [status, response] : operation["responses"].items())
+        EXPECT_TRUE(exercised.count({path, method, status}))
+            << method << " " << path << " " << status << " documented but not exercised";
+}
+
+// The validator is a real check: a body missing a required field, or with a wrong type, fails.
+TEST_F(OpenApiConformanceTest, TheSchemasRejectWrongBodies) {
+  const nlohmann::json document =
+      nlohmann::json::parse(send(http::verb::get, "/v1/openapi.json").body);
+  const nlohmann::json error_schema = {{"$ref", "#/components/schemas/Error"}};
+  EXPECT_TRUE(violations(document, error_schema,
+                         {{"error", {{"code", "unknown_job"}, {"message", "no job 3"}}}})
+                  .empty());
+  EXPECT_FALSE(violations(document, error_schema, {{"error", {{"code", "x"}}}}).empty());
+  const nlohmann::json health = {{"$ref", "#/components/schemas/Health"}};
+  EXPECT_FALSE(violations(document, health,
+                          {{"status", "ok"}, {"version", 1}, {"devices", 0}, {"families", 1}})
+                   .empty());
+}
+
+}  // namespace
+}  // namespace kt
