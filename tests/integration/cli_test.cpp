@@ -241,7 +241,7 @@ TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
 
   // 2: the job waited for was cancelled (a whole-space compile job runs for minutes).
   const auto out = dir_.path() / "wait.out";
-  const pid_t waiting = spawn(
+  const pid_t waiting = test::spawn(
       {(test::binary_dir() / "kerntune").string(), "--server", server, "submit", "gemm", "--shape",
        "m=128,n=128,k=64", "--dtype", "bf16", "--mode", "compile", "--arch", "sm_90a", "--wait"},
       out, dir_.path() / "wait.err");
@@ -255,8 +255,9 @@ TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
   ASSERT_FALSE(id.empty()) << daemon.log();
   const CliRun cancel = kerntune(server, {"cancel", id});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
-  EXPECT_EQ(wait_exit(waiting), 2) << read_file(out) << read_file(dir_.path() / "wait.err");
-  EXPECT_TRUE(contains(read_file(out), "job " + id + " cancelled"));
+  EXPECT_EQ(test::wait_exit(waiting, 120s).value_or(-1), 2)
+      << test::read_text(out) << test::read_text(dir_.path() / "wait.err");
+  EXPECT_TRUE(contains(test::read_text(out), "job " + id + " cancelled"));
 }
 
 }  // namespace
