@@ -1,5 +1,6 @@
 // kerntune: the command-line client of kerntuned.
 #include <unistd.h>
+#include <algorithm>
 
 #include <cstdlib>
 #include <iostream>
@@ -22,6 +23,27 @@ void add_tuned_options(CLI::App& command, kt::TunedArgs& args) {
   command.add_option("--shape", args.shape, kShapeHelp)->required();
   command.add_option("--dtype", args.dtype, "element type, e.g. bf16")->required();
   command.add_option("--device", args.device, "GPU model (or ordinal/UUID); default: any");
+}
+
+// CLI11 reports a mistyped command as "A subcommand is required"; the first argument that is
+// neither an option nor a command is named instead, with the commands there are.
+std::string unknown_command_message(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--server" || arg == "--token-file") {
+      ++i;  // its value
+      continue;
+    }
+    if (arg.rfind('-', 0) == 0) continue;
+    if (std::find(commands.begin(), commands.end(), arg) != commands.end()) return "";
+    std::string known;
+    for (const std::string& name : commands) known += (known.empty() ? "" : ", ") + name;
+    return "unknown command '" + arg + "'; commands: " + known;
+  }
+  return "";
 }
 
 }  // namespace
@@ -109,6 +131,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
+    if (const std::string unknown = unknown_command_message(app, argc, argv); !unknown.empty()) {
+      std::cerr << unknown << "\nRun with --help for more information.\n";
+      return kt::kExitError;
+    }
     // CLI11 prints the message (or the help); its own codes (105, 106, ...) are not the ones the
     // README documents: any argument mistake is 1.
     return app.exit(error) == 0 ? kt::kExitOk : kt::kExitError;

@@ -178,7 +178,7 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
 // Each mistake says what would have been right.
 TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
   Daemon daemon(dir_.path(), db_, "mistakes");
-  ASSERT_TRUE(daemon.wait_healthy(120s)) << daemon.log();
+  ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
   const std::string server = daemon.url();
   const std::vector<std::string> compile = {"--dtype", "bf16", "--mode", "compile"};
   auto submit = [&](std::vector<std::string> args) {
@@ -188,8 +188,9 @@ TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
   };
 
   // Extents alone follow the family's dim order; the job options of the API are flags.
-  const CliRun ok = submit({"gemm", "--shape", "96x80x40", "--arch", "sm_90a", "--budget", "1",
-                            "--pipeline", "serial", "--wait", "--json"});
+  const CliRun ok = kerntune(
+      server, {"--json", "submit", "gemm", "--shape", "96x80x40", "--arch", "sm_90a", "--budget",
+               "1", "--pipeline", "serial", "--wait", "--dtype", "bf16", "--mode", "compile"});
   ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err << daemon.log();
   const auto job = nlohmann::json::parse(ok.out);
   EXPECT_EQ(job["shape"], (nlohmann::json{{"M", 96}, {"N", 80}, {"K", 40}}));

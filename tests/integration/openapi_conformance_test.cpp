@@ -199,6 +199,15 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
       {http::verb::get, "/v1/history", "/v1/history?family=typo", "", 404},
       {http::verb::get, "/v1/families", "/v1/families", "", 200},
       {http::verb::get, "/v1/devices", "/v1/devices", "", 200},
+      {http::verb::get, "/v1/tuned", "/v1/tuned?family=gemm&limit=5", "", 200},
+      {http::verb::get, "/v1/tuned", "/v1/tuned?colour=red", "", 400},
+      {http::verb::get, "/v1/tuned", "/v1/tuned?family=typo", "", 404},
+      {http::verb::get, "/", "/", "", 200},
+      {http::verb::get, "/ui", "/ui", "", 200},
+      {http::verb::get, "/ui/{file}", "/ui/app.js", "", 200},
+      {http::verb::get, "/ui/{file}", "/ui/..%2Fsecret", "", 404},
+      {http::verb::get, "/ui/vendor/{file}", "/ui/vendor/plotly-basic.min.js", "", 200},
+      {http::verb::get, "/ui/vendor/{file}", "/ui/vendor/none.js", "", 404},
   };
 
   std::set<std::tuple<std::string, std::string, std::string>> exercised;

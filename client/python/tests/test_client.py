@@ -100,7 +100,7 @@ class ClientAgainstDaemon(unittest.TestCase):
     def test_refusals_carry_the_servers_error_body(self) -> None:
         with self.assertRaises(kerntune.ApiError) as caught:
             self.client.submit("gem", SMALL, "bf16", mode="compile", arch="sm_90a")
-        self.assertEqual(caught.exception.status, 404)
+        self.assertEqual(caught.exception.status, 422)
         self.assertEqual(caught.exception.code, "unknown_family")
         self.assertIn("gemm", caught.exception.message)  # the known families are listed
         self.assertEqual(caught.exception.body["error"]["code"], "unknown_family")
