@@ -11,9 +11,9 @@ namespace {
 
 using namespace kt::test;
 
-class ParetoStoreTest : public StoreFixture {};
+class ParetoStoreTest : public StoreBackendFixture {};
 
-TEST_F(ParetoStoreTest, FrontDropsDominatedPointsAndDominatingOnesEvict) {
+TEST_P(ParetoStoreTest, FrontDropsDominatedPointsAndDominatingOnesEvict) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto v = plan(store, id, 5);
@@ -52,7 +52,7 @@ TEST_F(ParetoStoreTest, FrontDropsDominatedPointsAndDominatingOnesEvict) {
   EXPECT_FALSE(store.variant(v[4].id)->timing);
 }
 
-TEST_F(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
+TEST_P(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
   Store store(db_path());
   const auto h100 = store.create_job(tune_job("NVIDIA H100 80GB HBM3"));
   const auto h200 = store.create_job(tune_job("NVIDIA H200"));
@@ -93,7 +93,7 @@ TEST_F(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
 
 // best() is answered from memory between writes: every write (a new front point, a job's status,
 // a removed measurement) is seen by the next call, the "nothing tuned" answer included.
-TEST_F(ParetoStoreTest, BestFromMemoryFollowsEveryWrite) {
+TEST_P(ParetoStoreTest, BestFromMemoryFollowsEveryWrite) {
   Store store(db_path());
   EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, ""));
   const auto id = store.create_job(tune_job());
@@ -122,7 +122,7 @@ TEST_F(ParetoStoreTest, BestFromMemoryFollowsEveryWrite) {
 
 // The job /v1/best falls back to when no variant of ours was measured: the newest done tune job
 // of the problem (device model "" = any) that timed the baseline.
-TEST_F(ParetoStoreTest, NewestBaselineJobIsTheNewestDoneTuneJobThatTimedIt) {
+TEST_P(ParetoStoreTest, NewestBaselineJobIsTheNewestDoneTuneJobThatTimedIt) {
   Store store(db_path());
   const Shape shape{{"M", 16}, {"N", 4096}, {"K", 4097}};
   const std::string key = canonical_key(shape);
@@ -158,6 +158,8 @@ TEST_F(ParetoStoreTest, NewestBaselineJobIsTheNewestDoneTuneJobThatTimedIt) {
   EXPECT_FALSE(store.newest_baseline_job("gemm", "bf16", key, "NVIDIA H200").has_value());
   EXPECT_NE(older, newer);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, ParetoStoreTest, kStoreBackends, backend_name);
 
 }  // namespace
 }  // namespace kt

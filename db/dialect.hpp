@@ -1,0 +1,28 @@
+// Where SQLite's and PostgreSQL's SQL differ, in one place. The store's statements and the schema's
+// migration steps are written once, in SQLite's dialect restricted to what PostgreSQL also
+// understands (ON CONFLICT upserts, RETURNING, CASE, window functions); what cannot be written
+// that way is translated here.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "db/connection.hpp"
+
+namespace kt::db {
+
+// An expression for the current time as ISO 8601 UTC text with milliseconds:
+// "2025-01-31T12:34:56.789Z".
+std::string now_sql(Dialect dialect);
+
+// A migration step's DDL in the dialect. SQLite's text is the source; for PostgreSQL its types
+// become their PostgreSQL equivalents: INTEGER (64-bit in SQLite) -> BIGINT, REAL (double in
+// SQLite) -> DOUBLE PRECISION, BLOB -> BYTEA, INTEGER PRIMARY KEY [AUTOINCREMENT] -> an identity
+// column, and WITHOUT ROWID is dropped.
+std::string schema_sql(std::string_view sqlite_sql, Dialect dialect);
+
+// ? and ?N placeholders become PostgreSQL's $N; a bare ? takes the number after the largest one
+// so far, as in SQLite. Text in quotes is left alone.
+std::string postgresql_placeholders(std::string_view sql);
+
+}  // namespace kt::db
