@@ -29,7 +29,7 @@ std::string schema_sql(std::string_view sqlite_sql, Dialect dialect) {
   return sql;
 }
 
-std::string postgresql_placeholders(std::string_view sql) {
+std::string postgresql_placeholders(std::string_view sql, int* parameters) {
   std::string out;
   out.reserve(sql.size() + 16);
   int largest = 0;
@@ -58,6 +58,7 @@ std::string postgresql_placeholders(std::string_view sql) {
     out += '$' + std::to_string(number);
     i = end - 1;
   }
+  if (parameters != nullptr) *parameters = largest;
   return out;
 }
 

@@ -22,7 +22,8 @@ std::string now_sql(Dialect dialect);
 std::string schema_sql(std::string_view sqlite_sql, Dialect dialect);
 
 // ? and ?N placeholders become PostgreSQL's $N; a bare ? takes the number after the largest one
-// so far, as in SQLite. Text in quotes is left alone.
-std::string postgresql_placeholders(std::string_view sql);
+// so far, as in SQLite. Text in quotes is left alone. *parameters (if given) is set to the largest
+// number: parameters up to it that are never bound are sent as NULL, as SQLite reads them.
+std::string postgresql_placeholders(std::string_view sql, int* parameters = nullptr);
 
 }  // namespace kt::db

@@ -27,7 +27,8 @@ constexpr const char* kBeginWrite = "BEGIN; SELECT pg_advisory_xact_lock(7364012
 struct Libpq {
 #define KT_LIBPQ_FUNCTIONS(X)                                                            \
   X(PQconnectdb)                                                                         \
-  X(PQstatus) X(PQerrorMessage) X(PQfinish) X(PQexec) X(PQexecParams) X(PQresultStatus)  \
+  X(PQstatus)                                                                            \
+  X(PQerrorMessage) X(PQfinish) X(PQexec) X(PQexecParams) X(PQresultStatus)              \
       X(PQresultErrorMessage) X(PQresultErrorField) X(PQclear) X(PQntuples) X(PQfnumber) \
           X(PQgetisnull) X(PQgetvalue) X(PQcmdTuples) X(PQunescapeBytea) X(PQfreemem)    \
               X(PQsetNoticeProcessor)
@@ -89,8 +90,13 @@ void ignore_notice(void*, const char*) {}
 
 class PostgresStatement final : public StatementBackend {
  public:
-  PostgresStatement(PGconn* connection, std::string sql, const StatementObserver* observer)
-      : connection_(connection), sql_(std::move(sql)), observer_(observer) {}
+  PostgresStatement(PGconn* connection, std::string_view sqlite_sql,
+                    const StatementObserver* observer)
+      : connection_(connection), observer_(observer) {
+    int count = 0;
+    sql_ = postgresql_placeholders(sqlite_sql, &count);
+    parameters_.resize(count);  // unbound: NULL
+  }
 
   void bind(int index, std::int64_t value) override {
     set(index, std::to_string(value), kInt8Oid, 0);
@@ -211,8 +217,7 @@ class PostgresConnection final : public Connection {
 
   Dialect dialect() const override { return Dialect::postgresql; }
   std::unique_ptr<StatementBackend> prepare(std::string_view sql) override {
-    return std::make_unique<PostgresStatement>(connection_.get(), postgresql_placeholders(sql),
-                                               observer_);
+    return std::make_unique<PostgresStatement>(connection_.get(), sql, observer_);
   }
   void execute_script(const std::string& sql) override {
     if (observer_ != nullptr) (*observer_)(sql);
