@@ -25,13 +25,13 @@ constexpr const char* kBeginWrite = "BEGIN; SELECT pg_advisory_xact_lock(7364012
 
 // The libpq functions the backend calls, resolved once from libpq.so.5.
 struct Libpq {
-#define KT_LIBPQ_FUNCTIONS(X)                                                            \
-  X(PQconnectdb)                                                                         \
-  X(PQstatus)                                                                            \
-  X(PQerrorMessage) X(PQfinish) X(PQexec) X(PQexecParams) X(PQresultStatus)              \
-      X(PQresultErrorMessage) X(PQresultErrorField) X(PQclear) X(PQntuples) X(PQfnumber) \
-          X(PQgetisnull) X(PQgetvalue) X(PQcmdTuples) X(PQunescapeBytea) X(PQfreemem)    \
-              X(PQsetNoticeProcessor)
+#define KT_LIBPQ_FUNCTIONS(X)                                                                 \
+  X(PQconnectdb)                                                                              \
+  X(PQstatus)                                                                                 \
+  X(PQerrorMessage)                                                                           \
+  X(PQfinish) X(PQexec) X(PQexecParams) X(PQresultStatus) X(PQresultErrorMessage)             \
+      X(PQresultErrorField) X(PQclear) X(PQntuples) X(PQfnumber) X(PQgetisnull) X(PQgetvalue) \
+          X(PQcmdTuples) X(PQunescapeBytea) X(PQfreemem) X(PQsetNoticeProcessor)
 #define KT_LIBPQ_MEMBER(name) decltype(&::name) name = nullptr;
   KT_LIBPQ_FUNCTIONS(KT_LIBPQ_MEMBER)
 #undef KT_LIBPQ_MEMBER
@@ -132,18 +132,26 @@ class PostgresStatement final : public StatementBackend {
   bool is_null(int column) const override {
     return libpq().PQgetisnull(current(), row_, column) == 1;
   }
+  // A NULL reads as 0 (and as "" for text), as SQLite converts it.
   std::int64_t int64(int column) const override {
-    const char* text = value(column);
+    if (is_null(column)) return 0;
+    const std::string_view text = value(column);
     std::int64_t number = 0;
-    const auto [end, error] =
-        std::from_chars(text, text + std::char_traits<char>::length(text), number);
-    if (error != std::errc()) {
-      // SUM() and other aggregates come back as numeric; a whole number still reads.
-      return static_cast<std::int64_t>(std::strtod(text, nullptr));
-    }
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (error == std::errc() && end == text.data() + text.size()) return number;
+    return static_cast<std::int64_t>(real(column));  // a numeric, e.g. SUM() of integers
+  }
+  // from_chars, not strtod: the text is PostgreSQL's, whatever the process's locale.
+  double real(int column) const override {
+    if (is_null(column)) return 0;
+    const std::string_view text = value(column);
+    double number = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (error != std::errc() || end != text.data() + text.size())
+      throw DatabaseError("column " + std::to_string(column) + " holds '" + std::string(text) +
+                          "', not a number, in: " + sql_);
     return number;
   }
-  double real(int column) const override { return std::strtod(value(column), nullptr); }
   std::string text(int column) const override { return value(column); }
   std::vector<char> blob(int column) const override {
     std::size_t length = 0;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <stdexcept>
 #include <thread>
 
@@ -60,17 +61,25 @@ TEST(PostgresqlConnection, ServerErrorsCarryTheMessageAndSqlstate) {
 
 TEST(PostgresqlConnection, ValuesRoundTripThroughParameters) {
   auto db = open_connection(test::PostgresCluster::shared().create_database(), Access::write);
-  Statement echo(*db, "SELECT ?1::bigint, ?2::double precision, ?3::text, ?4::bytea, ?5::text");
+  Statement echo(
+      *db,
+      "SELECT ?1::bigint, ?2::double precision, ?3::text, ?4::bytea, ?5::text,"
+      " ?6::double precision, ?7::double precision, SUM(x) FROM (VALUES (2), (3)) AS t(x)");
   echo.bind(1, std::int64_t{-9'000'000'000'000});
   echo.bind(2, 0.1 + 0.2);
   echo.bind(3, std::string("it's \"quoted\" ? and $1"));
   echo.bind_blob(4, std::vector<char>{'a', '\0', '\xff'});
+  echo.bind(6, -std::numeric_limits<double>::infinity());
+  echo.bind(7, 1e-300);
   ASSERT_TRUE(echo.step());
   EXPECT_EQ(echo.column(0).int64(), -9'000'000'000'000);
   EXPECT_EQ(echo.column(1).real(), 0.1 + 0.2);  // exact: doubles travel as shortest round-trip text
   EXPECT_EQ(echo.column(2).text(), "it's \"quoted\" ? and $1");
   EXPECT_EQ(echo.column(3).blob(), (std::vector<char>{'a', '\0', '\xff'}));
   EXPECT_TRUE(echo.column(4).is_null());
+  EXPECT_EQ(echo.column(5).real(), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(echo.column(6).real(), 1e-300);
+  EXPECT_EQ(echo.column(7).int64(), 5);  // SUM of bigints is a numeric
   EXPECT_FALSE(echo.step());
 }
 
