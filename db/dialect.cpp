@@ -29,6 +29,10 @@ std::string schema_sql(std::string_view sqlite_sql, Dialect dialect) {
   return sql;
 }
 
+std::string not_by_index(std::string_view column, Dialect dialect) {
+  return (dialect == Dialect::sqlite ? "+" : "") + std::string(column);
+}
+
 std::string postgresql_placeholders(std::string_view sql, int* parameters) {
   std::string out;
   out.reserve(sql.size() + 16);

@@ -21,6 +21,11 @@ std::string now_sql(Dialect dialect);
 // column, and WITHOUT ROWID is dropped.
 std::string schema_sql(std::string_view sqlite_sql, Dialect dialect);
 
+// The column, written so that SQLite's planner does not pick an index on it ("+column"); as is
+// for PostgreSQL, whose planner needs the bare column to use its statistics (with "+" it takes
+// the condition for a rare one and scans the table).
+std::string not_by_index(std::string_view column, Dialect dialect);
+
 // ? and ?N placeholders become PostgreSQL's $N; a bare ? takes the number after the largest one
 // so far, as in SQLite. Text in quotes is left alone. *parameters (if given) is set to the largest
 // number: parameters up to it that are never bound are sent as NULL, as SQLite reads them.

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -25,13 +26,13 @@ constexpr const char* kBeginWrite = "BEGIN; SELECT pg_advisory_xact_lock(7364012
 
 // The libpq functions the backend calls, resolved once from libpq.so.5.
 struct Libpq {
-#define KT_LIBPQ_FUNCTIONS(X)                                                                 \
-  X(PQconnectdb)                                                                              \
-  X(PQstatus)                                                                                 \
-  X(PQerrorMessage)                                                                           \
-  X(PQfinish) X(PQexec) X(PQexecParams) X(PQresultStatus) X(PQresultErrorMessage)             \
-      X(PQresultErrorField) X(PQclear) X(PQntuples) X(PQfnumber) X(PQgetisnull) X(PQgetvalue) \
-          X(PQcmdTuples) X(PQunescapeBytea) X(PQfreemem) X(PQsetNoticeProcessor)
+// clang-format off
+#define KT_LIBPQ_FUNCTIONS(X)                                                               \
+  X(PQconnectdb) X(PQstatus) X(PQerrorMessage) X(PQfinish) X(PQsetNoticeProcessor)          \
+  X(PQexec) X(PQexecParams) X(PQresultStatus) X(PQresultErrorMessage) X(PQresultErrorField) \
+  X(PQclear) X(PQntuples) X(PQnfields) X(PQfname) X(PQgetisnull) X(PQgetvalue)              \
+  X(PQcmdTuples) X(PQunescapeBytea) X(PQfreemem)
+// clang-format on
 #define KT_LIBPQ_MEMBER(name) decltype(&::name) name = nullptr;
   KT_LIBPQ_FUNCTIONS(KT_LIBPQ_MEMBER)
 #undef KT_LIBPQ_MEMBER
@@ -125,9 +126,14 @@ class PostgresStatement final : public StatementBackend {
     row_ = -1;
   }
   int column_index(std::string_view name) const override {
-    const int index = libpq().PQfnumber(result_.get(), std::string(name).c_str());
-    if (index < 0) throw DatabaseError("no column " + std::string(name) + " in: " + sql_);
-    return index;
+    // A map, not PQfnumber (a scan with a copy of the name): rows are read column by name.
+    if (columns_.empty() && result_)
+      for (int i = 0; i < libpq().PQnfields(result_.get()); ++i)
+        columns_.emplace(libpq().PQfname(result_.get(), i), i);
+    const auto found = columns_.find(name);
+    if (found == columns_.end())
+      throw DatabaseError("no column " + std::string(name) + " in: " + sql_);
+    return found->second;
   }
   bool is_null(int column) const override {
     return libpq().PQgetisnull(current(), row_, column) == 1;
@@ -189,6 +195,7 @@ class PostgresStatement final : public StatementBackend {
       lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
       formats.push_back(p.format);
     }
+    columns_.clear();
     result_ = checked(
         connection_,
         libpq().PQexecParams(connection_, sql_.c_str(), static_cast<int>(parameters_.size()),
@@ -208,6 +215,7 @@ class PostgresStatement final : public StatementBackend {
   const StatementObserver* observer_;
   std::vector<Parameter> parameters_;
   Result result_;
+  mutable std::map<std::string, int, std::less<>> columns_;  // of result_, filled on first use
   int row_ = -1;
 };
 

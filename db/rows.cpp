@@ -230,9 +230,10 @@ VariantPage load_variant_page(db::Connection& db, std::int64_t job_id,
   const std::int64_t first_id = range.column(0).int64();
   const std::int64_t last_id = range.column(1).int64();
 
-  // "+v.job_id" keeps SQLite off the (job_id, status) index, which would read and sort every
-  // row of the job to serve one page; the primary-key range stops after limit + 1 matches.
-  std::string where = " WHERE +v.job_id = ?1 AND v.id > ?2 AND v.id <= ?3";
+  // Kept off the (job_id, status) index, which would read and sort every row of the job to serve
+  // one page; the primary-key range stops after limit + 1 matches.
+  std::string where =
+      " WHERE " + not_by_index("v.job_id", db.dialect()) + " = ?1 AND v.id > ?2 AND v.id <= ?3";
   if (query.gated_only) where += " AND v.status NOT IN ('pruned', 'unsupported_arch')";
   if (!query.statuses.empty()) {
     where += " AND v.status IN (";

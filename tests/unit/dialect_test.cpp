@@ -43,6 +43,11 @@ TEST(Dialect, PostgresqlSchemaGets64BitIntegersDoublesByteaAndIdentityKeys) {
             "ALTER TABLE t ADD COLUMN integers_json TEXT");
 }
 
+TEST(Dialect, OnlySqliteGetsTheIndexHint) {
+  EXPECT_EQ(not_by_index("v.job_id", Dialect::sqlite), "+v.job_id");
+  EXPECT_EQ(not_by_index("v.job_id", Dialect::postgresql), "v.job_id");
+}
+
 TEST(Dialect, NowIsIsoUtcWithMillisecondsInBoth) {
   EXPECT_NE(now_sql(Dialect::sqlite).find("%Y-%m-%dT%H:%M:%fZ"), std::string::npos);
   EXPECT_NE(now_sql(Dialect::postgresql).find("YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\""),
