@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "db/connection.hpp"
-
 #include "db/rows.hpp"
 #include "db/store.hpp"
 

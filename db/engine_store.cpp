@@ -1,7 +1,6 @@
 // kt::Store: the engine's bookkeeping — how many GPUs a job used, its wall and GPU-busy time,
 // which GPU measured each variant and for how long, and the NVRTC times behind the job's stats.
 #include "db/connection.hpp"
-
 #include "db/rows.hpp"
 #include "db/store.hpp"
 

@@ -2,7 +2,6 @@
 #include <limits>
 
 #include "db/connection.hpp"
-
 #include "db/rows.hpp"
 #include "db/store.hpp"
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "db/connection.hpp"
-
 #include "db/store.hpp"
 
 namespace kt::db {

@@ -10,7 +10,6 @@
 
 #include "db/connection.hpp"
 #include "db/dialect.hpp"
-
 #include "db/store.hpp"
 
 namespace kt::db {

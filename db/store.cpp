@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "db/connection.hpp"
-
 #include "db/rows.hpp"
 #include "db/schema.hpp"
 

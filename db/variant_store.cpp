@@ -1,9 +1,10 @@
 // kt::Store: planned variants, their compile results and outcomes (measurements), and progress.
+#include <algorithm>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
-#include "db/connection.hpp"
 
+#include "db/connection.hpp"
 #include "db/convergence_store.hpp"
 #include "db/pareto_store.hpp"
 #include "db/rows.hpp"
@@ -108,6 +109,23 @@ void write_pruned_groups(db::Connection& db, std::int64_t job_id,
   }
 }
 
+constexpr int kPlanColumns = 14;
+// 256 rows of 14 parameters stay far below SQLite's (32766) and PostgreSQL's (65535) limits.
+constexpr std::size_t kPlanRowsPerInsert = 256;
+
+// Inserts `rows` planned variants. DO NOTHING on UNIQUE(job_id, template_name, config_key): a
+// resumed job re-plans the same space and keeps what it already finished.
+std::string plan_insert_sql(std::size_t rows) {
+  std::string sql =
+      "INSERT INTO variants (job_id, template_name, config_json, config_key, status,"
+      " failed_gate, reason, compile_log, kernel_key, registers, spill_bytes, smem_bytes,"
+      " threads, compile_ms) VALUES ";
+  for (std::size_t row = 0; row < rows; ++row)
+    sql += row == 0 ? "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    : ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  return sql + " ON CONFLICT (job_id, template_name, config_key) DO NOTHING";
+}
+
 // Keeps jobs.best_variant_id the job's measured variant with the lowest median (one indexed
 // pass over the job's measured rows, paid by the writer so that readers look it up).
 void update_best_variant(db::Connection& db, std::int64_t job_id) {
@@ -135,31 +153,29 @@ std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
         throw std::invalid_argument(
             "plan_variants: pruned configurations are stored as counts"
             " (PrunedGroup), not as variant rows");
-    // DO NOTHING on UNIQUE(job_id, template_name, config_key): a resumed job re-plans the same
-    // space and keeps what it already finished.
-    db::Statement insert(
-        *db_,
-        "INSERT INTO variants (job_id, template_name, config_json, config_key, status,"
-        " failed_gate, reason, compile_log, kernel_key, registers, spill_bytes, smem_bytes,"
-        " threads, compile_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (job_id, template_name, config_key) DO NOTHING");
-    for (const VariantRecord& v : planned) {
-      insert.bind(1, job_id);
-      insert.bind(2, v.template_name);
-      insert.bind(3, to_json(v.config).dump());
-      insert.bind(4, v.config_key.empty() ? canonical_key(v.config) : v.config_key);
-      insert.bind(5, std::string(to_string(v.status)));
-      insert.bind(6, v.failed_gate);
-      insert.bind(7, v.reason);
-      insert.bind(8, v.compile_log);
-      insert.bind(9, v.kernel_key);
-      insert.bind(10, v.registers);
-      insert.bind(11, v.spill_bytes);
-      insert.bind(12, v.smem_bytes);
-      insert.bind(13, v.threads);
-      insert.bind(14, v.compile_ms);
+    // Up to kPlanRowsPerInsert rows per statement: one round trip each to a PostgreSQL server.
+    for (std::size_t first = 0; first < planned.size(); first += kPlanRowsPerInsert) {
+      const std::size_t rows = std::min(kPlanRowsPerInsert, planned.size() - first);
+      db::Statement insert(*db_, plan_insert_sql(rows));
+      for (std::size_t row = 0; row < rows; ++row) {
+        const VariantRecord& v = planned[first + row];
+        const int at = static_cast<int>(row) * kPlanColumns;
+        insert.bind(at + 1, job_id);
+        insert.bind(at + 2, v.template_name);
+        insert.bind(at + 3, to_json(v.config).dump());
+        insert.bind(at + 4, v.config_key.empty() ? canonical_key(v.config) : v.config_key);
+        insert.bind(at + 5, std::string(to_string(v.status)));
+        insert.bind(at + 6, v.failed_gate);
+        insert.bind(at + 7, v.reason);
+        insert.bind(at + 8, v.compile_log);
+        insert.bind(at + 9, v.kernel_key);
+        insert.bind(at + 10, v.registers);
+        insert.bind(at + 11, v.spill_bytes);
+        insert.bind(at + 12, v.smem_bytes);
+        insert.bind(at + 13, v.threads);
+        insert.bind(at + 14, v.compile_ms);
+      }
       insert.exec();
-      insert.reset();
     }
     write_pruned_groups(*db_, job_id, pruned);
     auto variants = db::load_variants(*db_, job_id);

@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "db/connection.hpp"
-
 #include "db/pareto_store.hpp"
 #include "db/rows.hpp"
 #include "db/store.hpp"
