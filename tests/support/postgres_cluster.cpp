@@ -101,7 +101,7 @@ PostgresCluster& PostgresCluster::shared() {
   return cluster;
 }
 
-PostgresCluster::PostgresCluster() {
+PostgresCluster::PostgresCluster() : owner_(getpid()), dir_(std::make_unique<TempDir>()) {
   const std::string bindir = postgres_bindir();
   if (bindir.empty())
     throw std::runtime_error(
@@ -109,9 +109,9 @@ PostgresCluster::PostgresCluster() {
         "PostgreSQL tests need them (Debian package postgresql; scripts/install-deps.sh "
         "installs it)");
   const auto account = unprivileged_account();
-  give_to(dir_.path(), account);
-  const auto data = dir_.path() / "data";
-  const auto log = dir_.path() / "server.log";
+  give_to(dir_->path(), account);
+  const auto data = dir_->path() / "data";
+  const auto log = dir_->path() / "server.log";
   const pid_t initdb = start({bindir + "/initdb", "-D", data.string(), "-A", "trust", "-U", kUser,
                               "-N", "-E", "UTF8", "--no-locale"},
                              log, account);
@@ -122,7 +122,7 @@ PostgresCluster::PostgresCluster() {
                              read_text(log));
   // Only the unix socket in the folder; no fsync: the cluster is thrown away.
   server_ =
-      start({bindir + "/postgres", "-D", data.string(), "-k", dir_.path().string(), "-c",
+      start({bindir + "/postgres", "-D", data.string(), "-k", dir_->path().string(), "-c",
              "listen_addresses=", "-F", "-c", "shared_buffers=16MB", "-c", "max_connections=200"},
             log, account);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -145,13 +145,17 @@ PostgresCluster::PostgresCluster() {
 }
 
 PostgresCluster::~PostgresCluster() {
+  if (getpid() != owner_) {
+    (void)dir_.release();  // the owner's, still in use
+    return;
+  }
   if (server_ <= 0) return;
   kill(server_, SIGINT);  // fast shutdown: ends the sessions, no checkpoint wait
   wait_exit(server_, std::chrono::seconds(10));  // kills it past the limit
 }
 
 std::string PostgresCluster::uri(const std::string& database) const {
-  return "postgresql:///" + database + "?host=" + dir_.path().string() + "&user=" + kUser;
+  return "postgresql:///" + database + "?host=" + dir_->path().string() + "&user=" + kUser;
 }
 
 std::string PostgresCluster::create_database() {

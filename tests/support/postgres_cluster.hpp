@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -30,7 +31,10 @@ class PostgresCluster {
   PostgresCluster();
   std::string uri(const std::string& database) const;
 
-  TempDir dir_;
+  // Owned by the process that started the server: a forked test child that exits normally must
+  // neither stop the server nor remove its folder.
+  pid_t owner_;
+  std::unique_ptr<TempDir> dir_;
   pid_t server_ = -1;
   std::mutex mutex_;
   int databases_ = 0;
