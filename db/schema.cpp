@@ -221,7 +221,7 @@ UPDATE jobs SET best_variant_id = (
   ORDER BY m.median_us, v.id LIMIT 1);
 )sql",
        // PostgreSQL stores start at a release that already has this step, so their tables are
-       // empty here: no rows to convert. Its triggers call a function.
+       // empty here: no rows to convert. Its triggers call functions.
        R"sql(
 CREATE TABLE pruned_configs (
   job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
@@ -237,23 +237,45 @@ CREATE TABLE job_counts (
   count INTEGER NOT NULL,
   PRIMARY KEY (job_id, status)
 );
-CREATE FUNCTION kt_count_variants() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Statement-level: one count update per statement and status. A row-level trigger would update
+-- the same job_counts row once per variant, and inside one transaction each update walks the
+-- chain of that row's earlier versions: quadratic in the size of a plan or a cancel.
+CREATE FUNCTION kt_count_inserted_variants() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP IN ('UPDATE', 'DELETE') THEN
-    UPDATE job_counts SET count = count - 1 WHERE job_id = OLD.job_id AND status = OLD.status;
-  END IF;
-  IF TG_OP IN ('INSERT', 'UPDATE') THEN
-    INSERT INTO job_counts (job_id, status, count) VALUES (NEW.job_id, NEW.status, 1)
-      ON CONFLICT (job_id, status) DO UPDATE SET count = job_counts.count + 1;
-  END IF;
+  INSERT INTO job_counts (job_id, status, count)
+    SELECT job_id, status, COUNT(*) FROM inserted GROUP BY job_id, status
+    ON CONFLICT (job_id, status) DO UPDATE SET count = job_counts.count + excluded.count;
+  RETURN NULL;
+END $$;
+CREATE FUNCTION kt_count_updated_variants() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE job_counts SET count = job_counts.count - moved.n
+    FROM (SELECT o.job_id, o.status, COUNT(*) AS n FROM before_rows o
+          JOIN after_rows n ON n.id = o.id WHERE o.status <> n.status
+          GROUP BY o.job_id, o.status) AS moved
+    WHERE job_counts.job_id = moved.job_id AND job_counts.status = moved.status;
+  INSERT INTO job_counts (job_id, status, count)
+    SELECT n.job_id, n.status, COUNT(*) FROM before_rows o JOIN after_rows n ON n.id = o.id
+    WHERE o.status <> n.status GROUP BY n.job_id, n.status
+    ON CONFLICT (job_id, status) DO UPDATE SET count = job_counts.count + excluded.count;
+  RETURN NULL;
+END $$;
+CREATE FUNCTION kt_count_deleted_variants() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE job_counts SET count = job_counts.count - gone.n
+    FROM (SELECT job_id, status, COUNT(*) AS n FROM deleted GROUP BY job_id, status) AS gone
+    WHERE job_counts.job_id = gone.job_id AND job_counts.status = gone.status;
   RETURN NULL;
 END $$;
 CREATE TRIGGER variants_counted_on_insert AFTER INSERT ON variants
-  FOR EACH ROW EXECUTE FUNCTION kt_count_variants();
-CREATE TRIGGER variants_counted_on_update AFTER UPDATE OF status ON variants
-  FOR EACH ROW WHEN (OLD.status <> NEW.status) EXECUTE FUNCTION kt_count_variants();
+  REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION kt_count_inserted_variants();
+CREATE TRIGGER variants_counted_on_update AFTER UPDATE ON variants
+  REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION kt_count_updated_variants();
 CREATE TRIGGER variants_counted_on_delete AFTER DELETE ON variants
-  FOR EACH ROW EXECUTE FUNCTION kt_count_variants();
+  REFERENCING OLD TABLE AS deleted
+  FOR EACH STATEMENT EXECUTE FUNCTION kt_count_deleted_variants();
 ALTER TABLE jobs ADD COLUMN best_variant_id INTEGER;
 )sql"},
       // Search (issue 15): the searcher a job runs and its stop conditions; the best-so-far after

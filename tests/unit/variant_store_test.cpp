@@ -111,9 +111,20 @@ TEST_P(VariantStoreTest, CountsByStatusFollowEveryChangeOfAVariant) {
   EXPECT_EQ(store.fastest_variant(id)->id, rows[0].id);
   // Another job's counts are its own.
   const auto other = store.create_job(tune_job());
-  store.plan_variants(other, {planned(64)});
-  EXPECT_EQ(store.progress(other).total, 1);
+  store.plan_variants(
+      other, {planned(64), planned(65, VariantStatus::unsupported_arch, "sm_100a"), planned(66)});
+  progress = store.progress(other);
+  EXPECT_EQ(progress.total, 3);
+  EXPECT_EQ(progress.by_status.at("pending"), 2);
+  EXPECT_EQ(progress.by_status.at("unsupported_arch"), 1);
   EXPECT_EQ(store.progress(id).total, 3);
+  // One statement moving several variants (a cancel) moves each of them once.
+  EXPECT_TRUE(store.request_cancel(other));
+  progress = store.progress(other);
+  EXPECT_EQ(progress.by_status.at("cancelled"), 2);
+  EXPECT_EQ(progress.by_status.at("unsupported_arch"), 1);
+  EXPECT_EQ(progress.by_status.count("pending"), 0u);
+  EXPECT_EQ(progress.total, 3);
 }
 
 TEST_P(VariantStoreTest, PlanningForAnUnknownJobThrowsAndInsertsNothing) {
