@@ -4,14 +4,12 @@
 
 #include <cstdint>
 
-namespace SQLite {
-class Database;
-}
+#include "db/connection.hpp"
 
 namespace kt::db {
 
 // Appends the job's next point unless the variant already has one (a re-recorded outcome).
-void append_convergence(SQLite::Database& db, std::int64_t job_id, std::int64_t variant_id,
+void append_convergence(db::Connection& db, std::int64_t job_id, std::int64_t variant_id,
                         double median_us);
 
 }  // namespace kt::db

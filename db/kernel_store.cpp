@@ -1,8 +1,7 @@
 // kt::Store: the compile cache, cubins keyed by compile_cache_key.
 #include <limits>
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
+#include "db/connection.hpp"
 #include "db/rows.hpp"
 #include "db/store.hpp"
 
@@ -11,24 +10,22 @@ namespace kt {
 std::optional<KernelBlob> Store::find_kernel(const std::string& key) {
   const auto reader = readers_->acquire();
   return db::with_context("find_kernel " + key, [&]() -> std::optional<KernelBlob> {
-    SQLite::Statement query(*reader, "SELECT * FROM kernels WHERE key = ?");
+    db::Statement query(*reader, "SELECT * FROM kernels WHERE key = ?");
     query.bind(1, key);
-    if (!query.executeStep()) return std::nullopt;
+    if (!query.step()) return std::nullopt;
     KernelBlob blob;
-    blob.key = query.getColumn("key").getString();
-    blob.arch = query.getColumn("arch").getString();
-    blob.kernel = query.getColumn("kernel").getString();
-    blob.nvrtc_version = query.getColumn("nvrtc_version").getString();
-    const SQLite::Column cubin = query.getColumn("cubin");
-    const auto* bytes = static_cast<const char*>(cubin.getBlob());
-    if (bytes != nullptr) blob.cubin.assign(bytes, bytes + cubin.getBytes());
-    blob.log = query.getColumn("log").getString();
-    blob.resources.registers = query.getColumn("registers").getInt();
-    blob.resources.spill_store_bytes = query.getColumn("spill_store_bytes").getInt();
-    blob.resources.spill_load_bytes = query.getColumn("spill_load_bytes").getInt();
-    blob.resources.stack_frame_bytes = query.getColumn("stack_frame_bytes").getInt();
-    blob.resources.static_smem_bytes = query.getColumn("static_smem_bytes").getInt();
-    blob.resources.const_bytes = query.getColumn("const_bytes").getInt();
+    blob.key = query.column("key").text();
+    blob.arch = query.column("arch").text();
+    blob.kernel = query.column("kernel").text();
+    blob.nvrtc_version = query.column("nvrtc_version").text();
+    blob.cubin = query.column("cubin").blob();
+    blob.log = query.column("log").text();
+    blob.resources.registers = query.column("registers").integer();
+    blob.resources.spill_store_bytes = query.column("spill_store_bytes").integer();
+    blob.resources.spill_load_bytes = query.column("spill_load_bytes").integer();
+    blob.resources.stack_frame_bytes = query.column("stack_frame_bytes").integer();
+    blob.resources.static_smem_bytes = query.column("static_smem_bytes").integer();
+    blob.resources.const_bytes = query.column("const_bytes").integer();
     return blob;
   });
 }
@@ -39,20 +36,25 @@ void Store::put_kernel(const KernelBlob& blob) {
                                 " bytes is too large to store");
   std::lock_guard lock(mutex_);
   db::with_context("put_kernel " + blob.key, [&] {
-    SQLite::Statement insert(
-        *db_, std::string("INSERT OR REPLACE INTO kernels (key, arch, kernel, nvrtc_version,"
-                          " cubin, log, registers, spill_store_bytes, spill_load_bytes,"
-                          " stack_frame_bytes, static_smem_bytes, const_bytes, created_at)"
-                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ") +
-                  db::kNowSql + ")");
+    db::Statement insert(
+        *db_,
+        std::string("INSERT INTO kernels (key, arch, kernel, nvrtc_version,"
+                    " cubin, log, registers, spill_store_bytes, spill_load_bytes,"
+                    " stack_frame_bytes, static_smem_bytes, const_bytes, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ") +
+            db::now_sql(db_->dialect()) +
+            ") ON CONFLICT (key) DO UPDATE SET arch = excluded.arch, kernel = excluded.kernel,"
+            " nvrtc_version = excluded.nvrtc_version, cubin = excluded.cubin, log = excluded.log,"
+            " registers = excluded.registers, spill_store_bytes = excluded.spill_store_bytes,"
+            " spill_load_bytes = excluded.spill_load_bytes,"
+            " stack_frame_bytes = excluded.stack_frame_bytes,"
+            " static_smem_bytes = excluded.static_smem_bytes, const_bytes = excluded.const_bytes,"
+            " created_at = excluded.created_at");
     insert.bind(1, blob.key);
     insert.bind(2, blob.arch);
     insert.bind(3, blob.kernel);
     insert.bind(4, blob.nvrtc_version);
-    // An empty vector's data() may be null, which SQLite would store as NULL, not an empty blob.
-    static const char kNoBytes = 0;
-    insert.bind(5, blob.cubin.empty() ? &kNoBytes : blob.cubin.data(),
-                static_cast<int>(blob.cubin.size()));
+    insert.bind_blob(5, blob.cubin);
     insert.bind(6, blob.log);
     insert.bind(7, blob.resources.registers);
     insert.bind(8, blob.resources.spill_store_bytes);

@@ -15,13 +15,13 @@ double footprint_bytes(const VariantRecord& variant) {
   return smem + 4.0 * registers * std::max(variant.threads, 0);
 }
 
-void add_to_front(SQLite::Database& db, const JobRecord& job, const VariantRecord& variant) {
+void add_to_front(db::Connection& db, const JobRecord& job, const VariantRecord& variant) {
   if (!variant.timing || !variant.error)
     throw std::logic_error("add_to_front: variant " + std::to_string(variant.id) +
                            " has no timing or error");
   const char* const problem =
       " WHERE device_name = ? AND family = ? AND dtype = ? AND shape_key = ?";
-  auto bind_problem = [&](SQLite::Statement& statement) {
+  auto bind_problem = [&](db::Statement& statement) {
     statement.bind(1, job.device_name);
     statement.bind(2, job.family);
     statement.bind(3, job.dtype);
@@ -29,22 +29,22 @@ void add_to_front(SQLite::Database& db, const JobRecord& job, const VariantRecor
   };
 
   std::vector<ParetoPoint> points;
-  SQLite::Statement old_front(
+  db::Statement old_front(
       db, std::string("SELECT variant_id, median_us, max_error, footprint FROM pareto") + problem);
   bind_problem(old_front);
-  while (old_front.executeStep()) {
-    points.push_back({old_front.getColumn(0).getInt64(), old_front.getColumn(1).getDouble(),
-                      old_front.getColumn(2).getDouble(), old_front.getColumn(3).getDouble()});
+  while (old_front.step()) {
+    points.push_back({old_front.column(0).int64(), old_front.column(1).real(),
+                      old_front.column(2).real(), old_front.column(3).real()});
   }
   points.push_back(
       {variant.id, variant.timing->median_us, variant.error->max_rel, footprint_bytes(variant)});
 
-  SQLite::Statement clear(db, std::string("DELETE FROM pareto") + problem);
+  db::Statement clear(db, std::string("DELETE FROM pareto") + problem);
   bind_problem(clear);
   clear.exec();
-  SQLite::Statement insert(db,
-                           "INSERT INTO pareto (device_name, family, dtype, shape_key, variant_id,"
-                           " median_us, max_error, footprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  db::Statement insert(db,
+                       "INSERT INTO pareto (device_name, family, dtype, shape_key, variant_id,"
+                       " median_us, max_error, footprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (const ParetoPoint& point : pareto_front(std::move(points))) {
     bind_problem(insert);
     insert.bind(5, point.variant_id);
@@ -56,8 +56,8 @@ void add_to_front(SQLite::Database& db, const JobRecord& job, const VariantRecor
   }
 }
 
-void remove_from_front(SQLite::Database& db, std::int64_t variant_id) {
-  SQLite::Statement remove(db, "DELETE FROM pareto WHERE variant_id = ?");
+void remove_from_front(db::Connection& db, std::int64_t variant_id) {
+  db::Statement remove(db, "DELETE FROM pareto WHERE variant_id = ?");
   remove.bind(1, variant_id);
   remove.exec();
 }
@@ -81,13 +81,13 @@ std::vector<VariantRecord> Store::pareto(const std::string& family, const std::s
                                          const std::string& device_name) {
   const auto reader = readers_->acquire();
   return db::with_context("pareto", [&] {
-    SQLite::Statement query(*reader, std::string(db::kVariantSelect) + kFrontQuery);
+    db::Statement query(*reader, std::string(db::kVariantSelect) + kFrontQuery);
     query.bind(1, family);
     query.bind(2, dtype);
     query.bind(3, shape_key);
     query.bind(4, device_name);
     std::vector<VariantRecord> front;
-    while (query.executeStep()) front.push_back(db::read_variant(query));
+    while (query.step()) front.push_back(db::read_variant(query));
     return front;
   });
 }
@@ -117,13 +117,13 @@ std::optional<BestEntry> Store::query_best(const std::string& family, const std:
   const auto reader = readers_->acquire();
   return db::with_context("best", [&]() -> std::optional<BestEntry> {
     // One read transaction, so the variant and its job come from the same snapshot.
-    SQLite::Transaction snapshot(*reader);
-    SQLite::Statement query(*reader, std::string(db::kVariantSelect) + kFrontQuery + " LIMIT 1");
+    db::Transaction snapshot(*reader, db::TransactionKind::snapshot);
+    db::Statement query(*reader, std::string(db::kVariantSelect) + kFrontQuery + " LIMIT 1");
     query.bind(1, family);
     query.bind(2, dtype);
     query.bind(3, shape_key);
     query.bind(4, device_name);
-    if (!query.executeStep()) return std::nullopt;
+    if (!query.step()) return std::nullopt;
     BestEntry entry;
     entry.variant = db::read_variant(query);
     auto job = db::load_job(*reader, entry.variant.job_id);
@@ -138,28 +138,31 @@ std::vector<TunedProblem> Store::tuned_problems(const std::string& family,
                                                 const std::string& device_name, int limit) {
   const auto reader = readers_->acquire();
   return db::with_context("tuned problems", [&] {
-    SQLite::Transaction snapshot(*reader);
-    // SQLite takes the bare variant_id from the row holding MIN(median_us).
-    SQLite::Statement query(*reader,
-                            "SELECT device_name, family, dtype, shape_key, variant_id, "
-                            "MIN(median_us), COUNT(*) FROM pareto"
-                            " WHERE (?1 = '' OR family = ?1) AND (?2 = '' OR device_name = ?2)"
-                            " GROUP BY device_name, family, dtype, shape_key"
-                            " ORDER BY family, device_name, dtype, shape_key LIMIT ?3");
+    db::Transaction snapshot(*reader, db::TransactionKind::snapshot);
+    // The front's fastest point per problem, from the primary key's (problem, variant) order.
+    db::Statement query(*reader,
+                        "SELECT device_name, family, dtype, shape_key,"
+                        " (SELECT b.variant_id FROM pareto b WHERE b.device_name = p.device_name"
+                        " AND b.family = p.family AND b.dtype = p.dtype"
+                        " AND b.shape_key = p.shape_key ORDER BY b.median_us, b.variant_id"
+                        " LIMIT 1), MIN(median_us), COUNT(*) FROM pareto p"
+                        " WHERE (?1 = '' OR family = ?1) AND (?2 = '' OR device_name = ?2)"
+                        " GROUP BY device_name, family, dtype, shape_key"
+                        " ORDER BY family, device_name, dtype, shape_key LIMIT ?3");
     query.bind(1, family);
     query.bind(2, device_name);
     query.bind(3, limit);
     std::vector<TunedProblem> problems;
-    while (query.executeStep()) {
+    while (query.step()) {
       TunedProblem problem;
-      problem.device_name = query.getColumn(0).getString();
-      problem.family = query.getColumn(1).getString();
-      problem.dtype = query.getColumn(2).getString();
-      problem.shape_key = query.getColumn(3).getString();
-      problem.front_size = query.getColumn(6).getInt();
-      auto best = db::load_variant(*reader, query.getColumn(4).getInt64());
+      problem.device_name = query.column(0).text();
+      problem.family = query.column(1).text();
+      problem.dtype = query.column(2).text();
+      problem.shape_key = query.column(3).text();
+      problem.front_size = query.column(6).integer();
+      auto best = db::load_variant(*reader, query.column(4).int64());
       if (!best)
-        throw std::runtime_error("front variant " + std::to_string(query.getColumn(4).getInt64()) +
+        throw std::runtime_error("front variant " + std::to_string(query.column(4).int64()) +
                                  " is missing");
       problem.best = std::move(*best);
       problems.push_back(std::move(problem));
@@ -174,19 +177,19 @@ std::optional<JobRecord> Store::newest_baseline_job(const std::string& family,
                                                     const std::string& device_name) {
   const auto reader = readers_->acquire();
   return db::with_context("newest_baseline_job", [&]() -> std::optional<JobRecord> {
-    SQLite::Transaction snapshot(*reader);
+    db::Transaction snapshot(*reader, db::TransactionKind::snapshot);
     // jobs_by_family(family, id) walks the family's jobs newest first.
-    SQLite::Statement query(*reader,
-                            "SELECT id FROM jobs WHERE family = ?1 AND dtype = ?2 AND"
-                            " shape_key = ?3 AND (?4 = '' OR device_name = ?4) AND mode = 'tune'"
-                            " AND status = 'done' AND baselines_json NOT IN ('', '{}')"
-                            " ORDER BY id DESC LIMIT 1");
+    db::Statement query(*reader,
+                        "SELECT id FROM jobs WHERE family = ?1 AND dtype = ?2 AND"
+                        " shape_key = ?3 AND (?4 = '' OR device_name = ?4) AND mode = 'tune'"
+                        " AND status = 'done' AND baselines_json NOT IN ('', '{}')"
+                        " ORDER BY id DESC LIMIT 1");
     query.bind(1, family);
     query.bind(2, dtype);
     query.bind(3, shape_key);
     query.bind(4, device_name);
-    if (!query.executeStep()) return std::nullopt;
-    return db::load_job(*reader, query.getColumn(0).getInt64());
+    if (!query.step()) return std::nullopt;
+    return db::load_job(*reader, query.column(0).int64());
   });
 }
 

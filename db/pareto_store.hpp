@@ -2,8 +2,7 @@
 // shape) up to date. Callers hold the Store's mutex and an open write transaction.
 #pragma once
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
+#include "db/connection.hpp"
 #include "db/store.hpp"
 
 namespace kt::db {
@@ -14,9 +13,9 @@ double footprint_bytes(const VariantRecord& variant);
 
 // Replaces the stored front of the job's problem with pareto_front(old front + variant's point).
 // The variant must carry timing and error.
-void add_to_front(SQLite::Database& db, const JobRecord& job, const VariantRecord& variant);
+void add_to_front(db::Connection& db, const JobRecord& job, const VariantRecord& variant);
 
 // Drops the variant's point from every front (before it is re-recorded).
-void remove_from_front(SQLite::Database& db, std::int64_t variant_id);
+void remove_from_front(db::Connection& db, std::int64_t variant_id);
 
 }  // namespace kt::db

@@ -4,14 +4,16 @@
 #include <string>
 #include <vector>
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "db/dialect.hpp"
 
 namespace kt::db {
 namespace {
 
 struct Migration {
   int version;
-  const char* sql;
+  const char* sql;  // SQLite's text; db::schema_sql translates its types for PostgreSQL
+  // A step PostgreSQL cannot run as translated gets its own text (in SQLite's type names).
+  const char* postgresql_sql = nullptr;
 };
 
 // Append new steps at the end; never edit a released one (databases in the field already ran it).
@@ -217,6 +219,64 @@ UPDATE jobs SET best_variant_id = (
   SELECT v.id FROM variants v JOIN measurements m ON m.variant_id = v.id
   WHERE v.job_id = jobs.id AND v.status = 'measured' AND m.median_us IS NOT NULL
   ORDER BY m.median_us, v.id LIMIT 1);
+)sql",
+       // PostgreSQL stores start at a release that already has this step, so their tables are
+       // empty here: no rows to convert. Its triggers call functions.
+       R"sql(
+CREATE TABLE pruned_configs (
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  template_name TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  examples_json TEXT NOT NULL,
+  PRIMARY KEY (job_id, template_name, reason)
+);
+CREATE TABLE job_counts (
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  status TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (job_id, status)
+);
+-- Statement-level: one count update per statement and status. A row-level trigger would update
+-- the same job_counts row once per variant, and inside one transaction each update walks the
+-- chain of that row's earlier versions: quadratic in the size of a plan or a cancel.
+CREATE FUNCTION kt_count_inserted_variants() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO job_counts (job_id, status, count)
+    SELECT job_id, status, COUNT(*) FROM inserted GROUP BY job_id, status
+    ON CONFLICT (job_id, status) DO UPDATE SET count = job_counts.count + excluded.count;
+  RETURN NULL;
+END $$;
+CREATE FUNCTION kt_count_updated_variants() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE job_counts SET count = job_counts.count - moved.n
+    FROM (SELECT o.job_id, o.status, COUNT(*) AS n FROM before_rows o
+          JOIN after_rows n ON n.id = o.id WHERE o.status <> n.status
+          GROUP BY o.job_id, o.status) AS moved
+    WHERE job_counts.job_id = moved.job_id AND job_counts.status = moved.status;
+  INSERT INTO job_counts (job_id, status, count)
+    SELECT n.job_id, n.status, COUNT(*) FROM before_rows o JOIN after_rows n ON n.id = o.id
+    WHERE o.status <> n.status GROUP BY n.job_id, n.status
+    ON CONFLICT (job_id, status) DO UPDATE SET count = job_counts.count + excluded.count;
+  RETURN NULL;
+END $$;
+CREATE FUNCTION kt_count_deleted_variants() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE job_counts SET count = job_counts.count - gone.n
+    FROM (SELECT job_id, status, COUNT(*) AS n FROM deleted GROUP BY job_id, status) AS gone
+    WHERE job_counts.job_id = gone.job_id AND job_counts.status = gone.status;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER variants_counted_on_insert AFTER INSERT ON variants
+  REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION kt_count_inserted_variants();
+CREATE TRIGGER variants_counted_on_update AFTER UPDATE ON variants
+  REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION kt_count_updated_variants();
+CREATE TRIGGER variants_counted_on_delete AFTER DELETE ON variants
+  REFERENCING OLD TABLE AS deleted
+  FOR EACH STATEMENT EXECUTE FUNCTION kt_count_deleted_variants();
+ALTER TABLE jobs ADD COLUMN best_variant_id INTEGER;
 )sql"},
       // Search (issue 15): the searcher a job runs and its stop conditions; the best-so-far after
       // every measured variant, in the order they were measured, for convergence plots.
@@ -237,39 +297,60 @@ CREATE TABLE job_convergence (
   return steps;
 }
 
+const char* const kCreateVersionTable =
+    "CREATE TABLE IF NOT EXISTS kerntune_schema (version BIGINT NOT NULL)";
+
+void write_schema_version(Connection& db, int version) {
+  if (db.dialect() == Dialect::sqlite) {
+    db.execute_script("PRAGMA user_version = " + std::to_string(version));
+    return;
+  }
+  db.execute_script("DELETE FROM kerntune_schema; INSERT INTO kerntune_schema VALUES (" +
+                    std::to_string(version) + ")");
+}
+
 }  // namespace
 
 int latest_schema_version() {
   return migrations().back().version;
 }
 
-int read_schema_version(SQLite::Database& db) {
-  return db.execAndGet("PRAGMA user_version").getInt();
+int read_schema_version(Connection& db) {
+  if (db.dialect() == Dialect::sqlite) {
+    Statement version(db, "PRAGMA user_version");
+    return version.step() ? version.column(0).integer() : 0;
+  }
+  Statement exists(db, "SELECT to_regclass('kerntune_schema') IS NOT NULL");
+  if (!exists.step() || exists.column(0).text() != "t") return 0;
+  Statement version(db, "SELECT COALESCE(MAX(version), 0) FROM kerntune_schema");
+  return version.step() ? version.column(0).integer() : 0;
 }
 
-void require_known_version(SQLite::Database& db) {
+void require_known_version(Connection& db) {
   const int version = read_schema_version(db);
   const int latest = latest_schema_version();
   if (version > latest)
     throw std::runtime_error("database schema version " + std::to_string(version) +
                              " is newer than this kerntune supports (" + std::to_string(latest) +
-                             "); upgrade kerntune or use another database file");
+                             "); upgrade kerntune or use another database");
 }
 
-void migrate(SQLite::Database& db) {
+void migrate(Connection& db) {
   require_known_version(db);
   for (const Migration& step : migrations()) {
     if (read_schema_version(db) >= step.version) continue;
-    // IMMEDIATE takes the write lock first, so two processes opening a fresh file at once do not
-    // both run the step: the second re-reads the version inside the lock and skips it.
-    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+    // The write lock first, so two processes opening a fresh database at once do not both run
+    // the step: the second re-reads the version inside the lock and skips it.
+    Transaction transaction(db, TransactionKind::write);
+    if (db.dialect() == Dialect::postgresql) db.execute_script(kCreateVersionTable);
     const int current = read_schema_version(db);
     if (current >= step.version) continue;
     if (current != step.version - 1)
       throw std::runtime_error("schema version " + std::to_string(current) +
                                " cannot be migrated to " + std::to_string(step.version));
-    db.exec(step.sql);
-    db.exec("PRAGMA user_version = " + std::to_string(step.version));
+    const bool own_text = db.dialect() == Dialect::postgresql && step.postgresql_sql != nullptr;
+    db.execute_script(schema_sql(own_text ? step.postgresql_sql : step.sql, db.dialect()));
+    write_schema_version(db, step.version);
     transaction.commit();
   }
 }

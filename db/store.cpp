@@ -5,79 +5,50 @@
 #include <limits>
 #include <stdexcept>
 
-#include <SQLiteCpp/SQLiteCpp.h>
-#include <sqlite3.h>
-
+#include "db/connection.hpp"
 #include "db/rows.hpp"
 #include "db/schema.hpp"
 
 namespace kt {
 namespace {
 
-// Long enough to ride out another process's checkpoint or write burst, short enough that a
-// wedged writer shows up as an error rather than a hung daemon.
-constexpr int kBusyTimeoutMs = 10000;
-
-void configure_connection(SQLite::Database& db) {
-  db.exec("PRAGMA foreign_keys = ON");
-  // A database from a newer kerntune must not be touched, not even its journal mode.
-  db::require_known_version(db);
-  const std::string mode = db.execAndGet("PRAGMA journal_mode = WAL").getString();
-  if (mode != "wal")
-    throw std::runtime_error("the file system refused WAL journal mode (got '" + mode + "')");
-  // With WAL, NORMAL loses nothing when the process is killed (only on power loss may the last
-  // commits roll back), and it spares an fsync per transaction.
-  db.exec("PRAGMA synchronous = NORMAL");
-}
-
 // Moves a job into a final or running state. Cancelling also closes its pending variants, so
 // their counts add up to the plan. Runs inside the caller's transaction.
-void write_job_status(SQLite::Database& db, std::int64_t id, JobStatus status,
+void write_job_status(db::Connection& db, std::int64_t id, JobStatus status,
                       const std::string& reason) {
-  const std::string now = db::kNowSql;
-  SQLite::Statement update(
-      db,
-      "UPDATE jobs SET status = ?1, reason = ?2,"
-      " started_at = CASE WHEN ?1 = 'running' AND started_at = '' THEN " +
-          now +
-          " ELSE started_at END,"
-          " finished_at = CASE WHEN ?1 IN ('done','failed','cancelled') THEN " +
-          now +
-          " ELSE finished_at END"
-          " WHERE id = ?3 AND status NOT IN ('done','failed','cancelled')");
+  const std::string now = db::now_sql(db.dialect());
+  db::Statement update(db,
+                       "UPDATE jobs SET status = ?1, reason = ?2,"
+                       " started_at = CASE WHEN ?1 = 'running' AND started_at = '' THEN " +
+                           now +
+                           " ELSE started_at END,"
+                           " finished_at = CASE WHEN ?1 IN ('done','failed','cancelled') THEN " +
+                           now +
+                           " ELSE finished_at END"
+                           " WHERE id = ?3 AND status NOT IN ('done','failed','cancelled')");
   update.bind(1, std::string(to_string(status)));
   update.bind(2, reason);
   update.bind(3, id);
   if (update.exec() == 0 || status != JobStatus::cancelled) return;
-  SQLite::Statement close_pending(
-      db,
-      "UPDATE variants SET status = 'cancelled', reason = 'job cancelled'"
-      " WHERE job_id = ? AND status = 'pending'");
+  db::Statement close_pending(db,
+                              "UPDATE variants SET status = 'cancelled', reason = 'job cancelled'"
+                              " WHERE job_id = ? AND status = 'pending'");
   close_pending.bind(1, id);
   close_pending.exec();
-}
-
-// SQLite quietly opens a write-protected file (mode bits, read-only file system, immutable) in
-// read-only mode, and then every write fails: refuse such a file when the store opens.
-void require_writable(SQLite::Database& db, const std::filesystem::path& path) {
-  if (sqlite3_db_readonly(db.getHandle(), "main") == 1)
-    throw std::runtime_error("the file is read-only for this user: make it writable (chmod u+w " +
-                             path.string() + ") or pass --db with a writable file");
 }
 
 }  // namespace
 
 Store::Store(const std::filesystem::path& path, int read_connections) {
+  const std::string location = path.string();
   try {
-    db_ = std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
-                                             kBusyTimeoutMs);
-    require_writable(*db_, path);
-    configure_connection(*db_);
+    db_ = db::open_connection(location, db::Access::write);
     db::migrate(*db_);
     // After the migration: a reader must never see a half-made schema.
-    readers_ = std::make_unique<db::ReadPool>(path, read_connections);
+    readers_ = std::make_unique<db::ReadPool>(location, read_connections);
   } catch (const std::exception& e) {
-    throw std::runtime_error("cannot open kerntune database " + path.string() + ": " + e.what());
+    throw std::runtime_error("cannot open kerntune database " + db::redacted_location(location) +
+                             ": " + e.what());
   }
 }
 
@@ -87,7 +58,7 @@ void Store::observe_statements(db::StatementObserver observer) {
   {
     std::lock_guard lock(mutex_);
     writer_observer_ = observer ? std::make_unique<db::StatementObserver>(observer) : nullptr;
-    db::observe_statements(*db_, writer_observer_.get());
+    db_->observe(writer_observer_.get());
   }
   readers_->observe(std::move(observer));
 }
@@ -101,8 +72,8 @@ std::int64_t Store::upsert_device(const DeviceInfo& d) {
   if (d.uuid.empty()) throw std::invalid_argument("upsert_device: a device needs a UUID");
   std::lock_guard lock(mutex_);
   return db::with_context("upsert_device " + d.uuid, [&] {
-    const std::string now = db::kNowSql;
-    SQLite::Statement upsert(
+    const std::string now = db::now_sql(db_->dialect());
+    db::Statement upsert(
         *db_,
         "INSERT INTO devices (uuid, name, ordinal, arch, sm_major, sm_minor, sm_count,"
         " memory_bytes, l2_bytes, smem_per_block_optin, smem_per_sm, max_threads_per_block,"
@@ -131,9 +102,9 @@ std::int64_t Store::upsert_device(const DeviceInfo& d) {
     upsert.bind(14, d.clock_khz);
     upsert.bind(15, d.driver_version);
     upsert.bind(16, d.nvrtc_version);
-    if (!upsert.executeStep()) throw std::runtime_error("upsert returned no row id");
-    const std::int64_t id = upsert.getColumn(0).getInt64();
-    upsert.executeStep();  // finish the statement so the write completes before returning
+    if (!upsert.step()) throw std::runtime_error("upsert returned no row id");
+    const std::int64_t id = upsert.column(0).int64();
+    upsert.step();  // finish the statement so the write completes before returning
     return id;
   });
 }
@@ -141,26 +112,26 @@ std::int64_t Store::upsert_device(const DeviceInfo& d) {
 std::vector<DeviceInfo> Store::devices() {
   const auto reader = readers_->acquire();
   return db::with_context("devices", [&] {
-    SQLite::Statement query(*reader, "SELECT * FROM devices ORDER BY last_seen DESC, id");
+    db::Statement query(*reader, "SELECT * FROM devices ORDER BY last_seen DESC, id");
     std::vector<DeviceInfo> out;
-    while (query.executeStep()) {
+    while (query.step()) {
       DeviceInfo d;
-      d.uuid = query.getColumn("uuid").getString();
-      d.name = query.getColumn("name").getString();
-      d.ordinal = query.getColumn("ordinal").getInt();
-      d.arch = query.getColumn("arch").getString();
-      d.sm_major = query.getColumn("sm_major").getInt();
-      d.sm_minor = query.getColumn("sm_minor").getInt();
-      d.sm_count = query.getColumn("sm_count").getInt();
-      d.memory_bytes = query.getColumn("memory_bytes").getInt64();
-      d.l2_bytes = query.getColumn("l2_bytes").getInt64();
-      d.smem_per_block_optin = query.getColumn("smem_per_block_optin").getInt64();
-      d.smem_per_sm = query.getColumn("smem_per_sm").getInt64();
-      d.max_threads_per_block = query.getColumn("max_threads_per_block").getInt();
-      d.regs_per_block = query.getColumn("regs_per_block").getInt();
-      d.clock_khz = query.getColumn("clock_khz").getInt();
-      d.driver_version = query.getColumn("driver_version").getInt();
-      d.nvrtc_version = query.getColumn("nvrtc_version").getString();
+      d.uuid = query.column("uuid").text();
+      d.name = query.column("name").text();
+      d.ordinal = query.column("ordinal").integer();
+      d.arch = query.column("arch").text();
+      d.sm_major = query.column("sm_major").integer();
+      d.sm_minor = query.column("sm_minor").integer();
+      d.sm_count = query.column("sm_count").integer();
+      d.memory_bytes = query.column("memory_bytes").int64();
+      d.l2_bytes = query.column("l2_bytes").int64();
+      d.smem_per_block_optin = query.column("smem_per_block_optin").int64();
+      d.smem_per_sm = query.column("smem_per_sm").int64();
+      d.max_threads_per_block = query.column("max_threads_per_block").integer();
+      d.regs_per_block = query.column("regs_per_block").integer();
+      d.clock_khz = query.column("clock_khz").integer();
+      d.driver_version = query.column("driver_version").integer();
+      d.nvrtc_version = query.column("nvrtc_version").text();
       out.push_back(std::move(d));
     }
     return out;
@@ -170,12 +141,12 @@ std::vector<DeviceInfo> Store::devices() {
 std::int64_t Store::create_job(const NewJob& job) {
   std::lock_guard lock(mutex_);
   return db::with_context("create_job", [&] {
-    SQLite::Statement insert(
+    db::Statement insert(
         *db_, std::string("INSERT INTO jobs (family, shape_json, shape_key, dtype, mode, arch,"
                           " device_uuid, device_name, budget, pipeline, pinned_configs_json,"
                           " search, search_seconds, search_patience, status, created_at)"
                           " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ") +
-                  db::kNowSql + ")");
+                  db::now_sql(db_->dialect()) + ") RETURNING id");
     insert.bind(1, job.family);
     insert.bind(2, to_json(job.shape).dump());
     insert.bind(3, canonical_key(job.shape));
@@ -190,8 +161,10 @@ std::int64_t Store::create_job(const NewJob& job) {
     insert.bind(12, job.search);
     insert.bind(13, job.search_seconds);
     insert.bind(14, job.search_patience);
-    insert.exec();
-    return db_->getLastInsertRowid();
+    if (!insert.step()) throw std::runtime_error("insert returned no job id");
+    const std::int64_t id = insert.column(0).int64();
+    insert.step();  // finish the statement so the write completes before returning
+    return id;
   });
 }
 
@@ -203,17 +176,19 @@ std::optional<JobRecord> Store::job(std::int64_t id) {
 std::vector<JobRecord> Store::jobs(const JobFilter& filter) {
   const auto reader = readers_->acquire();
   return db::with_context("jobs", [&] {
-    SQLite::Statement query(*reader, std::string(db::kJobSelect) +
-                                         " WHERE (?1 = '' OR family = ?1)"
-                                         " AND (?2 IS NULL OR status = ?2)"
-                                         " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
+    // CAST: an unbound parameter is a NULL whose type PostgreSQL could not determine.
+    db::Statement query(*reader, std::string(db::kJobSelect) +
+                                     " WHERE (?1 = '' OR family = ?1)"
+                                     " AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)"
+                                     " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
     query.bind(1, filter.family);
     if (filter.status) query.bind(2, std::string(to_string(*filter.status)));
-    // SQLite reads a negative LIMIT as "no limit".
-    query.bind(3, filter.limit < 0 ? -1 : filter.limit);
+    // A negative limit means none (PostgreSQL refuses a negative LIMIT).
+    query.bind(3, filter.limit < 0 ? std::numeric_limits<std::int64_t>::max()
+                                   : static_cast<std::int64_t>(filter.limit));
     query.bind(4, filter.offset < 0 ? 0 : filter.offset);
     std::vector<JobRecord> out;
-    while (query.executeStep()) out.push_back(db::read_job(query));
+    while (query.step()) out.push_back(db::read_job(query));
     return out;
   });
 }
@@ -224,18 +199,18 @@ JobPage Store::job_page(const JobFilter& filter, std::int64_t before_id) {
   return db::with_context("a page of jobs", [&] {
     // Keyset on the primary key (id < cursor), newest first; the deprecated offset still skips
     // rows after the cursor. One row past the limit says whether another page follows.
-    SQLite::Statement query(*reader, std::string(db::kJobSelect) +
-                                         " WHERE (?1 = '' OR family = ?1)"
-                                         " AND (?2 IS NULL OR status = ?2)"
-                                         " AND id < ?5"
-                                         " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
+    db::Statement query(*reader, std::string(db::kJobSelect) +
+                                     " WHERE (?1 = '' OR family = ?1)"
+                                     " AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)"
+                                     " AND id < ?5"
+                                     " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
     query.bind(1, filter.family);
     if (filter.status) query.bind(2, std::string(to_string(*filter.status)));
     query.bind(3, filter.limit + 1);
     query.bind(4, filter.offset < 0 ? 0 : filter.offset);
     query.bind(5, before_id > 0 ? before_id : std::numeric_limits<std::int64_t>::max());
     JobPage page;
-    while (query.executeStep()) {
+    while (query.step()) {
       if (static_cast<int>(page.jobs.size()) == filter.limit) {
         page.next_before_id = page.jobs.back().id;
         break;
@@ -249,10 +224,10 @@ JobPage Store::job_page(const JobFilter& filter, std::int64_t before_id) {
 std::vector<std::int64_t> Store::unfinished_jobs() {
   const auto reader = readers_->acquire();
   return db::with_context("unfinished_jobs", [&] {
-    SQLite::Statement query(*reader,
-                            "SELECT id FROM jobs WHERE status IN ('queued','running') ORDER BY id");
+    db::Statement query(*reader,
+                        "SELECT id FROM jobs WHERE status IN ('queued','running') ORDER BY id");
     std::vector<std::int64_t> out;
-    while (query.executeStep()) out.push_back(query.getColumn(0).getInt64());
+    while (query.step()) out.push_back(query.column(0).int64());
     return out;
   });
 }
@@ -260,7 +235,7 @@ std::vector<std::int64_t> Store::unfinished_jobs() {
 void Store::set_job_status(std::int64_t id, JobStatus status, const std::string& reason) {
   std::lock_guard lock(mutex_);
   db::with_context("set_job_status " + std::to_string(id), [&] {
-    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
     write_job_status(*db_, id, status, reason);
     transaction.commit();
   });
@@ -269,7 +244,7 @@ void Store::set_job_status(std::int64_t id, JobStatus status, const std::string&
 void Store::set_job_reference(std::int64_t id, double reference_us) {
   std::lock_guard lock(mutex_);
   db::with_context("set_job_reference " + std::to_string(id), [&] {
-    SQLite::Statement update(*db_, "UPDATE jobs SET reference_us = ? WHERE id = ?");
+    db::Statement update(*db_, "UPDATE jobs SET reference_us = ? WHERE id = ?");
     update.bind(1, reference_us);
     update.bind(2, id);
     update.exec();
@@ -279,11 +254,11 @@ void Store::set_job_reference(std::int64_t id, double reference_us) {
 bool Store::request_cancel(std::int64_t id) {
   std::lock_guard lock(mutex_);
   return db::with_context("request_cancel " + std::to_string(id), [&] {
-    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
     const auto job = db::load_job(*db_, id);
     if (!job || (job->status != JobStatus::queued && job->status != JobStatus::running))
       return false;
-    SQLite::Statement flag(*db_, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
+    db::Statement flag(*db_, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
     flag.bind(1, id);
     flag.exec();
     // Nothing runs a queued job yet, so nobody else would ever finish it.

@@ -1,9 +1,9 @@
-// kerntune's SQLite store (WAL): devices, jobs, variants with their gate outcomes, measurements,
-// compiled kernels (the compile cache) and the Pareto front per (device model, family, shape,
-// dtype). Every write is a transaction, so a killed daemon loses nothing it reported as stored.
-// Thread-safe: writes go through one connection behind a mutex; reads through a pool of
-// read-only connections (WAL), so a slow write never holds up a query and queries run in
-// parallel.
+// kerntune's store: devices, jobs, variants with their gate outcomes, measurements, compiled
+// kernels (the compile cache) and the Pareto front per (device model, family, shape, dtype), in
+// an SQLite file (WAL; the default) or a PostgreSQL database (db/connection.hpp). Every write is a
+// transaction, so a killed daemon loses nothing it reported as stored. Thread-safe: writes go
+// through one connection behind a mutex; reads through a pool of read-only connections, so a
+// slow write never holds up a query and queries run in parallel.
 #pragma once
 
 #include <atomic>
@@ -20,10 +20,6 @@
 #include "db/read_pool.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/interleaved_protocol.hpp"
-
-namespace SQLite {
-class Database;
-}
 
 namespace kt {
 
@@ -68,9 +64,10 @@ class WriterMutex {
 
 class Store {
  public:
-  // Opens (creating if needed) the file, enables WAL and foreign keys, applies migrations up to
-  // the current schema version, then opens read_connections read-only connections. Throws
-  // std::runtime_error with the path on failure.
+  // Opens the database: a path is an SQLite file (created if needed, WAL and foreign keys on); a
+  // postgresql:// or postgres:// URI (libpq's syntax) is a PostgreSQL database, which must exist.
+  // Applies migrations up to the current schema version, then opens read_connections read-only
+  // connections. Throws std::runtime_error with the path (a URI without its password) on failure.
   explicit Store(const std::filesystem::path& path, int read_connections = kDefaultReadConnections);
   ~Store();
   Store(const Store&) = delete;
@@ -194,7 +191,7 @@ class Store {
   };
   std::mutex best_cache_mutex_;
   std::unordered_map<std::string, CachedBest> best_cache_;
-  std::unique_ptr<SQLite::Database> db_;
+  std::unique_ptr<db::Connection> db_;
   std::unique_ptr<db::ReadPool> readers_;
   std::unique_ptr<db::StatementObserver> writer_observer_;
 };

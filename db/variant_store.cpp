@@ -1,9 +1,10 @@
 // kt::Store: planned variants, their compile results and outcomes (measurements), and progress.
+#include <algorithm>
 #include <stdexcept>
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
+#include "db/connection.hpp"
 #include "db/convergence_store.hpp"
 #include "db/pareto_store.hpp"
 #include "db/rows.hpp"
@@ -12,23 +13,37 @@
 namespace kt {
 namespace {
 
-void bind_optional(SQLite::Statement& statement, int index, const std::optional<double>& value) {
+void bind_optional(db::Statement& statement, int index, const std::optional<double>& value) {
   if (value)
     statement.bind(index, *value);
   else
-    statement.bind(index);  // NULL
+    statement.bind_null(index);
 }
 
-void write_measurement(SQLite::Database& db, std::int64_t variant_id, const VariantOutcome& outcome,
+void write_measurement(db::Connection& db, std::int64_t variant_id, const VariantOutcome& outcome,
                        const std::optional<double>& speedup) {
-  SQLite::Statement insert(
+  db::Statement insert(
       db,
-      "INSERT OR REPLACE INTO measurements (variant_id, median_us, min_us, p10_us, p90_us,"
+      "INSERT INTO measurements (variant_id, median_us, min_us, p10_us, p90_us,"
       " mean_us, rel_noise, trials, converged, max_abs, max_rel, rel_l2, first_bad_index,"
       " non_finite, tflops, gbps, speedup, timing_method, launches_per_sample,"
       " discarded_samples, sm_clock_mhz, throttle_reasons, bad_elements, first_bad_output,"
       " first_bad_reference, tolerance_json, guard_damage)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+      " ON CONFLICT (variant_id) DO UPDATE SET median_us = excluded.median_us,"
+      " min_us = excluded.min_us, p10_us = excluded.p10_us, p90_us = excluded.p90_us,"
+      " mean_us = excluded.mean_us, rel_noise = excluded.rel_noise, trials = excluded.trials,"
+      " converged = excluded.converged, max_abs = excluded.max_abs,"
+      " max_rel = excluded.max_rel, rel_l2 = excluded.rel_l2,"
+      " first_bad_index = excluded.first_bad_index, non_finite = excluded.non_finite,"
+      " tflops = excluded.tflops, gbps = excluded.gbps, speedup = excluded.speedup,"
+      " timing_method = excluded.timing_method,"
+      " launches_per_sample = excluded.launches_per_sample,"
+      " discarded_samples = excluded.discarded_samples, sm_clock_mhz = excluded.sm_clock_mhz,"
+      " throttle_reasons = excluded.throttle_reasons, bad_elements = excluded.bad_elements,"
+      " first_bad_output = excluded.first_bad_output,"
+      " first_bad_reference = excluded.first_bad_reference,"
+      " tolerance_json = excluded.tolerance_json, guard_damage = excluded.guard_damage");
   insert.bind(1, variant_id);
   if (const auto& t = outcome.timing) {
     insert.bind(2, t->median_us);
@@ -70,16 +85,16 @@ void write_measurement(SQLite::Database& db, std::int64_t variant_id, const Vari
 }
 
 // Replaces the job's pruned counts (a resumed job re-plans the same space).
-void write_pruned_groups(SQLite::Database& db, std::int64_t job_id,
+void write_pruned_groups(db::Connection& db, std::int64_t job_id,
                          const std::vector<PrunedGroup>& groups) {
-  SQLite::Statement clear(db, "DELETE FROM pruned_configs WHERE job_id = ?");
+  db::Statement clear(db, "DELETE FROM pruned_configs WHERE job_id = ?");
   clear.bind(1, job_id);
   clear.exec();
-  SQLite::Statement insert(db,
-                           "INSERT INTO pruned_configs (job_id, template_name, reason, count,"
-                           " examples_json) VALUES (?, ?, ?, ?, ?)"
-                           " ON CONFLICT (job_id, template_name, reason)"
-                           " DO UPDATE SET count = count + excluded.count");
+  db::Statement insert(db,
+                       "INSERT INTO pruned_configs (job_id, template_name, reason, count,"
+                       " examples_json) VALUES (?, ?, ?, ?, ?)"
+                       " ON CONFLICT (job_id, template_name, reason)"
+                       " DO UPDATE SET count = pruned_configs.count + excluded.count");
   for (const PrunedGroup& group : groups) {
     nlohmann::json examples = nlohmann::json::array();
     for (std::size_t i = 0; i < group.examples.size() && i < kPrunedExamples; ++i)
@@ -94,15 +109,31 @@ void write_pruned_groups(SQLite::Database& db, std::int64_t job_id,
   }
 }
 
+constexpr int kPlanColumns = 14;
+// 256 rows of 14 parameters stay far below SQLite's (32766) and PostgreSQL's (65535) limits.
+constexpr std::size_t kPlanRowsPerInsert = 256;
+
+// Inserts `rows` planned variants. DO NOTHING on UNIQUE(job_id, template_name, config_key): a
+// resumed job re-plans the same space and keeps what it already finished.
+std::string plan_insert_sql(std::size_t rows) {
+  std::string sql =
+      "INSERT INTO variants (job_id, template_name, config_json, config_key, status,"
+      " failed_gate, reason, compile_log, kernel_key, registers, spill_bytes, smem_bytes,"
+      " threads, compile_ms) VALUES ";
+  for (std::size_t row = 0; row < rows; ++row)
+    sql += row == 0 ? "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    : ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  return sql + " ON CONFLICT (job_id, template_name, config_key) DO NOTHING";
+}
+
 // Keeps jobs.best_variant_id the job's measured variant with the lowest median (one indexed
 // pass over the job's measured rows, paid by the writer so that readers look it up).
-void update_best_variant(SQLite::Database& db, std::int64_t job_id) {
-  SQLite::Statement update(
-      db,
-      "UPDATE jobs SET best_variant_id = (SELECT v.id FROM variants v"
-      " JOIN measurements m ON m.variant_id = v.id"
-      " WHERE v.job_id = ?1 AND v.status = 'measured' AND m.median_us IS NOT NULL"
-      " ORDER BY m.median_us, v.id LIMIT 1) WHERE id = ?1");
+void update_best_variant(db::Connection& db, std::int64_t job_id) {
+  db::Statement update(db,
+                       "UPDATE jobs SET best_variant_id = (SELECT v.id FROM variants v"
+                       " JOIN measurements m ON m.variant_id = v.id"
+                       " WHERE v.job_id = ?1 AND v.status = 'measured' AND m.median_us IS NOT NULL"
+                       " ORDER BY m.median_us, v.id LIMIT 1) WHERE id = ?1");
   update.bind(1, job_id);
   update.exec();
 }
@@ -114,7 +145,7 @@ std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
                                                 const std::vector<PrunedGroup>& pruned) {
   std::lock_guard lock(mutex_);
   return db::with_context("plan_variants for job " + std::to_string(job_id), [&] {
-    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
     if (!db::load_job(*db_, job_id))
       throw std::invalid_argument("job " + std::to_string(job_id) + " does not exist");
     for (const VariantRecord& v : planned)
@@ -122,30 +153,29 @@ std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
         throw std::invalid_argument(
             "plan_variants: pruned configurations are stored as counts"
             " (PrunedGroup), not as variant rows");
-    // OR IGNORE on UNIQUE(job_id, template_name, config_key): a resumed job re-plans the same
-    // space and keeps what it already finished.
-    SQLite::Statement insert(
-        *db_,
-        "INSERT OR IGNORE INTO variants (job_id, template_name, config_json, config_key, status,"
-        " failed_gate, reason, compile_log, kernel_key, registers, spill_bytes, smem_bytes,"
-        " threads, compile_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const VariantRecord& v : planned) {
-      insert.bind(1, job_id);
-      insert.bind(2, v.template_name);
-      insert.bind(3, to_json(v.config).dump());
-      insert.bind(4, v.config_key.empty() ? canonical_key(v.config) : v.config_key);
-      insert.bind(5, std::string(to_string(v.status)));
-      insert.bind(6, v.failed_gate);
-      insert.bind(7, v.reason);
-      insert.bind(8, v.compile_log);
-      insert.bind(9, v.kernel_key);
-      insert.bind(10, v.registers);
-      insert.bind(11, v.spill_bytes);
-      insert.bind(12, v.smem_bytes);
-      insert.bind(13, v.threads);
-      insert.bind(14, v.compile_ms);
+    // Up to kPlanRowsPerInsert rows per statement: one round trip each to a PostgreSQL server.
+    for (std::size_t first = 0; first < planned.size(); first += kPlanRowsPerInsert) {
+      const std::size_t rows = std::min(kPlanRowsPerInsert, planned.size() - first);
+      db::Statement insert(*db_, plan_insert_sql(rows));
+      for (std::size_t row = 0; row < rows; ++row) {
+        const VariantRecord& v = planned[first + row];
+        const int at = static_cast<int>(row) * kPlanColumns;
+        insert.bind(at + 1, job_id);
+        insert.bind(at + 2, v.template_name);
+        insert.bind(at + 3, to_json(v.config).dump());
+        insert.bind(at + 4, v.config_key.empty() ? canonical_key(v.config) : v.config_key);
+        insert.bind(at + 5, std::string(to_string(v.status)));
+        insert.bind(at + 6, v.failed_gate);
+        insert.bind(at + 7, v.reason);
+        insert.bind(at + 8, v.compile_log);
+        insert.bind(at + 9, v.kernel_key);
+        insert.bind(at + 10, v.registers);
+        insert.bind(at + 11, v.spill_bytes);
+        insert.bind(at + 12, v.smem_bytes);
+        insert.bind(at + 13, v.threads);
+        insert.bind(at + 14, v.compile_ms);
+      }
       insert.exec();
-      insert.reset();
     }
     write_pruned_groups(*db_, job_id, pruned);
     auto variants = db::load_variants(*db_, job_id);
@@ -169,11 +199,10 @@ VariantPage Store::variant_page(std::int64_t job_id, const VariantPageQuery& que
 void Store::record_loaded_resources(std::int64_t variant_id, int registers, int smem_bytes) {
   std::lock_guard lock(mutex_);
   db::with_context("record_loaded_resources for variant " + std::to_string(variant_id), [&] {
-    SQLite::Statement update(
-        *db_,
-        "UPDATE variants SET registers = CASE WHEN ? >= 0 THEN ? ELSE registers"
-        " END, smem_bytes = CASE WHEN ? >= 0 THEN ? ELSE smem_bytes END"
-        " WHERE id = ?");
+    db::Statement update(*db_,
+                         "UPDATE variants SET registers = CASE WHEN ? >= 0 THEN ? ELSE registers"
+                         " END, smem_bytes = CASE WHEN ? >= 0 THEN ? ELSE smem_bytes END"
+                         " WHERE id = ?");
     update.bind(1, registers);
     update.bind(2, registers);
     update.bind(3, smem_bytes);
@@ -201,7 +230,7 @@ void Store::record_compile(std::int64_t variant_id, const CompileResult& result,
   db::with_context("record_compile for variant " + std::to_string(variant_id), [&] {
     // A failed compile has no resource report: keep the "unknown" values.
     const ResourceUsage& r = result.resources;
-    SQLite::Statement update(
+    db::Statement update(
         *db_,
         "UPDATE variants SET kernel_key = ?, compile_log = ?, registers = ?, spill_bytes = ?,"
         " smem_bytes = ?, threads = ?, compile_ms = ? WHERE id = ?");
@@ -222,14 +251,14 @@ void Store::record_compile(std::int64_t variant_id, const CompileResult& result,
 void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcome) {
   std::lock_guard lock(mutex_);
   db::with_context("record_outcome for variant " + std::to_string(variant_id), [&] {
-    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
     const auto before = db::load_variant(*db_, variant_id);
     if (!before)
       throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
     const auto job = db::load_job(*db_, before->job_id);
     if (!job) throw std::runtime_error("variant " + std::to_string(variant_id) + " has no job");
 
-    SQLite::Statement update(
+    db::Statement update(
         *db_, "UPDATE variants SET status = ?, failed_gate = ?, reason = ? WHERE id = ?");
     update.bind(1, std::string(to_string(outcome.status)));
     update.bind(2, outcome.failed_gate);
@@ -243,7 +272,7 @@ void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcom
     if (outcome.timing || outcome.error) {
       write_measurement(*db_, variant_id, outcome, speedup);
     } else {
-      SQLite::Statement clear(*db_, "DELETE FROM measurements WHERE variant_id = ?");
+      db::Statement clear(*db_, "DELETE FROM measurements WHERE variant_id = ?");
       clear.bind(1, variant_id);
       clear.exec();
     }
@@ -266,15 +295,15 @@ void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcom
 JobProgress Store::progress(std::int64_t job_id) {
   const auto reader = readers_->acquire();
   return db::with_context("progress of job " + std::to_string(job_id), [&] {
-    SQLite::Statement query(*reader,
-                            "SELECT status, count FROM job_counts WHERE job_id = ?1 AND count > 0"
-                            " UNION ALL SELECT 'pruned', SUM(count) FROM pruned_configs"
-                            " WHERE job_id = ?1 HAVING SUM(count) > 0");
+    db::Statement query(*reader,
+                        "SELECT status, count FROM job_counts WHERE job_id = ?1 AND count > 0"
+                        " UNION ALL SELECT 'pruned', SUM(count) FROM pruned_configs"
+                        " WHERE job_id = ?1 HAVING SUM(count) > 0");
     query.bind(1, job_id);
     JobProgress progress;
-    while (query.executeStep()) {
-      const std::string status = query.getColumn(0).getString();
-      const std::int64_t count = query.getColumn(1).getInt64();
+    while (query.step()) {
+      const std::string status = query.column(0).text();
+      const std::int64_t count = query.column(1).int64();
       progress.by_status[status] += count;
       progress.total += count;
       if (status != "pending") progress.finished += count;
@@ -286,18 +315,18 @@ JobProgress Store::progress(std::int64_t job_id) {
 std::vector<PrunedGroup> Store::pruned_groups(std::int64_t job_id) {
   const auto reader = readers_->acquire();
   return db::with_context("pruned configurations of job " + std::to_string(job_id), [&] {
-    SQLite::Statement query(*reader,
-                            "SELECT template_name, reason, count, examples_json"
-                            " FROM pruned_configs WHERE job_id = ?"
-                            " ORDER BY count DESC, template_name, reason");
+    db::Statement query(*reader,
+                        "SELECT template_name, reason, count, examples_json"
+                        " FROM pruned_configs WHERE job_id = ?"
+                        " ORDER BY count DESC, template_name, reason");
     query.bind(1, job_id);
     std::vector<PrunedGroup> groups;
-    while (query.executeStep()) {
+    while (query.step()) {
       PrunedGroup group;
-      group.template_name = query.getColumn(0).getString();
-      group.reason = query.getColumn(1).getString();
-      group.count = query.getColumn(2).getInt64();
-      for (const auto& example : nlohmann::json::parse(query.getColumn(3).getString()))
+      group.template_name = query.column(0).text();
+      group.reason = query.column(1).text();
+      group.count = query.column(2).int64();
+      for (const auto& example : nlohmann::json::parse(query.column(3).text()))
         group.examples.push_back(int_map_from_json(example));
       groups.push_back(std::move(group));
     }

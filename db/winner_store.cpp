@@ -2,8 +2,7 @@
 // top candidates beside the baseline.
 #include <stdexcept>
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
+#include "db/connection.hpp"
 #include "db/pareto_store.hpp"
 #include "db/rows.hpp"
 #include "db/store.hpp"
@@ -12,18 +11,18 @@ namespace kt {
 namespace {
 
 // The variant must belong to the job: a comparison naming another job's variant is a bug.
-void require_variant_of_job(SQLite::Database& db, std::int64_t job_id, std::int64_t variant_id,
+void require_variant_of_job(db::Connection& db, std::int64_t job_id, std::int64_t variant_id,
                             const char* role) {
-  SQLite::Statement query(db, "SELECT 1 FROM variants WHERE id = ? AND job_id = ?");
+  db::Statement query(db, "SELECT 1 FROM variants WHERE id = ? AND job_id = ?");
   query.bind(1, variant_id);
   query.bind(2, job_id);
-  if (!query.executeStep())
+  if (!query.step())
     throw std::invalid_argument(std::string(role) + " " + std::to_string(variant_id) +
                                 " is not a variant of job " + std::to_string(job_id));
 }
 
 // The compared variants' points, moved to their interleaved medians (a tune job's only).
-void update_front_with_final_medians(SQLite::Database& db, std::int64_t job_id,
+void update_front_with_final_medians(db::Connection& db, std::int64_t job_id,
                                      const InterleavedResult& comparison) {
   const auto job = db::load_job(db, job_id);
   if (!job || job->mode != JobMode::tune) return;
@@ -43,15 +42,15 @@ void update_front_with_final_medians(SQLite::Database& db, std::int64_t job_id,
 void Store::record_job_baseline(std::int64_t id, int gpu_ordinal, const BaselineTiming& baseline) {
   std::lock_guard lock(mutex_);
   db::with_context("record_job_baseline for job " + std::to_string(id), [&] {
-    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
     auto job = db::load_job(*db_, id);
     if (!job) throw std::invalid_argument("job " + std::to_string(id) + " does not exist");
     job->baselines[std::to_string(gpu_ordinal)] = {{"median_us", baseline.timing.median_us},
                                                    {"timing", to_json(baseline.timing)},
                                                    {"baseline", baseline.baseline}};
-    SQLite::Statement update(*db_,
-                             "UPDATE jobs SET baselines_json = ?,"
-                             " reference_us = COALESCE(reference_us, ?) WHERE id = ?");
+    db::Statement update(*db_,
+                         "UPDATE jobs SET baselines_json = ?,"
+                         " reference_us = COALESCE(reference_us, ?) WHERE id = ?");
     update.bind(1, job->baselines.dump());
     update.bind(2, baseline.timing.median_us);
     update.bind(3, id);
@@ -63,16 +62,16 @@ void Store::record_job_baseline(std::int64_t id, int gpu_ordinal, const Baseline
 void Store::record_winner_comparison(std::int64_t job_id, const InterleavedResult& comparison) {
   std::lock_guard lock(mutex_);
   db::with_context("record_winner_comparison for job " + std::to_string(job_id), [&] {
-    SQLite::Transaction transaction(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
     if (!db::load_job(*db_, job_id))
       throw std::invalid_argument("job " + std::to_string(job_id) + " does not exist");
     require_variant_of_job(*db_, job_id, comparison.winner_variant_id, "winner");
     const bool has_runner_up = comparison.runner_up_variant_id != 0;
     if (has_runner_up)
       require_variant_of_job(*db_, job_id, comparison.runner_up_variant_id, "runner-up");
-    SQLite::Statement update(*db_,
-                             "UPDATE jobs SET winner_variant_id = ?, runner_up_variant_id = ?,"
-                             " winner_distinguishable = ?, winner_margin = ? WHERE id = ?");
+    db::Statement update(*db_,
+                         "UPDATE jobs SET winner_variant_id = ?, runner_up_variant_id = ?,"
+                         " winner_distinguishable = ?, winner_margin = ? WHERE id = ?");
     update.bind(1, comparison.winner_variant_id);
     if (has_runner_up) {  // a lone candidate has nothing to be told apart from: NULLs
       update.bind(2, comparison.runner_up_variant_id);
@@ -81,7 +80,7 @@ void Store::record_winner_comparison(std::int64_t job_id, const InterleavedResul
     }
     update.bind(5, job_id);
     update.exec();
-    SQLite::Statement final_row(*db_, "UPDATE jobs SET final_comparison_json = ? WHERE id = ?");
+    db::Statement final_row(*db_, "UPDATE jobs SET final_comparison_json = ? WHERE id = ?");
     final_row.bind(1, to_json(comparison).dump());
     final_row.bind(2, job_id);
     final_row.exec();

@@ -20,6 +20,8 @@ pick_boost() {
 base_packages=(
   build-essential cmake ninja-build pkg-config git
   libsqlite3-dev libsqlitecpp-dev   # store
+  libpq-dev                         # the PostgreSQL store's client (libpq, loaded at run time)
+  postgresql                        # server binaries for the PostgreSQL store's tests (throw-away cluster)
   libmuparser-dev                   # constraint and launch formulas in family manifests
   libcli11-dev                      # command lines of kerntuned / kerntune / the worker
   libspdlog-dev libfmt-dev          # logging

@@ -19,6 +19,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "db/connection.hpp"
 #include "db/store.hpp"
 #include "engine/job_scheduler.hpp"
 #include "engine/worker_client.hpp"
@@ -36,7 +37,7 @@ struct DaemonOptions {
   std::filesystem::path families_dir = kt::default_families_dir();
   std::filesystem::path worker = kt::default_worker_path();
   std::filesystem::path web_dir = kt::default_web_dir();
-  std::filesystem::path work_dir;  // default: <db>.work next to the db
+  std::filesystem::path work_dir;  // default: <db>.work next to the db (PostgreSQL: kerntune.work)
   int compile_threads = 0;
   int io_threads = 2;
   int query_threads = kt::kDefaultReadConnections;
@@ -165,7 +166,8 @@ int run_daemon(const DaemonOptions& options) {
   signals.async_wait([](const boost::system::error_code& ec, int signal) {
     if (!ec) spdlog::info("signal {}: stopping", signal);
   });
-  require_writable_database(options.db);
+  const bool postgresql = kt::db::is_postgresql_uri(options.db.string());
+  if (!postgresql) require_writable_database(options.db);
   std::unique_ptr<kt::Store> opened;
   try {
     opened = std::make_unique<kt::Store>(options.db, options.query_threads);
@@ -173,7 +175,8 @@ int run_daemon(const DaemonOptions& options) {
     throw StartupError(error.what());  // it names the path and the reason
   }
   kt::Store& store = *opened;
-  spdlog::info("store {} (schema v{})", options.db.string(), store.schema_version());
+  spdlog::info("store {} (schema v{})", kt::db::redacted_location(options.db.string()),
+               store.schema_version());
 
   kt::FamilyRegistry families;
   load_families(families, options.families_dir);
@@ -182,9 +185,10 @@ int run_daemon(const DaemonOptions& options) {
 
   kt::SchedulerOptions scheduler_options;
   scheduler_options.worker_exe = options.worker;
-  scheduler_options.work_dir = options.work_dir.empty()
-                                   ? std::filesystem::path(options.db.string() + ".work")
-                                   : options.work_dir;
+  // Next to an SQLite file; in the current folder for a PostgreSQL store.
+  scheduler_options.work_dir = !options.work_dir.empty() ? options.work_dir
+                               : postgresql              ? std::filesystem::path("kerntune.work")
+                                            : std::filesystem::path(options.db.string() + ".work");
   scheduler_options.compile_threads = options.compile_threads;
   std::filesystem::create_directories(scheduler_options.work_dir);
   kt::JobScheduler scheduler(store, families, scheduler_options, devices.devices);
@@ -221,14 +225,17 @@ int main(int argc, char** argv) {
   CLI::App app{"kerntuned: tunes CUDA kernels submitted over HTTP"};
   app.add_option("--listen", options.listen, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str();
-  app.add_option("--db", options.db, "SQLite database file")->capture_default_str();
+  app.add_option("--db", options.db,
+                 "SQLite database file, or a postgresql:// URI for a PostgreSQL database")
+      ->capture_default_str();
   app.add_option("--families", options.families_dir, "folder of kernel families")
       ->capture_default_str();
   app.add_option("--worker", options.worker, "measurement worker executable")
       ->capture_default_str();
   app.add_option("--web-dir", options.web_dir, "folder of the history page's static files")
       ->capture_default_str();
-  app.add_option("--work-dir", options.work_dir, "scratch folder for cubins (default: <db>.work)");
+  app.add_option("--work-dir", options.work_dir,
+                 "scratch folder for cubins (default: <db>.work; kerntune.work for PostgreSQL)");
   app.add_option("--compile-threads", options.compile_threads, "NVRTC threads (0: one per core)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")

@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "db/connection.hpp"
 #include "db/store.hpp"
+#include "support/postgres_cluster.hpp"
 #include "support/test_paths.hpp"
 
 namespace kt::test {
@@ -101,18 +103,64 @@ inline bool is_iso8601_utc(const std::string& text) {
   return std::regex_match(text, pattern);
 }
 
+// Plans BM = 1..count for a job and returns their records.
+inline std::vector<VariantRecord> plan(Store& store, std::int64_t job_id, int count) {
+  std::vector<VariantRecord> plan;
+  for (int i = 1; i <= count; ++i) plan.push_back(planned(i));
+  return store.plan_variants(job_id, plan);
+}
+
+// A fresh SQLite file per test.
 class StoreFixture : public ::testing::Test {
  protected:
   std::filesystem::path db_path() const { return dir_.path() / "kerntune.db"; }
-
-  // Plans BM = 1..count for a job and returns their records.
   std::vector<VariantRecord> plan(Store& store, std::int64_t job_id, int count) {
-    std::vector<VariantRecord> plan;
-    for (int i = 1; i <= count; ++i) plan.push_back(planned(i));
-    return store.plan_variants(job_id, plan);
+    return test::plan(store, job_id, count);
   }
 
   TempDir dir_;
 };
+
+// The store's tests that hold for every backend run once per backend: db_path() is a fresh SQLite
+// file, or a fresh database of the process's throw-away PostgreSQL cluster (support/
+// postgres_cluster.hpp; missing PostgreSQL fails these tests rather than skipping them).
+class StoreBackendFixture : public ::testing::TestWithParam<db::Dialect> {
+ protected:
+  void SetUp() override {
+    location_ = GetParam() == db::Dialect::sqlite ? (dir_.path() / "kerntune.db").string()
+                                                  : PostgresCluster::shared().create_database();
+  }
+  std::filesystem::path db_path() const { return location_; }
+  std::vector<VariantRecord> plan(Store& store, std::int64_t job_id, int count) {
+    return test::plan(store, job_id, count);
+  }
+  // The first column of the query's first row, read through a connection of the test's own.
+  std::int64_t query_int(const std::string& sql) const {
+    auto db = db::open_connection(location_, db::Access::read);
+    db::Statement query(*db, sql);
+    if (!query.step()) throw std::runtime_error("no row from: " + sql);
+    return query.column(0).int64();
+  }
+  std::string query_text(const std::string& sql) const {
+    auto db = db::open_connection(location_, db::Access::read);
+    db::Statement query(*db, sql);
+    if (!query.step()) throw std::runtime_error("no row from: " + sql);
+    return query.column(0).text();
+  }
+  // Runs statements behind the store's back (a row no release would write, ...).
+  void execute(const std::string& sql) const {
+    db::open_connection(location_, db::Access::write)->execute_script(sql);
+  }
+
+  TempDir dir_;
+  std::string location_;
+};
+
+inline std::string backend_name(const ::testing::TestParamInfo<db::Dialect>& info) {
+  return info.param == db::Dialect::sqlite ? "SQLite" : "PostgreSQL";
+}
+
+// INSTANTIATE_TEST_SUITE_P(Backends, SuiteName, kt::test::kStoreBackends, kt::test::backend_name)
+inline const auto kStoreBackends = ::testing::Values(db::Dialect::sqlite, db::Dialect::postgresql);
 
 }  // namespace kt::test

@@ -10,9 +10,9 @@ namespace {
 
 using namespace kt::test;
 
-class EngineStoreTest : public StoreFixture {};
+class EngineStoreTest : public StoreBackendFixture {};
 
-TEST_F(EngineStoreTest, PipelineAndPinnedConfigsAreStoredWithTheJob) {
+TEST_P(EngineStoreTest, PipelineAndPinnedConfigsAreStoredWithTheJob) {
   Store store(db_path());
   const auto whole = store.job(store.create_job(tune_job()));
   EXPECT_EQ(whole->pipeline, Pipeline::pipelined);
@@ -30,7 +30,7 @@ TEST_F(EngineStoreTest, PipelineAndPinnedConfigsAreStoredWithTheJob) {
   EXPECT_EQ(store.jobs({}).size(), 2u);
 }
 
-TEST_F(EngineStoreTest, GpusAndTimingAreReplacedAndReadBack) {
+TEST_P(EngineStoreTest, GpusAndTimingAreReplacedAndReadBack) {
   Store store(db_path());
   const std::int64_t id = store.create_job(tune_job());
   store.set_job_gpus(id, 2);
@@ -48,7 +48,7 @@ TEST_F(EngineStoreTest, GpusAndTimingAreReplacedAndReadBack) {
   EXPECT_THROW(store.set_job_timing(999, 1, 1), std::invalid_argument);
 }
 
-TEST_F(EngineStoreTest, WorkerTimeAndGpuOfAVariant) {
+TEST_P(EngineStoreTest, WorkerTimeAndGpuOfAVariant) {
   Store store(db_path());
   const std::int64_t id = store.create_job(tune_job());
   const auto variants = plan(store, id, 2);
@@ -63,7 +63,7 @@ TEST_F(EngineStoreTest, WorkerTimeAndGpuOfAVariant) {
   EXPECT_THROW(store.record_worker_time(12345, 0, 1), std::invalid_argument);
 }
 
-TEST_F(EngineStoreTest, CompileTimesLeaveOutCacheHitsAndUncompiledVariants) {
+TEST_P(EngineStoreTest, CompileTimesLeaveOutCacheHitsAndUncompiledVariants) {
   Store store(db_path());
   const std::int64_t id = store.create_job(tune_job());
   const auto variants = plan(store, id, 4);
@@ -80,6 +80,8 @@ TEST_F(EngineStoreTest, CompileTimesLeaveOutCacheHitsAndUncompiledVariants) {
   EXPECT_EQ(store.compile_times_ms(id), (std::vector<double>{1500, 700}));
   EXPECT_TRUE(store.compile_times_ms(id + 1).empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, EngineStoreTest, kStoreBackends, backend_name);
 
 }  // namespace
 }  // namespace kt

@@ -10,9 +10,9 @@ namespace {
 
 using namespace kt::test;
 
-class KernelStoreTest : public StoreFixture {};
+class KernelStoreTest : public StoreBackendFixture {};
 
-TEST_F(KernelStoreTest, KernelCacheRoundTripsBinaryBlobs) {
+TEST_P(KernelStoreTest, KernelCacheRoundTripsBinaryBlobs) {
   Store store(db_path());
   EXPECT_FALSE(store.find_kernel("missing"));
 
@@ -54,6 +54,8 @@ TEST_F(KernelStoreTest, KernelCacheRoundTripsBinaryBlobs) {
   ASSERT_TRUE(store.find_kernel("empty"));
   EXPECT_TRUE(store.find_kernel("empty")->cubin.empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, KernelStoreTest, kStoreBackends, backend_name);
 
 }  // namespace
 }  // namespace kt

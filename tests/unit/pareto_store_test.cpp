@@ -11,9 +11,9 @@ namespace {
 
 using namespace kt::test;
 
-class ParetoStoreTest : public StoreFixture {};
+class ParetoStoreTest : public StoreBackendFixture {};
 
-TEST_F(ParetoStoreTest, FrontDropsDominatedPointsAndDominatingOnesEvict) {
+TEST_P(ParetoStoreTest, FrontDropsDominatedPointsAndDominatingOnesEvict) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto v = plan(store, id, 5);
@@ -52,7 +52,7 @@ TEST_F(ParetoStoreTest, FrontDropsDominatedPointsAndDominatingOnesEvict) {
   EXPECT_FALSE(store.variant(v[4].id)->timing);
 }
 
-TEST_F(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
+TEST_P(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
   Store store(db_path());
   const auto h100 = store.create_job(tune_job("NVIDIA H100 80GB HBM3"));
   const auto h200 = store.create_job(tune_job("NVIDIA H200"));
@@ -91,9 +91,45 @@ TEST_F(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
   EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, "NVIDIA B200"));
 }
 
+// One entry per front, ordered by family, device, dtype and shape, each with its fastest point.
+TEST_P(ParetoStoreTest, TunedProblemsListEachFrontWithItsFastestPoint) {
+  Store store(db_path());
+  const auto h100 = store.create_job(tune_job("NVIDIA H100 80GB HBM3"));
+  const auto h200 = store.create_job(tune_job("NVIDIA H200"));
+  const auto softmax = store.create_job(tune_job("NVIDIA H200", "softmax"));
+  const auto on_h100 = plan(store, h100, 3);
+  const auto on_h200 = plan(store, h200, 1);
+  const auto on_softmax = plan(store, softmax, 1);
+  store.record_outcome(on_h100[0].id, measured(10, 0.01));
+  store.record_outcome(on_h100[1].id, measured(7, 0.03));   // the fastest; a trade-off with [0]
+  store.record_outcome(on_h100[2].id, measured(12, 0.05));  // dominated: off the front
+  store.record_outcome(on_h200[0].id, measured(4, 0.02));
+  store.record_outcome(on_softmax[0].id, measured(3, 0.02));
+
+  const auto all = store.tuned_problems("", "", 10);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].family, "gemm");
+  EXPECT_EQ(all[0].device_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(all[0].dtype, "bf16");
+  EXPECT_EQ(all[0].shape_key, kShapeKey);
+  EXPECT_EQ(all[0].front_size, 2);
+  EXPECT_EQ(all[0].best.id, on_h100[1].id);
+  EXPECT_EQ(all[1].device_name, "NVIDIA H200");
+  EXPECT_EQ(all[1].best.id, on_h200[0].id);
+  EXPECT_EQ(all[1].front_size, 1);
+  EXPECT_EQ(all[2].family, "softmax");
+  EXPECT_EQ(all[2].best.id, on_softmax[0].id);
+
+  const auto gemm_on_h200 = store.tuned_problems("gemm", "NVIDIA H200", 10);
+  ASSERT_EQ(gemm_on_h200.size(), 1u);
+  EXPECT_EQ(gemm_on_h200[0].best.id, on_h200[0].id);
+  EXPECT_EQ(store.tuned_problems("", "", 1).size(), 1u);
+  EXPECT_TRUE(store.tuned_problems("attention_fwd", "", 10).empty());
+}
+
 // best() is answered from memory between writes: every write (a new front point, a job's status,
 // a removed measurement) is seen by the next call, the "nothing tuned" answer included.
-TEST_F(ParetoStoreTest, BestFromMemoryFollowsEveryWrite) {
+TEST_P(ParetoStoreTest, BestFromMemoryFollowsEveryWrite) {
   Store store(db_path());
   EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, ""));
   const auto id = store.create_job(tune_job());
@@ -122,7 +158,7 @@ TEST_F(ParetoStoreTest, BestFromMemoryFollowsEveryWrite) {
 
 // The job /v1/best falls back to when no variant of ours was measured: the newest done tune job
 // of the problem (device model "" = any) that timed the baseline.
-TEST_F(ParetoStoreTest, NewestBaselineJobIsTheNewestDoneTuneJobThatTimedIt) {
+TEST_P(ParetoStoreTest, NewestBaselineJobIsTheNewestDoneTuneJobThatTimedIt) {
   Store store(db_path());
   const Shape shape{{"M", 16}, {"N", 4096}, {"K", 4097}};
   const std::string key = canonical_key(shape);
@@ -158,6 +194,8 @@ TEST_F(ParetoStoreTest, NewestBaselineJobIsTheNewestDoneTuneJobThatTimedIt) {
   EXPECT_FALSE(store.newest_baseline_job("gemm", "bf16", key, "NVIDIA H200").has_value());
   EXPECT_NE(older, newer);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, ParetoStoreTest, kStoreBackends, backend_name);
 
 }  // namespace
 }  // namespace kt

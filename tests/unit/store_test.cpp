@@ -22,9 +22,11 @@ namespace {
 
 using namespace kt::test;
 
-class StoreTest : public StoreFixture {};
+class StoreTest : public StoreBackendFixture {};
+// What only an SQLite file has: WAL, PRAGMA user_version, a file that is not a database.
+class SqliteStoreTest : public StoreFixture {};
 
-TEST_F(StoreTest, FreshFileGetsTheLatestSchemaInWalModeAndReopensUnchanged) {
+TEST_P(StoreTest, FreshDatabaseGetsTheLatestSchemaAndReopensUnchanged) {
   {
     Store store(db_path());
     EXPECT_EQ(store.schema_version(), 5);
@@ -35,12 +37,16 @@ TEST_F(StoreTest, FreshFileGetsTheLatestSchemaInWalModeAndReopensUnchanged) {
     EXPECT_EQ(reopened.schema_version(), 5);
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
+  if (GetParam() == db::Dialect::postgresql) {
+    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 5);
+    return;
+  }
   SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
   EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 5);
 }
 
-TEST_F(StoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
+TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
   {
     SQLite::Database raw(db_path(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     raw.exec("PRAGMA user_version = 999");
@@ -60,7 +66,7 @@ TEST_F(StoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
   EXPECT_FALSE(raw.tableExists("jobs"));
 }
 
-TEST_F(StoreTest, RefusesAFileThatIsNotADatabase) {
+TEST_F(SqliteStoreTest, RefusesAFileThatIsNotADatabase) {
   std::ofstream(db_path()) << "this is not an SQLite database, just some text long enough......"
                            << std::string(200, 'x');
   try {
@@ -71,7 +77,7 @@ TEST_F(StoreTest, RefusesAFileThatIsNotADatabase) {
   }
 }
 
-TEST_F(StoreTest, JobLifecycleKeepsFieldsAndStampsTimes) {
+TEST_P(StoreTest, JobLifecycleKeepsFieldsAndStampsTimes) {
   Store store(db_path());
   NewJob request = tune_job();
   request.budget = 40;
@@ -115,7 +121,7 @@ TEST_F(StoreTest, JobLifecycleKeepsFieldsAndStampsTimes) {
   EXPECT_FALSE(store.job(id + 100));
 }
 
-TEST_F(StoreTest, ModeAndPipelineAreStoredAsTheirApiText) {
+TEST_P(StoreTest, ModeAndPipelineAreStoredAsTheirApiText) {
   Store store(db_path());
   NewJob request = tune_job();
   request.mode = JobMode::compile;
@@ -124,19 +130,16 @@ TEST_F(StoreTest, ModeAndPipelineAreStoredAsTheirApiText) {
   EXPECT_EQ(store.job(id)->mode, JobMode::compile);
   EXPECT_EQ(store.job(id)->pipeline, Pipeline::serial);
 
-  SQLite::Database db(db_path().string(), SQLite::OPEN_READWRITE);
-  SQLite::Statement row(db, "SELECT mode, pipeline FROM jobs WHERE id = ?");
-  row.bind(1, id);
-  ASSERT_TRUE(row.executeStep());
-  EXPECT_EQ(row.getColumn(0).getString(), "compile");
-  EXPECT_EQ(row.getColumn(1).getString(), "serial");
+  const std::string where = " FROM jobs WHERE id = " + std::to_string(id);
+  EXPECT_EQ(query_text("SELECT mode" + where), "compile");
+  EXPECT_EQ(query_text("SELECT pipeline" + where), "serial");
 
   // A row whose text no release wrote is reported, not guessed at.
-  db.exec("UPDATE jobs SET mode = 'benchmark' WHERE id = " + std::to_string(id));
+  execute("UPDATE jobs SET mode = 'benchmark' WHERE id = " + std::to_string(id));
   EXPECT_THROW(store.job(id), std::runtime_error);
 }
 
-TEST_F(StoreTest, UnfinishedJobsAreQueuedOrRunningOldestFirst) {
+TEST_P(StoreTest, UnfinishedJobsAreQueuedOrRunningOldestFirst) {
   Store store(db_path());
   const auto first = store.create_job(tune_job());
   const auto second = store.create_job(tune_job());
@@ -148,7 +151,7 @@ TEST_F(StoreTest, UnfinishedJobsAreQueuedOrRunningOldestFirst) {
   EXPECT_EQ(store.unfinished_jobs(), (std::vector<std::int64_t>{first, third}));
 }
 
-TEST_F(StoreTest, HistoryFiltersByFamilyAndStatusAndPagesNewestFirst) {
+TEST_P(StoreTest, HistoryFiltersByFamilyAndStatusAndPagesNewestFirst) {
   Store store(db_path());
   std::vector<std::int64_t> gemm;
   for (int i = 0; i < 5; ++i) gemm.push_back(store.create_job(tune_job()));
@@ -173,7 +176,7 @@ TEST_F(StoreTest, HistoryFiltersByFamilyAndStatusAndPagesNewestFirst) {
   EXPECT_TRUE(store.jobs(filter("nope")).empty());
 }
 
-TEST_F(StoreTest, CancelStopsAQueuedJobAtOnceAndFlagsARunningOne) {
+TEST_P(StoreTest, CancelStopsAQueuedJobAtOnceAndFlagsARunningOne) {
   Store store(db_path());
   const auto queued = store.create_job(tune_job());
   plan(store, queued, 3);
@@ -199,7 +202,7 @@ TEST_F(StoreTest, CancelStopsAQueuedJobAtOnceAndFlagsARunningOne) {
   EXPECT_FALSE(store.request_cancel(9999));
 }
 
-TEST_F(StoreTest, DevicesAreUpsertedByUuid) {
+TEST_P(StoreTest, DevicesAreUpsertedByUuid) {
   Store store(db_path());
   DeviceInfo device;
   device.name = "NVIDIA H100 80GB HBM3";
@@ -231,7 +234,7 @@ TEST_F(StoreTest, DevicesAreUpsertedByUuid) {
   EXPECT_THROW(store.upsert_device(device), std::invalid_argument);
 }
 
-TEST_F(StoreTest, EverythingSurvivesClosingAndReopening) {
+TEST_P(StoreTest, EverythingSurvivesClosingAndReopening) {
   std::int64_t job_id = 0, variant_id = 0;
   {
     Store store(db_path());
@@ -250,7 +253,7 @@ TEST_F(StoreTest, EverythingSurvivesClosingAndReopening) {
   EXPECT_EQ(store.find_kernel("k")->cubin, (std::vector<char>{'a', '\0', 'b'}));
 }
 
-TEST_F(StoreTest, NothingStoredIsLostWhenTheProcessIsKilled) {
+TEST_P(StoreTest, NothingStoredIsLostWhenTheProcessIsKilled) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -337,13 +340,15 @@ void expect_concurrent_writers_agree(const std::filesystem::path& path, bool sto
   EXPECT_TRUE(shared->find_kernel("k324"));
 }
 
-TEST_F(StoreTest, FourThreadsSharingOneStoreDoNotCorruptIt) {
+TEST_P(StoreTest, FourThreadsSharingOneStoreDoNotCorruptIt) {
   expect_concurrent_writers_agree(db_path(), false);
 }
 
-TEST_F(StoreTest, FourConnectionsWritingOneFileWaitForEachOther) {
+TEST_P(StoreTest, FourConnectionsWritingOneFileWaitForEachOther) {
   expect_concurrent_writers_agree(db_path(), true);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, kStoreBackends, backend_name);
 
 }  // namespace
 }  // namespace kt

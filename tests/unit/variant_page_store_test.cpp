@@ -13,7 +13,7 @@ namespace {
 
 using namespace kt::test;
 
-class VariantPageStoreTest : public StoreFixture {
+class VariantPageStoreTest : public StoreBackendFixture {
  protected:
   // 250 variants; every third (BM divisible by 3) unsupported, the rest pending.
   std::vector<VariantRecord> plan_250(Store& store, std::int64_t job_id) {
@@ -44,7 +44,7 @@ class VariantPageStoreTest : public StoreFixture {
   }
 };
 
-TEST_F(VariantPageStoreTest, ThreePagesOf100CoverEveryVariantOnceInIdOrder) {
+TEST_P(VariantPageStoreTest, ThreePagesOf100CoverEveryVariantOnceInIdOrder) {
   Store store(db_path());
   const auto job = store.create_job(tune_job());
   const auto planned_rows = plan_250(store, job);
@@ -57,7 +57,7 @@ TEST_F(VariantPageStoreTest, ThreePagesOf100CoverEveryVariantOnceInIdOrder) {
   for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(ids[i], planned_rows[i].id) << i;
 }
 
-TEST_F(VariantPageStoreTest, AnExactMultipleEndsWithoutAnEmptyPage) {
+TEST_P(VariantPageStoreTest, AnExactMultipleEndsWithoutAnEmptyPage) {
   Store store(db_path());
   const auto job = store.create_job(tune_job());
   plan(store, job, 200);
@@ -66,7 +66,7 @@ TEST_F(VariantPageStoreTest, AnExactMultipleEndsWithoutAnEmptyPage) {
   EXPECT_EQ(sizes, (std::vector<std::size_t>{100, 100}));
 }
 
-TEST_F(VariantPageStoreTest, StatusFilterAndGatedOnlyPageOverMatchingRowsOnly) {
+TEST_P(VariantPageStoreTest, StatusFilterAndGatedOnlyPageOverMatchingRowsOnly) {
   Store store(db_path());
   const auto job = store.create_job(tune_job());
   plan_250(store, job);
@@ -90,7 +90,7 @@ TEST_F(VariantPageStoreTest, StatusFilterAndGatedOnlyPageOverMatchingRowsOnly) {
   for (const auto id : gated_ids) EXPECT_FALSE(overlap.count(id)) << id;
 }
 
-TEST_F(VariantPageStoreTest, PagesStayInsideTheirJobWhenIdsInterleave) {
+TEST_P(VariantPageStoreTest, PagesStayInsideTheirJobWhenIdsInterleave) {
   Store store(db_path());
   const auto first = store.create_job(tune_job());
   const auto second = store.create_job(tune_job());
@@ -108,7 +108,7 @@ TEST_F(VariantPageStoreTest, PagesStayInsideTheirJobWhenIdsInterleave) {
   EXPECT_FALSE(store.variant_page(999, query).next_after_id);
 }
 
-TEST_F(VariantPageStoreTest, JobPagesGoNewestFirstAndEnd) {
+TEST_P(VariantPageStoreTest, JobPagesGoNewestFirstAndEnd) {
   Store store(db_path());
   std::vector<std::int64_t> created;
   for (int i = 0; i < 5; ++i) created.push_back(store.create_job(tune_job()));
@@ -128,6 +128,8 @@ TEST_F(VariantPageStoreTest, JobPagesGoNewestFirstAndEnd) {
   EXPECT_EQ(seen, (std::vector<std::int64_t>{created[4], created[3], created[2], created[1],
                                              created[0]}));
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, VariantPageStoreTest, kStoreBackends, backend_name);
 
 }  // namespace
 }  // namespace kt

@@ -3,7 +3,6 @@
 
 #include <stdexcept>
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
 #include "support/store_fixtures.hpp"
@@ -13,9 +12,9 @@ namespace {
 
 using namespace kt::test;
 
-class VariantStoreTest : public StoreFixture {};
+class VariantStoreTest : public StoreBackendFixture {};
 
-TEST_F(VariantStoreTest, ReplanningAResumedJobKeepsFinishedVariantsAndAppendsNewOnes) {
+TEST_P(VariantStoreTest, ReplanningAResumedJobKeepsFinishedVariantsAndAppendsNewOnes) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const std::vector<PrunedGroup> pruned{
@@ -66,7 +65,7 @@ TEST_F(VariantStoreTest, ReplanningAResumedJobKeepsFinishedVariantsAndAppendsNew
   EXPECT_EQ(groups[0].examples[0].at("BM"), 128);
 }
 
-TEST_F(VariantStoreTest, PrunedConfigsAreCountsNotRows) {
+TEST_P(VariantStoreTest, PrunedConfigsAreCountsNotRows) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   EXPECT_THROW(store.plan_variants(id, {planned(64, VariantStatus::pruned, "too big")}),
@@ -88,12 +87,11 @@ TEST_F(VariantStoreTest, PrunedConfigsAreCountsNotRows) {
   const auto stored = store.pruned_groups(id);
   ASSERT_EQ(stored.size(), 5u);
   EXPECT_EQ(stored[0].examples.size(), kPrunedExamples) << "examples beyond the first few dropped";
-  SQLite::Database sql(db_path().string(), SQLite::OPEN_READONLY);
-  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM variants").getInt(), 500);
-  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pruned_configs").getInt(), 5);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants"), 500);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM pruned_configs"), 5);
 }
 
-TEST_F(VariantStoreTest, CountsByStatusFollowEveryChangeOfAVariant) {
+TEST_P(VariantStoreTest, CountsByStatusFollowEveryChangeOfAVariant) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto rows = store.plan_variants(id, {planned(64), planned(128), planned(256)});
@@ -113,19 +111,30 @@ TEST_F(VariantStoreTest, CountsByStatusFollowEveryChangeOfAVariant) {
   EXPECT_EQ(store.fastest_variant(id)->id, rows[0].id);
   // Another job's counts are its own.
   const auto other = store.create_job(tune_job());
-  store.plan_variants(other, {planned(64)});
-  EXPECT_EQ(store.progress(other).total, 1);
+  store.plan_variants(
+      other, {planned(64), planned(65, VariantStatus::unsupported_arch, "sm_100a"), planned(66)});
+  progress = store.progress(other);
+  EXPECT_EQ(progress.total, 3);
+  EXPECT_EQ(progress.by_status.at("pending"), 2);
+  EXPECT_EQ(progress.by_status.at("unsupported_arch"), 1);
   EXPECT_EQ(store.progress(id).total, 3);
+  // One statement moving several variants (a cancel) moves each of them once.
+  EXPECT_TRUE(store.request_cancel(other));
+  progress = store.progress(other);
+  EXPECT_EQ(progress.by_status.at("cancelled"), 2);
+  EXPECT_EQ(progress.by_status.at("unsupported_arch"), 1);
+  EXPECT_EQ(progress.by_status.count("pending"), 0u);
+  EXPECT_EQ(progress.total, 3);
 }
 
-TEST_F(VariantStoreTest, PlanningForAnUnknownJobThrowsAndInsertsNothing) {
+TEST_P(VariantStoreTest, PlanningForAnUnknownJobThrowsAndInsertsNothing) {
   Store store(db_path());
   EXPECT_THROW(store.plan_variants(42, {planned(64)}), std::invalid_argument);
   EXPECT_TRUE(store.variants(42).empty());
   EXPECT_THROW(store.record_outcome(42, measured(1, 0)), std::invalid_argument);
 }
 
-TEST_F(VariantStoreTest, CompileAndOutcomeAreStoredOnTheVariant) {
+TEST_P(VariantStoreTest, CompileAndOutcomeAreStoredOnTheVariant) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   store.set_job_reference(id, 30);
@@ -170,7 +179,7 @@ TEST_F(VariantStoreTest, CompileAndOutcomeAreStoredOnTheVariant) {
   EXPECT_FALSE(v->speedup);
 }
 
-TEST_F(VariantStoreTest, WrongResultKeepsItsErrorButStaysOffTheFront) {
+TEST_P(VariantStoreTest, WrongResultKeepsItsErrorButStaysOffTheFront) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto variants = plan(store, id, 1);
@@ -198,7 +207,7 @@ namespace {
 
 using namespace kt::test;
 
-TEST_F(VariantStoreTest, GatedOnlyListingAndFastestVariantSkipWhatNeverRan) {
+TEST_P(VariantStoreTest, GatedOnlyListingAndFastestVariantSkipWhatNeverRan) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto rows = store.plan_variants(
@@ -224,7 +233,7 @@ namespace {
 
 using namespace kt::test;
 
-TEST_F(VariantStoreTest, LoadedResourcesOverrideTheCompileReportOnlyWhereKnown) {
+TEST_P(VariantStoreTest, LoadedResourcesOverrideTheCompileReportOnlyWhereKnown) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto rows = plan(store, id, 1);
@@ -239,7 +248,7 @@ TEST_F(VariantStoreTest, LoadedResourcesOverrideTheCompileReportOnlyWhereKnown) 
   EXPECT_EQ(v->smem_bytes, 9000);
 }
 
-TEST_F(VariantStoreTest, TimingMethodDiscardsAndClocksAreStoredWithTheMeasurement) {
+TEST_P(VariantStoreTest, TimingMethodDiscardsAndClocksAreStoredWithTheMeasurement) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto variants = plan(store, id, 2);
@@ -266,15 +275,13 @@ TEST_F(VariantStoreTest, TimingMethodDiscardsAndClocksAreStoredWithTheMeasuremen
   EXPECT_EQ(v->timing->launches_per_sample, 1);
   EXPECT_EQ(v->timing->sm_clock_mhz, -1);
   EXPECT_EQ(v->timing->throttle_reasons, 0u);
-  SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
-  SQLite::Statement row(raw,
-                        "SELECT sm_clock_mhz IS NULL, throttle_reasons IS NULL FROM measurements "
-                        "WHERE variant_id = ?");
-  row.bind(1, variants[1].id);
-  ASSERT_TRUE(row.executeStep());
-  EXPECT_EQ(row.getColumn(0).getInt(), 1);
-  EXPECT_EQ(row.getColumn(1).getInt(), 1);
+  const std::string where =
+      " FROM measurements WHERE variant_id = " + std::to_string(variants[1].id);
+  EXPECT_EQ(query_int("SELECT COUNT(*)" + where + " AND sm_clock_mhz IS NULL"), 1);
+  EXPECT_EQ(query_int("SELECT COUNT(*)" + where + " AND throttle_reasons IS NULL"), 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, VariantStoreTest, kStoreBackends, backend_name);
 
 }  // namespace
 }  // namespace kt

@@ -11,7 +11,7 @@ namespace {
 
 using namespace kt::test;
 
-class WinnerStoreTest : public StoreFixture {};
+class WinnerStoreTest : public StoreBackendFixture {};
 
 InterleavedResult comparison(std::int64_t winner, std::int64_t runner_up, bool distinguishable,
                              double margin) {
@@ -25,7 +25,7 @@ InterleavedResult comparison(std::int64_t winner, std::int64_t runner_up, bool d
   return r;
 }
 
-TEST_F(WinnerStoreTest, NoComparisonUntilOneIsRecorded) {
+TEST_P(WinnerStoreTest, NoComparisonUntilOneIsRecorded) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto job = store.job(id);
@@ -37,7 +37,7 @@ TEST_F(WinnerStoreTest, NoComparisonUntilOneIsRecorded) {
   EXPECT_FALSE(job->winner_median_us);
 }
 
-TEST_F(WinnerStoreTest, ComparisonIsStoredReadBackAndReplaced) {
+TEST_P(WinnerStoreTest, ComparisonIsStoredReadBackAndReplaced) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto variants = plan(store, id, 3);
@@ -65,7 +65,7 @@ TEST_F(WinnerStoreTest, ComparisonIsStoredReadBackAndReplaced) {
   EXPECT_DOUBLE_EQ(job->runner_up_median_us.value_or(-1), 25.0);
 }
 
-TEST_F(WinnerStoreTest, ALoneCandidateHasNoRunnerUp) {
+TEST_P(WinnerStoreTest, ALoneCandidateHasNoRunnerUp) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto variants = plan(store, id, 1);
@@ -81,7 +81,7 @@ TEST_F(WinnerStoreTest, ALoneCandidateHasNoRunnerUp) {
   EXPECT_FALSE(job->winner_margin);
 }
 
-TEST_F(WinnerStoreTest, RejectsUnknownJobsAndOtherJobsVariantsWithoutWriting) {
+TEST_P(WinnerStoreTest, RejectsUnknownJobsAndOtherJobsVariantsWithoutWriting) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto other = store.create_job(tune_job());
@@ -97,7 +97,7 @@ TEST_F(WinnerStoreTest, RejectsUnknownJobsAndOtherJobsVariantsWithoutWriting) {
   EXPECT_FALSE(store.job(id)->winner_variant_id);
 }
 
-TEST_F(WinnerStoreTest, TheFinalComparisonIsTheJobsResultAndRanksTheFront) {
+TEST_P(WinnerStoreTest, TheFinalComparisonIsTheJobsResultAndRanksTheFront) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   const auto variants = plan(store, id, 2);
@@ -130,7 +130,7 @@ TEST_F(WinnerStoreTest, TheFinalComparisonIsTheJobsResultAndRanksTheFront) {
   EXPECT_DOUBLE_EQ(store.variant(variants[0].id)->timing->median_us, 20.0);
 }
 
-TEST_F(WinnerStoreTest, EachGpusBaselineIsKeptAndTheFirstIsTheJobsReference) {
+TEST_P(WinnerStoreTest, EachGpusBaselineIsKeptAndTheFirstIsTheJobsReference) {
   Store store(db_path());
   const auto id = store.create_job(tune_job());
   BaselineTiming gpu1{TimingSummary{30, 29, 29.5, 31, 30, 0.002, 50, true},
@@ -148,6 +148,8 @@ TEST_F(WinnerStoreTest, EachGpusBaselineIsKeptAndTheFirstIsTheJobsReference) {
   EXPECT_EQ(job->baselines["0"]["baseline"]["algorithm_index"], 3);
   EXPECT_THROW(store.record_job_baseline(id + 100, 0, gpu0), std::invalid_argument);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, WinnerStoreTest, kStoreBackends, backend_name);
 
 }  // namespace
 }  // namespace kt
