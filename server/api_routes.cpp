@@ -1,5 +1,6 @@
 #include "server/api_routes.hpp"
 
+#include "server/answer_cache.hpp"
 #include "server/api_document.hpp"
 #include "server/job_handlers.hpp"
 #include "server/metrics_text.hpp"
@@ -17,12 +18,13 @@ Router make_api_router() {
   router.add(verb::post, "/v1/jobs", create_job);
   router.add(verb::get, "/v1/jobs/{id}", get_job);
   router.add(verb::delete_, "/v1/jobs/{id}", cancel_job);
-  router.add(verb::get, "/v1/jobs/{id}/variants", list_variants);
+  router.add(verb::get, "/v1/jobs/{id}/variants", remembered(list_variants), remembered_answer);
   router.add(verb::get, "/v1/variants/{id}", get_variant);
   router.add(verb::get, "/v1/variants/{id}/kernel", get_kernel);
-  router.add(verb::get, "/v1/best", get_best);
+  // The hottest reads: answered on the I/O thread while nothing was written since.
+  router.add(verb::get, "/v1/best", remembered(get_best), remembered_answer);
   router.add(verb::get, "/v1/pareto", get_pareto);
-  router.add(verb::get, "/v1/history", get_history);
+  router.add(verb::get, "/v1/history", remembered(get_history), remembered_answer);
   router.add(verb::get, "/v1/families", get_families);
   router.add(verb::get, "/v1/devices", get_devices);
   router.add(verb::get, "/v1/tuned", get_tuned);

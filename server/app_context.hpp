@@ -4,12 +4,14 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "db/store.hpp"
 #include "engine/job_scheduler.hpp"
 #include "server/access_control.hpp"
+#include "server/answer_cache.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 #include "tuner/paths.hpp"
@@ -32,6 +34,9 @@ struct AppContext {
   std::string version = KT_VERSION;
   AccessPolicy access{};  // open unless kerntuned was given --token-file
   std::filesystem::path web_dir = default_web_dir();  // the history page's static files
+  // Answers of the remembered read routes, valid until the store's next write (shared: the
+  // context stays copyable).
+  std::shared_ptr<AnswerCache> answers = std::make_shared<AnswerCache>();
 };
 
 }  // namespace kt

@@ -56,7 +56,38 @@ std::optional<std::string> ApiRequest::query_param(const std::string& name) cons
 }
 
 void Router::add(http::verb method, const std::string& pattern, Handler handler, RunOn run_on) {
-  routes_.push_back(Route{method, pattern, split_pattern(pattern), std::move(handler), run_on});
+  routes_.push_back(Route{method, pattern, split_pattern(pattern), std::move(handler), run_on, {}});
+}
+
+void Router::add(http::verb method, const std::string& pattern, Handler handler,
+                 MemoryAnswer from_memory) {
+  routes_.push_back(Route{method, pattern, split_pattern(pattern), std::move(handler),
+                          RunOn::query_pool, std::move(from_memory)});
+}
+
+std::optional<ApiResponse> Router::answer_on_io_thread(const HttpRequest& request,
+                                                       AppContext& context) const {
+  const std::string target(request.target());  // the url_view points into it
+  auto parsed = boost::urls::parse_origin_form(target);
+  if (!parsed) return dispatch(request, context);
+  std::vector<std::string> segments;
+  for (const auto& segment : parsed->segments()) segments.push_back(segment);
+  for (const Route& candidate : routes_) {
+    std::map<std::string, std::string> captured;
+    if (!match(candidate, segments, captured) || !serves(candidate.method, request.method()))
+      continue;
+    if (candidate.run_on == RunOn::io_thread) return dispatch(request, context);
+    if (!candidate.from_memory) return std::nullopt;
+    try {
+      ApiRequest api{request, std::move(captured), {}};
+      for (const auto& param : parsed->params()) api.query[param.key] = param.value;
+      return candidate.from_memory(api, context);
+    } catch (const std::exception& error) {
+      spdlog::debug("{}: no answer from memory: {}", target, error.what());
+      return std::nullopt;  // the handler runs and reports it
+    }
+  }
+  return dispatch(request, context);  // 404 or 405, without a handler
 }
 
 std::vector<std::pair<http::verb, std::string>> Router::routes() const {

@@ -34,6 +34,9 @@ struct ApiRequest {
 };
 
 using Handler = std::function<ApiResponse(const ApiRequest&, AppContext&)>;
+// A route's answer from memory (no store query, nothing that waits), or nullopt when only its
+// handler can answer.
+using MemoryAnswer = std::function<std::optional<ApiResponse>(const ApiRequest&, AppContext&)>;
 
 // Where a handler runs: on the I/O thread when it touches neither the store nor anything else
 // that can wait (/healthz), else on the query pool, so an I/O thread never waits on a query.
@@ -43,6 +46,10 @@ class Router {
  public:
   void add(boost::beast::http::verb method, const std::string& pattern, Handler handler,
            RunOn run_on = RunOn::query_pool);
+  // A query-pool route whose answer may already be in memory: from_memory is tried on the I/O
+  // thread first, the handler runs on the pool when it has none.
+  void add(boost::beast::http::verb method, const std::string& pattern, Handler handler,
+           MemoryAnswer from_memory);
   // Never throws: every failure becomes a JSON error response.
   ApiResponse dispatch(const HttpRequest& request, AppContext& context) const;
   // True for a route added with RunOn::io_thread, and for requests answered without a handler
@@ -50,6 +57,11 @@ class Router {
   bool runs_on_io_thread(const HttpRequest& request) const;
   // Every (method, pattern) added, in order: what the OpenAPI conformance test checks.
   std::vector<std::pair<boost::beast::http::verb, std::string>> routes() const;
+  // The answer when it can be given on the I/O thread: a RunOn::io_thread route's, a route's
+  // memory answer, or the error for a request no handler serves. nullopt: dispatch() it on the
+  // query pool. Never throws.
+  std::optional<ApiResponse> answer_on_io_thread(const HttpRequest& request,
+                                                 AppContext& context) const;
 
  private:
   struct Route {
@@ -58,6 +70,7 @@ class Router {
     std::vector<std::string> segments;
     Handler handler;
     RunOn run_on;
+    MemoryAnswer from_memory;  // may be empty
   };
   static bool match(const Route& route, const std::vector<std::string>& segments,
                     std::map<std::string, std::string>& captured);

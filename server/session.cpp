@@ -90,8 +90,11 @@ void Session::on_read(beast::error_code ec, std::size_t) {
   // Before routing: without the token a client learns nothing, not even which paths exist.
   if (std::optional<ApiResponse> denied = check_access(request, settings_.context->access))
     return answer(std::move(*denied), started);
-  if (settings_.queries == nullptr || settings_.router->runs_on_io_thread(request))
+  if (settings_.queries == nullptr)
     return answer(settings_.router->dispatch(request, *settings_.context), started);
+  if (std::optional<ApiResponse> ready =
+          settings_.router->answer_on_io_thread(request, *settings_.context))
+    return answer(std::move(*ready), started);
   // The parser (and the request in it) stays put until the answer is sent: nothing reads the
   // connection meanwhile.
   boost::asio::post(*settings_.queries, [self = shared_from_this(), started] {

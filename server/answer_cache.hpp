@@ -1,0 +1,48 @@
+// Finished answers of hot read routes (/v1/best, /v1/history, a page of variants), kept with the
+// store's write count at the time they were computed: while no write has committed since, the
+// same request target gets the same answer, served on the I/O thread without a query, JSON
+// building or a hop to the query pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "server/api_response.hpp"
+#include "server/router.hpp"
+
+namespace kt {
+
+class AnswerCache {
+ public:
+  // Bounded in entries and in body bytes (a page of variants is ~100 KB): beyond either the
+  // cache is emptied rather than grown.
+  static constexpr std::size_t kMaxAnswers = 4096;
+  static constexpr std::size_t kMaxBytes = 16 << 20;
+
+  // The answer stored for key while writes is still the store's write count, else nullopt.
+  std::optional<ApiResponse> find(std::string_view key, std::uint64_t writes) const;
+  // writes: the store's write count read before the answer's first query.
+  void store(std::string key, std::uint64_t writes, ApiResponse answer);
+
+ private:
+  struct Entry {
+    std::uint64_t writes;
+    ApiResponse answer;
+  };
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Entry> answers_;
+  std::size_t bytes_ = 0;
+};
+
+// The handler, remembering its 200 answers in context.answers under the request target.
+Handler remembered(Handler handler);
+// A remembered answer to this request target, if nothing was written since (a lookup: safe on an
+// I/O thread).
+std::optional<ApiResponse> remembered_answer(const ApiRequest& request, AppContext& context);
+
+}  // namespace kt
