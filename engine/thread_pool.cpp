@@ -1,24 +1,6 @@
 #include "engine/thread_pool.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 namespace kt {
-namespace {
-
-// Compiling is batch work: its threads run below the daemon's HTTP threads, so a job's NVRTC
-// calls do not take the cores the API's answers need (on 2 cores, two compile threads at the
-// same priority share them as equals with the I/O and query threads). Linux keeps a nice value
-// per thread; when it cannot be raised the thread keeps the default, which only costs latency.
-constexpr int kCompileNice = 10;
-
-void lower_this_threads_priority() {
-  const id_t thread = static_cast<id_t>(gettid());
-  const int current = getpriority(PRIO_PROCESS, thread);
-  if (current < kCompileNice) setpriority(PRIO_PROCESS, thread, kCompileNice);
-}
-
-}  // namespace
 
 ThreadPool::ThreadPool(unsigned threads) {
   if (threads == 0) threads = 1;
@@ -35,7 +17,6 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::work() {
-  lower_this_threads_priority();
   for (;;) {
     std::function<void()> task;
     {
