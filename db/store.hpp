@@ -176,6 +176,11 @@ class Store {
                                                const std::string& shape_key,
                                                const std::string& device_name);
 
+  // Changes whenever a write of this store commits: an answer computed from reads that began when
+  // it had a value is still the answer while it keeps it (writes of other daemons sharing a
+  // PostgreSQL database are not seen).
+  std::uint64_t write_count() const { return mutex_.writes(); }
+
   // Calls observer with every statement any connection runs from now on (empty: stop). For
   // tests that check the API's query plans; call it while the store is idle.
   void observe_statements(db::StatementObserver observer);
