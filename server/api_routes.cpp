@@ -20,6 +20,7 @@ Router make_api_router() {
   router.add(verb::get, "/v1/jobs/{id}/variants", list_variants);
   router.add(verb::get, "/v1/variants/{id}", get_variant);
   router.add(verb::get, "/v1/variants/{id}/kernel", get_kernel);
+  router.add(verb::get, "/v1/variants/{id}/launch", get_launch);
   router.add(verb::get, "/v1/best", get_best);
   router.add(verb::get, "/v1/pareto", get_pareto);
   router.add(verb::get, "/v1/history", get_history);
@@ -32,7 +33,7 @@ Router make_api_router() {
   router.add(verb::get, "/ui/{file}", get_ui_file);
   router.add(verb::get, "/ui/vendor/{file}", get_ui_vendor_file);
   router.add(verb::get, "/v1/openapi.json", get_openapi, RunOn::io_thread);  // from memory
-  router.add(verb::get, "/metrics", get_metrics, RunOn::io_thread);          // atomics only
+  router.add(verb::get, "/metrics", get_metrics, RunOn::io_thread);          // in memory only
   return router;
 }
 
