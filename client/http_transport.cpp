@@ -156,6 +156,8 @@ HttpReply HttpTransport::send(http::verb method, const std::string& target,
   reply.status = static_cast<int>(response.result_int());
   reply.content_type = std::string(response[http::field::content_type]);
   reply.body = response.body();
+  for (const auto& field : response)
+    reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   return reply;
 }
 

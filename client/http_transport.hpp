@@ -7,6 +7,8 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <boost/beast/http/verb.hpp>
 
@@ -18,6 +20,7 @@ struct HttpReply {
   int status = 0;
   std::string content_type;
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // all of them, as sent
 };
 
 struct ServerAddress {

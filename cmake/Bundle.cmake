@@ -1,7 +1,7 @@
-# Copies the shared libraries that exist in the distribution only as .so (muparser, spdlog, fmt)
-# next to the binaries in build/bin; binaries carry RPATH $ORIGIN, so the build folder runs on a
-# machine without those packages. CUDA libraries (NVRTC, cuBLAS) are expected on the GPU host.
-set(KT_BUNDLED_TARGETS muparser::muparser spdlog::spdlog fmt::fmt)
+# Copies the shared libraries that exist in the distribution only as .so (muparser, spdlog, fmt,
+# prometheus-cpp's core) next to the binaries in build/bin; binaries carry RPATH $ORIGIN, so the
+# build folder runs on a machine without those packages. CUDA libraries (NVRTC, cuBLAS) are expected on the GPU host.
+set(KT_BUNDLED_TARGETS muparser::muparser spdlog::spdlog fmt::fmt prometheus-cpp::core)
 
 function(kt_bundle_runtime_libs target)
   foreach(lib IN LISTS KT_BUNDLED_TARGETS)

@@ -1,44 +1,119 @@
 #include "engine/engine_metrics.hpp"
 
-#include <algorithm>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <string>
 
 namespace kt {
 
-LatencyHistogram::LatencyHistogram(std::vector<double> bounds)
-    : bounds_(std::move(bounds)), buckets_(bounds_.size() + 1) {}
-
-void LatencyHistogram::observe(double seconds) {
-  const auto at = std::lower_bound(bounds_.begin(), bounds_.end(), seconds) - bounds_.begin();
-  ++buckets_[static_cast<std::size_t>(at)];
-  ++count_;
-  sum_.fetch_add(seconds);
+EngineMetrics::EngineMetrics(const std::vector<DeviceInfo>& devices)
+    : registry_(std::make_shared<prometheus::Registry>()) {
+  using prometheus::BuildCounter;
+  using prometheus::BuildGauge;
+  using prometheus::BuildHistogram;
+  queued_ = &BuildGauge()
+                 .Name("kerntune_jobs_queued")
+                 .Help("Jobs waiting for a runner (the queue depth).")
+                 .Register(*registry_)
+                 .Add({});
+  running_ = &BuildGauge()
+                  .Name("kerntune_jobs_running")
+                  .Help("Jobs a runner is working on.")
+                  .Register(*registry_)
+                  .Add({});
+  auto& jobs = BuildCounter()
+                   .Name("kerntune_jobs_ended_total")
+                   .Help("Jobs that ended since the daemon started, by final status.")
+                   .Register(*registry_);
+  for (const JobStatus status : {JobStatus::done, JobStatus::failed, JobStatus::cancelled})
+    jobs_ended_[status] = &jobs.Add({{"status", std::string(to_string(status))}});
+  auto& variants =
+      BuildCounter()
+          .Name("kerntune_variants_total")
+          .Help("Variants that went through the gates since the daemon started, by outcome.")
+          .Register(*registry_);
+  for (int i = 0; i <= static_cast<int>(VariantStatus::cancelled); ++i) {
+    const auto status = static_cast<VariantStatus>(i);
+    if (status == VariantStatus::pending || status == VariantStatus::pruned ||
+        status == VariantStatus::unsupported_arch)
+      continue;  // planned, never through a gate: counted per job in the store
+    variants_[status] = &variants.Add({{"outcome", std::string(to_string(status))}});
+  }
+  // Compiles take 0.1 s to a minute (NVRTC on a wgmma kernel); measurements 10 ms (a failed smoke
+  // run) to minutes (a slow shape with many trials).
+  compile_ = &BuildHistogram()
+                  .Name("kerntune_compile_seconds")
+                  .Help("NVRTC compile time per variant (cache misses).")
+                  .Register(*registry_)
+                  .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2, 4, 8, 16,
+                                                                   32, 64});
+  measure_ = &BuildHistogram()
+                  .Name("kerntune_measure_seconds")
+                  .Help("Worker time per measured variant (load, checks, timing).")
+                  .Register(*registry_)
+                  .Add({}, prometheus::Histogram::BucketBoundaries{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2,
+                                                                   5, 10, 30, 60, 120});
+  worker_restarts_ =
+      &BuildCounter()
+           .Name("kerntune_worker_restarts_total")
+           .Help("Measurement workers started again after a crash, hang or illegal access.")
+           .Register(*registry_)
+           .Add({});
+  auto& busy = BuildCounter()
+                   .Name("kerntune_gpu_busy_seconds_total")
+                   .Help("Seconds each GPU's worker spent measuring variants.")
+                   .Register(*registry_);
+  for (const DeviceInfo& device : devices)
+    gpu_busy_[device.ordinal] =
+        &busy.Add({{"gpu", std::to_string(device.ordinal)}, {"uuid", device.uuid}});
 }
 
-LatencyHistogram::Snapshot LatencyHistogram::snapshot() const {
-  Snapshot snap;
-  snap.bounds = bounds_;
-  std::uint64_t running = 0;
-  for (const auto& bucket : buckets_) snap.cumulative.push_back(running += bucket.load());
-  snap.count = running;  // the buckets' total: consistent with them even mid-observe
-  snap.sum = sum_.load();
-  return snap;
+EngineMetrics::~EngineMetrics() = default;
+
+void EngineMetrics::job_queued() {
+  queued_->Increment();
 }
 
-// Compiles take 0.1 s to a minute (NVRTC on a wgmma kernel); measurements 10 ms (a failed smoke
-// run) to minutes (a slow shape with many trials).
-EngineMetrics::EngineMetrics()
-    : compile_({0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64}),
-      measure_({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120}) {}
+void EngineMetrics::job_started() {
+  queued_->Decrement();
+  running_->Increment();
+}
+
+void EngineMetrics::job_stopped() {
+  running_->Decrement();
+}
+
+void EngineMetrics::job_ended(JobStatus status) {
+  const auto it = jobs_ended_.find(status);
+  if (it != jobs_ended_.end()) it->second->Increment();
+}
+
+void EngineMetrics::variant_ended(VariantStatus status) {
+  const auto it = variants_.find(status);
+  if (it != variants_.end()) it->second->Increment();
+}
+
+void EngineMetrics::compiled(double seconds) {
+  compile_->Observe(seconds);
+}
 
 void EngineMetrics::measured(int gpu_ordinal, double seconds) {
-  measure_.observe(seconds);
-  std::lock_guard lock(gpu_mutex_);
-  gpu_busy_[gpu_ordinal] += seconds;
+  measure_->Observe(seconds);
+  const auto it = gpu_busy_.find(gpu_ordinal);
+  if (it != gpu_busy_.end()) it->second->Increment(seconds);
 }
 
-std::map<int, double> EngineMetrics::gpu_busy_seconds() const {
-  std::lock_guard lock(gpu_mutex_);
-  return gpu_busy_;
+std::vector<prometheus::MetricFamily> EngineMetrics::collect(std::uint64_t worker_restarts) const {
+  {
+    std::lock_guard lock(restarts_mutex_);
+    const double seen = worker_restarts_->Value();
+    if (static_cast<double>(worker_restarts) > seen)
+      worker_restarts_->Increment(static_cast<double>(worker_restarts) - seen);
+  }
+  return registry_->Collect();
 }
 
 }  // namespace kt

@@ -174,6 +174,10 @@ void JobScheduler::run_queue(Queue& queue) {
   }
 }
 
+std::vector<prometheus::MetricFamily> JobScheduler::metric_families() const {
+  return metrics_.collect(worker_restarts());
+}
+
 std::uint64_t JobScheduler::worker_restarts() const {
   return gpu_pool_ ? gpu_pool_->worker_restarts() : 0;
 }

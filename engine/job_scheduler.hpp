@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "db/store.hpp"
+#include "engine/engine_metrics.hpp"
 #include "engine/gpu_pool.hpp"
 #include "engine/job_runner.hpp"
 #include "engine/job_target.hpp"
@@ -46,7 +47,8 @@ class JobScheduler {
   bool cancel(std::int64_t job_id);
 
   const std::vector<DeviceInfo>& devices() const { return devices_; }
-  const EngineMetrics& metrics() const { return metrics_; }
+  // GET /metrics: the engine's counters (EngineMetrics), worker restarts included.
+  std::vector<prometheus::MetricFamily> metric_families() const;
   // How many times workers were started again after their first start (a crash, a hang, an
   // illegal access each cost one).
   std::uint64_t worker_restarts() const;
@@ -65,7 +67,7 @@ class JobScheduler {
   std::unique_ptr<ThreadPool> compile_pool_;
   std::unique_ptr<GpuPool> gpu_pool_;
   std::vector<std::unique_ptr<Queue>> queues_;  // [0]: compile-only; then one per GPU model
-  EngineMetrics metrics_;
+  EngineMetrics metrics_{devices_};
   std::uint64_t seed_ = 1;
   bool started_ = false;
   bool stopping_ = false;

@@ -29,6 +29,7 @@ base_packages=(
   libgtest-dev                      # tests
   libvalijson-dev                   # tests: response bodies checked against docs/openapi.json
   libssl-dev                        # SHA-256 for the content-addressed compile cache
+  prometheus-cpp-dev                # GET /metrics: registry and text exposition (core library only)
   python3                           # scripts/gen_wgmma_ops.py and the test that checks its output
   clang libclang-rt-dev             # libFuzzer + ASan/UBSan runtimes: the test command's fuzz build
   python3-setuptools python3-pip python3-wheel  # builds and installs the Python client (client/python)

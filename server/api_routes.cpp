@@ -21,6 +21,7 @@ Router make_api_router() {
   router.add(verb::get, "/v1/jobs/{id}/variants", remembered(list_variants), remembered_answer);
   router.add(verb::get, "/v1/variants/{id}", get_variant);
   router.add(verb::get, "/v1/variants/{id}/kernel", get_kernel);
+  router.add(verb::get, "/v1/variants/{id}/launch", get_launch);
   // The hottest reads: answered on the I/O thread while nothing was written since.
   router.add(verb::get, "/v1/best", remembered(get_best), remembered_answer);
   router.add(verb::get, "/v1/pareto", get_pareto);
@@ -34,7 +35,7 @@ Router make_api_router() {
   router.add(verb::get, "/ui/{file}", get_ui_file);
   router.add(verb::get, "/ui/vendor/{file}", get_ui_vendor_file);
   router.add(verb::get, "/v1/openapi.json", get_openapi, RunOn::io_thread);  // from memory
-  router.add(verb::get, "/metrics", get_metrics, RunOn::io_thread);          // atomics only
+  router.add(verb::get, "/metrics", get_metrics, RunOn::io_thread);          // in memory only
   return router;
 }
 

@@ -5,6 +5,7 @@
 #include "engine/job_stats.hpp"
 #include "server/job_request.hpp"
 #include "server/json_views.hpp"
+#include "server/launch_view.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
 #include "tuner/family_baseline.hpp"
@@ -185,9 +186,43 @@ ApiResponse get_kernel(const ApiRequest& request, AppContext& context) {
   response.body.assign(blob->cubin.begin(), blob->cubin.end());
   response.headers.emplace_back("X-Kernel-Name", blob->kernel);
   response.headers.emplace_back("X-Kernel-Arch", blob->arch);
+  // The launch for the job's shape; the parameters are in the JSON at X-Kernel-Launch.
+  response.headers.emplace_back("X-Kernel-Launch", "/v1/variants/" + id + "/launch");
+  std::string why;
+  if (const auto job = context.store.job(variant.job_id))
+    if (const auto launch = launch_view(context, *job, variant, &why)) {
+      const auto dims = [](const nlohmann::json& xyz) {
+        return std::to_string(xyz[0].get<std::uint32_t>()) + "," +
+               std::to_string(xyz[1].get<std::uint32_t>()) + "," +
+               std::to_string(xyz[2].get<std::uint32_t>());
+      };
+      response.headers.emplace_back("X-Kernel-Grid", dims((*launch)["grid"]));
+      response.headers.emplace_back("X-Kernel-Block", dims((*launch)["block"]));
+      response.headers.emplace_back("X-Kernel-Cluster", dims((*launch)["cluster"]));
+      response.headers.emplace_back("X-Kernel-Dynamic-Smem",
+                                    std::to_string((*launch)["dynamic_smem_bytes"].get<int>()));
+    }
   response.headers.emplace_back("Content-Disposition", "attachment; filename=\"variant-" + id +
                                                            "-" + blob->arch + ".cubin\"");
   return response;
+}
+
+ApiResponse get_launch(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {});
+  const VariantRecord variant = require_variant(context, request);
+  const std::string id = std::to_string(variant.id);
+  if (variant.kernel_key.empty())
+    throw ApiError(HttpStatus::not_found, "no_kernel",
+                   "variant " + id + " has no compiled kernel (status " +
+                       std::string(to_string(variant.status)) + ")");
+  const auto job = context.store.job(variant.job_id);
+  if (!job) throw ApiError(HttpStatus::not_found, "unknown_job", "variant " + id + " has no job");
+  std::string why;
+  const auto launch = launch_view(context, *job, variant, &why);
+  if (!launch)
+    throw ApiError(HttpStatus::not_found, "no_launch",
+                   "the launch of variant " + id + " cannot be evaluated: " + why);
+  return json_response(HttpStatus::ok, *launch);
 }
 
 }  // namespace kt

@@ -22,5 +22,7 @@ ApiResponse cancel_job(const ApiRequest& request, AppContext& context);
 ApiResponse get_variant(const ApiRequest& request, AppContext& context);
 // GET /v1/variants/{id}/kernel: the cubin from the compile cache.
 ApiResponse get_kernel(const ApiRequest& request, AppContext& context);
+// GET /v1/variants/{id}/launch: what a client needs to launch the cubin (server/launch_view.hpp).
+ApiResponse get_launch(const ApiRequest& request, AppContext& context);
 
 }  // namespace kt

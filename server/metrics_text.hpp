@@ -1,6 +1,6 @@
-// GET /metrics: the engine's counters in the Prometheus text exposition format (version 0.0.4).
-// Written here by hand, in one small file: prometheus-cpp is not packaged in Debian 12, and the
-// format is a few lines of text per metric. Reads atomics only, so it runs on the I/O thread.
+// GET /metrics: the engine's prometheus-cpp registry in the Prometheus text exposition format
+// (version 0.0.4), written by prometheus-cpp's TextSerializer and served by our Beast server (not
+// prometheus-cpp's own pull server). Reads in-memory metrics only, so it runs on the I/O thread.
 #pragma once
 
 #include <string>

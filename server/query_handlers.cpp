@@ -6,6 +6,7 @@
 #include "engine/job_target.hpp"
 #include "server/best_answer.hpp"
 #include "server/json_views.hpp"
+#include "server/launch_view.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
 #include "tuner/family_baseline.hpp"
@@ -89,6 +90,13 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
   auto body = best_answer_json(best, baseline_job, baseline_kind);
   if (!body)
     throw ApiError(HttpStatus::not_found, "not_tuned", "nothing tuned for " + describe(key));
+  // How to launch our best variant (the top-level one, or best_own when the baseline wins).
+  (*body)["launch"] = nullptr;
+  if (best) {
+    std::string why;
+    if (auto launch = launch_view(context, best->job, best->variant, &why))
+      (*body)["launch"] = std::move(*launch);
+  }
   (*body)["reference"] = key.family->reference.kind;  // what speedup_vs_reference compares with
   (*body)["baseline"] = baseline_kind;
   // An external baseline (PyTorch SDPA) is not timed in-process: speedup fields stay null.

@@ -205,6 +205,11 @@ class Client:
                 f.write(payload)
         return kernel
 
+    def launch(self, variant_id: int) -> Dict[str, Any]:
+        """How to launch the variant's cubin (GET /v1/variants/{id}/launch): kernel, arch, grid,
+        block, cluster, dynamic_smem_bytes, params in order, buffers, for its job's shape."""
+        return self._json("GET", f"/v1/variants/{int(variant_id)}/launch")
+
     def tuned(self, family: Optional[str] = None, device: Optional[str] = None, limit: int = 100) -> List[Dict[str, Any]]:
         """Every tuned problem (GET /v1/tuned) with its best variant."""
         return self._json("GET", "/v1/tuned", {"family": family, "device": device, "limit": limit})["problems"]

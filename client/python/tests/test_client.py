@@ -64,6 +64,15 @@ class ClientAgainstDaemon(unittest.TestCase):
             with open(path, "rb") as f:
                 self.assertEqual(f.read(), kernel.cubin)
 
+        # How to launch it, evaluated by the daemon for the job's shape, for the cubin's entry point.
+        launch = self.client.launch(with_kernel[0].id)
+        self.assertEqual(launch["kernel"], kernel.name)
+        self.assertEqual(launch["arch"], "sm_90a")
+        self.assertEqual(len(launch["grid"]), 3)
+        self.assertTrue(all(d >= 1 for d in launch["grid"] + launch["block"]))
+        self.assertTrue(launch["params"])
+        self.assertLessEqual({p["type"] for p in launch["params"]}, {"pointer", "i32", "i64", "f32", "tensor_map"})
+
         self.assertIn(job.id, [j.id for j in self.client.history(family="gemm", limit=1000)])
         self.assertIn(job.id, [j.id for j in self.client.history(status="done", limit=1000)])
 

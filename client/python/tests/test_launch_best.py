@@ -1,10 +1,9 @@
-"""examples/launch_best.py without a GPU: formula evaluation, the launch computed from the gemm
-manifest, the kernelParams array and the CUlaunchConfig it hands to cuLaunchKernelEx."""
+"""examples/launch_best.py without a GPU: the daemon's launch object read as sent, the
+kernelParams array and the CUlaunchConfig it hands to cuLaunchKernelEx."""
 
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import sys
 import unittest
@@ -16,70 +15,47 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 import kerntune  # noqa: E402
 import launch_best  # noqa: E402
 
-FAMILIES = os.environ.get("KERNTUNE_FAMILIES", os.path.join(HERE, "..", "..", "..", "kernel_templates"))
-CONFIG = {"BM": 128, "BN": 256, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "K_ORDER": 0,
-          "SPLIT_K": 1, "CLUSTER_M": 2, "CLUSTER_N": 1}
-
-
-def gemm_manifest() -> dict:
-    with open(os.path.join(FAMILIES, "gemm", "manifest.json"), encoding="utf-8") as f:
-        return json.load(f)
-
-
-class Formulas(unittest.TestCase):
-    def test_muparser_syntax_is_evaluated(self) -> None:
-        e = launch_best.evaluate
-        self.assertEqual(e("cdiv(cdiv(N,BN),CLUSTER_N)*CLUSTER_N", {"N": 1000, "BN": 128, "CLUSTER_N": 2}), 8)
-        self.assertEqual(e("SPLIT_K > 1 ? M*N*SPLIT_K : 1", {"M": 4, "N": 5, "SPLIT_K": 2}), 40)
-        self.assertEqual(e("SPLIT_K > 1 ? M*N*SPLIT_K : 1", {"M": 4, "N": 5, "SPLIT_K": 1}), 1)
-        self.assertEqual(e("max(2*3, 4) + (A == 1 ? 10 : 0) - -1", {"A": 1}), 17)
-        self.assertEqual(e("7 % 4 + !0 && 1", {}), 1)
-        self.assertEqual(e("1 + 2 * 3", {}), 7)
-        with self.assertRaises(KeyError):
-            e("smem_per_block_optin / 2", {})
-        with self.assertRaises(ValueError):
-            e("1 +", {})
-
-
-class LaunchFromManifest(unittest.TestCase):
-    def test_cluster_template_launch_for_a_shape(self) -> None:
-        shape = {"M": 4096, "N": 4096, "K": 4096}
-        spec = launch_best.launch_spec_from_manifest(gemm_manifest(), "mma_multistage_cluster", shape, CONFIG, "bf16")
-        self.assertEqual(spec.entry, "kt_gemm_mma")
-        self.assertEqual(spec.grid, (16, 32, 1))  # cdiv(4096,256) x cdiv(4096,128), rounded to clusters
-        self.assertEqual(spec.block, (256, 1, 1))  # WARPS_M*WARPS_N*32
-        self.assertEqual(spec.cluster, (1, 2, 1))
-        self.assertEqual(spec.dynamic_smem_bytes, 4 * (128 + 256) * 32 * 2)
-        self.assertEqual([p.name for p in spec.params], ["C", "A", "B", "M", "N", "K", "workspace", "semaphores"])
-        self.assertEqual([p.kind for p in spec.params][:4], ["buffer", "buffer", "buffer", "i32"])
-        self.assertEqual(spec.params[0].dtype, "bf16")  # "in": the job's dtype
-        self.assertEqual(spec.params[6].dtype, "f32")
-        self.assertEqual(spec.source, "manifest")
-
-    def test_unknown_template_is_refused(self) -> None:
-        with self.assertRaises(ValueError):
-            launch_best.launch_spec_from_manifest(gemm_manifest(), "nope", {"M": 1, "N": 1, "K": 1}, {}, "bf16")
+# What GET /v1/variants/{id}/launch (and /v1/best's "launch") says for gemm M=96,N=80,K=40 with
+# 64x64 tiles; tests/integration/variant_launch_test.cpp checks the daemon says exactly this.
+LAUNCH = {
+    "variant_id": 7, "kernel": "kt_gemm_mma", "arch": "sm_90a", "grid": [2, 2, 1], "block": [128, 1, 1],
+    "cluster": [1, 1, 1], "dynamic_smem_bytes": 16384,
+    "params": [{"type": "pointer", "buffer": "C"}, {"type": "pointer", "buffer": "A"},
+               {"type": "pointer", "buffer": "B"}, {"type": "i32", "expression": "M", "value": 96},
+               {"type": "i32", "expression": "N", "value": 80}, {"type": "i32", "expression": "K", "value": 40}],
+    "buffers": [{"name": "A", "role": "input", "dtype": "bf16", "elements": 3840},
+                {"name": "B", "role": "input", "dtype": "bf16", "elements": 3200},
+                {"name": "C", "role": "output", "dtype": "bf16", "elements": 7680}],
+    "shape": {"M": 96, "N": 80, "K": 40}, "dtype": "bf16"}
 
 
 class LaunchFromDaemon(unittest.TestCase):
-    def test_the_daemons_launch_object_wins_over_the_manifest(self) -> None:
+    def test_the_daemons_launch_object_is_used_as_sent(self) -> None:
         best = kerntune.Best.from_json({
-            "family": "gemm", "dtype": "bf16", "shape": {"M": 64, "N": 64, "K": 64}, "arch": "sm_90a",
-            "job_id": 1, "variant_id": 2, "template": "mma_multistage", "config": {}, "median_us": 3.0,
-            "launch": {"entry": "kt_gemm_mma", "grid": [4, 2, 1], "block": [128, 1, 1], "cluster": [2, 1, 1],
-                       "dynamic_smem_bytes": 65536,
-                       "params": [{"name": "C", "kind": "buffer"}, {"name": "M", "type": "i32"}]}})
-        spec = launch_best.launch_spec_from_best(best, None)
-        self.assertEqual((spec.grid, spec.block, spec.cluster), ((4, 2, 1), (128, 1, 1), (2, 1, 1)))
-        self.assertEqual(spec.dynamic_smem_bytes, 65536)
-        self.assertEqual([(p.name, p.kind) for p in spec.params], [("C", "buffer"), ("M", "i32")])
-        self.assertEqual(spec.source, "daemon")
+            "family": "gemm", "dtype": "bf16", "shape": LAUNCH["shape"], "arch": "sm_90a",
+            "job_id": 1, "variant_id": 7, "template": "mma_multistage", "config": {}, "median_us": 3.0,
+            "launch": LAUNCH})
+        spec = launch_best.launch_spec_from_best(best)
+        self.assertEqual(spec.entry, "kt_gemm_mma")
+        self.assertEqual((spec.grid, spec.block, spec.cluster), ((2, 2, 1), (128, 1, 1), (1, 1, 1)))
+        self.assertEqual(spec.dynamic_smem_bytes, 16384)
+        self.assertEqual(spec.variant_id, 7)
+        self.assertEqual([(p.name, p.kind) for p in spec.params],
+                         [("C", "buffer"), ("A", "buffer"), ("B", "buffer"), ("M", "i32"), ("N", "i32"), ("K", "i32")])
+        self.assertEqual((spec.params[1].dtype, spec.params[1].elements), ("bf16", 3840))
+        self.assertEqual(spec.params[3].value, 96)
 
-    def test_without_launch_or_manifest_it_says_so(self) -> None:
+    def test_a_tensor_map_parameter_is_refused_with_its_reason(self) -> None:
+        launch = dict(LAUNCH, params=[{"type": "tensor_map", "buffer": "A", "dims": [40, 96], "box": [64, 64],
+                                       "swizzle_bytes": 128}])
+        with self.assertRaisesRegex(ValueError, "cuTensorMapEncodeTiled"):
+            launch_best.launch_spec_from_launch(launch)
+
+    def test_without_launch_it_says_so(self) -> None:
         best = kerntune.Best.from_json({"family": "gemm", "dtype": "bf16", "job_id": 1, "variant_id": 2,
                                         "median_us": 1.0, "template": "t"})
         with self.assertRaisesRegex(ValueError, "no launch object"):
-            launch_best.launch_spec_from_best(best, None)
+            launch_best.launch_spec_from_best(best)
 
 
 class Packing(unittest.TestCase):
