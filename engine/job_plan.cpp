@@ -4,21 +4,10 @@
 #include <numeric>
 
 #include "tuner/pinned_configs.hpp"
+#include "tuner/search/searcher.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {
-
-std::vector<std::size_t> seeded_permutation(std::size_t n, std::uint64_t seed) {
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (std::size_t i = n; i > 1; --i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;  // Knuth's MMIX LCG
-    const std::size_t j = static_cast<std::size_t>((state >> 33) % i);
-    std::swap(order[i - 1], order[j]);
-  }
-  return order;
-}
 
 namespace {
 
@@ -66,7 +55,7 @@ std::vector<std::size_t> budget_sample(const std::vector<VariantPlan>& plans,
   std::vector<std::vector<std::size_t>> orders;
   for (std::size_t t = 0; t < by_template.size(); ++t)
     orders.push_back(
-        seeded_permutation(by_template[t].size(), static_cast<std::uint64_t>(job_id) * 31 + t));
+        seeded_order(by_template[t].size(), static_cast<std::uint64_t>(job_id) * 31 + t));
   std::vector<std::size_t> picked;
   for (std::size_t round = 0; static_cast<std::int64_t>(picked.size()) < budget; ++round)
     for (std::size_t t = 0; t < by_template.size(); ++t)

@@ -26,8 +26,4 @@ struct JobPlan {
 JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits,
                  bool whole_space = false);
 
-// Indices 0..n-1 in a shuffled order fixed by `seed` (Fisher-Yates over a 64-bit
-// linear congruential generator, identical on every platform).
-std::vector<std::size_t> seeded_permutation(std::size_t n, std::uint64_t seed);
-
 }  // namespace kt

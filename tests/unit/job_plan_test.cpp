@@ -1,4 +1,5 @@
 #include "engine/job_plan.hpp"
+#include "tuner/search/searcher.hpp"
 
 #include <algorithm>
 #include <map>
@@ -141,13 +142,13 @@ TEST(JobPlan, PinnedConfigsPlanOnlyThemselves) {
 }
 
 TEST(SeededPermutation, IsAPermutationAndDependsOnTheSeed) {
-  const auto p = seeded_permutation(100, 42);
+  const auto p = seeded_order(100, 42);
   std::vector<std::size_t> sorted = p;
   std::sort(sorted.begin(), sorted.end());
   for (std::size_t i = 0; i < 100; ++i) EXPECT_EQ(sorted[i], i);
-  EXPECT_EQ(p, seeded_permutation(100, 42));
-  EXPECT_NE(p, seeded_permutation(100, 43));
-  EXPECT_TRUE(seeded_permutation(0, 1).empty());
+  EXPECT_EQ(p, seeded_order(100, 42));
+  EXPECT_NE(p, seeded_order(100, 43));
+  EXPECT_TRUE(seeded_order(0, 1).empty());
 }
 
 }  // namespace
