@@ -9,8 +9,9 @@ space measured, and waits for it. Then one pinned job measures the whole space's
 searched job's winner side by side (the job's interleaved final comparison, so GPU drift between
 the jobs does not enter the ratio). Prints a table and writes OUT.json with every job's id, budget,
 wall seconds, best first-pass median and the pinned job's interleaved medians.
-Standard library only (runs on the GPU machine beside the slim binaries). Not yet run on a GPU:
-the 2026-11-26 call that was to run it spent its time on the 4096^3 whole space first.
+Standard library only (runs on the GPU machine beside the slim binaries). First run on an H100 on
+2026-11-27: the searched jobs ran, the interleaved medians did not come back (it read them from the
+variant view, which has none; they are in the job view's "final", as read now).
 """
 import json
 import math
@@ -91,13 +92,13 @@ def main():
         done, wall = wait(base, job["id"])
         variants = call(f"{base}/v1/jobs/{job['id']}/variants?limit=1000")
         rows = variants["variants"] if isinstance(variants, dict) else variants
-        final = {}
-        for v in rows:
-            # The interleaved median when the variant was in the final comparison.
-            f = call(f"{base}/v1/variants/{v['id']}").get("final") or {}
-            final[json.dumps(config_of(v), sort_keys=True)] = f.get("median_us")
+        # The job's final comparison: variant ids and their interleaved timings, in one order.
+        comparison = done.get("final") or {}
+        median_of = {vid: t.get("median_us") for vid, t in
+                     zip(comparison.get("variant_ids", []), comparison.get("timings", []))}
+        final = {json.dumps(config_of(v), sort_keys=True): median_of.get(v["id"]) for v in rows}
         report["pinned"] = {"id": job["id"], "status": done["status"],
-                            "comparison": done.get("comparison")}
+                            "comparison": done.get("comparison"), "final": done.get("final")}
         whole_us = final.get(json.dumps(report["whole"]["best"], sort_keys=True))
         for row in report["searched"]:
             key = json.dumps(row["best"], sort_keys=True) if row["best"] else None
