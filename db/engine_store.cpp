@@ -9,6 +9,7 @@ namespace kt {
 void Store::set_job_gpus(std::int64_t job_id, int gpus) {
   std::lock_guard lock(mutex_);
   db::with_context("set_job_gpus " + std::to_string(job_id), [&] {
+    touches_job(job_id);
     db::Statement update(*db_, "UPDATE jobs SET gpus = ? WHERE id = ?");
     update.bind(1, gpus);
     update.bind(2, job_id);
@@ -21,6 +22,7 @@ void Store::set_job_timing(std::int64_t job_id, std::optional<double> wall_secon
                            std::optional<double> gpu_busy_seconds) {
   std::lock_guard lock(mutex_);
   db::with_context("set_job_timing " + std::to_string(job_id), [&] {
+    touches_job(job_id);
     db::Statement update(*db_,
                          "UPDATE jobs SET wall_seconds = ?, gpu_busy_seconds = ? WHERE id = ?");
     if (wall_seconds) update.bind(1, *wall_seconds);  // unbound: NULL
@@ -34,6 +36,7 @@ void Store::set_job_timing(std::int64_t job_id, std::optional<double> wall_secon
 void Store::record_worker_time(std::int64_t variant_id, int gpu_ordinal, double measure_ms) {
   std::lock_guard lock(mutex_);
   db::with_context("record_worker_time for variant " + std::to_string(variant_id), [&] {
+    touches_job_of_variant(variant_id);
     db::Statement update(*db_, "UPDATE variants SET gpu_ordinal = ?, measure_ms = ? WHERE id = ?");
     update.bind(1, gpu_ordinal);
     update.bind(2, measure_ms);

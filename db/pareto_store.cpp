@@ -98,7 +98,7 @@ std::optional<BestEntry> Store::best(const std::string& family, const std::strin
   constexpr std::size_t kMaxCachedBest = 4096;
   const std::string key = family + '\n' + dtype + '\n' + shape_key + '\n' + device_name;
   // Read before the query: a write that commits meanwhile makes the entry stale at once.
-  const std::uint64_t writes = mutex_.writes();
+  const std::uint64_t writes = mutex_.fronts_stamp();
   {
     std::lock_guard lock(best_cache_mutex_);
     const auto cached = best_cache_.find(key);

@@ -54,6 +54,27 @@ Store::Store(const std::filesystem::path& path, int read_connections) {
 
 Store::~Store() = default;
 
+void Store::touches_job(std::int64_t job_id) {
+  db::Statement query(*db_, "SELECT mode FROM jobs WHERE id = ?");
+  query.bind(1, job_id);
+  mutex_.touches_job(job_id);
+  // An unknown job: the write changes nothing (it will throw); a tune job's rows reach /v1/best.
+  if (query.step() && query.column(0).text() == to_string(JobMode::tune)) mutex_.touches_fronts();
+}
+
+void Store::touches_job_of_variant(std::int64_t variant_id) {
+  db::Statement query(*db_,
+                      "SELECT v.job_id, j.mode FROM variants v JOIN jobs j ON j.id = v.job_id"
+                      " WHERE v.id = ?");
+  query.bind(1, variant_id);
+  if (!query.step()) {
+    mutex_.touches_no_answer();  // no such variant: the write changes nothing
+    return;
+  }
+  mutex_.touches_job(query.column(0).int64());
+  if (query.column(1).text() == to_string(JobMode::tune)) mutex_.touches_fronts();
+}
+
 void Store::observe_statements(db::StatementObserver observer) {
   {
     std::lock_guard lock(mutex_);
@@ -163,7 +184,8 @@ std::int64_t Store::create_job(const NewJob& job) {
     insert.bind(14, job.search_patience);
     if (!insert.step()) throw std::runtime_error("insert returned no job id");
     const std::int64_t id = insert.column(0).int64();
-    insert.step();  // finish the statement so the write completes before returning
+    insert.step();           // finish the statement so the write completes before returning
+    mutex_.touches_job(id);  // a new job is on no front yet
     return id;
   });
 }
@@ -235,6 +257,7 @@ std::vector<std::int64_t> Store::unfinished_jobs() {
 void Store::set_job_status(std::int64_t id, JobStatus status, const std::string& reason) {
   std::lock_guard lock(mutex_);
   db::with_context("set_job_status " + std::to_string(id), [&] {
+    touches_job(id);
     db::Transaction transaction(*db_, db::TransactionKind::write);
     write_job_status(*db_, id, status, reason);
     transaction.commit();
@@ -244,6 +267,7 @@ void Store::set_job_status(std::int64_t id, JobStatus status, const std::string&
 void Store::set_job_reference(std::int64_t id, double reference_us) {
   std::lock_guard lock(mutex_);
   db::with_context("set_job_reference " + std::to_string(id), [&] {
+    touches_job(id);
     db::Statement update(*db_, "UPDATE jobs SET reference_us = ? WHERE id = ?");
     update.bind(1, reference_us);
     update.bind(2, id);
@@ -254,6 +278,7 @@ void Store::set_job_reference(std::int64_t id, double reference_us) {
 bool Store::request_cancel(std::int64_t id) {
   std::lock_guard lock(mutex_);
   return db::with_context("request_cancel " + std::to_string(id), [&] {
+    touches_job(id);
     db::Transaction transaction(*db_, db::TransactionKind::write);
     const auto job = db::load_job(*db_, id);
     if (!job || (job->status != JobStatus::queued && job->status != JobStatus::running))

@@ -18,6 +18,7 @@
 
 #include "db/model.hpp"
 #include "db/read_pool.hpp"
+#include "db/writer_mutex.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/interleaved_protocol.hpp"
 
@@ -43,24 +44,6 @@ struct JobPage {
 };
 
 inline constexpr int kDefaultReadConnections = 4;
-
-namespace db {
-// The writer's mutex. Every unlock counts as a write (after its transaction committed), so a
-// cache of reads can tell whether anything may have changed since it was filled.
-class WriterMutex {
- public:
-  void lock() { mutex_.lock(); }
-  void unlock() {
-    writes_.fetch_add(1, std::memory_order_release);
-    mutex_.unlock();
-  }
-  std::uint64_t writes() const { return writes_.load(std::memory_order_acquire); }
-
- private:
-  std::mutex mutex_;
-  std::atomic<std::uint64_t> writes_{0};
-};
-}  // namespace db
 
 class Store {
  public:
@@ -180,6 +163,11 @@ class Store {
   // it had a value is still the answer while it keeps it (writes of other daemons sharing a
   // PostgreSQL database are not seen).
   std::uint64_t write_count() const { return mutex_.writes(); }
+  // The same for what one job's rows say (its variants, counts, pages) and for the fronts and
+  // /v1/best: they change only with writes that may have changed those, so an answer about a
+  // finished job outlives another job's progress.
+  std::uint64_t job_write_stamp(std::int64_t job_id) const { return mutex_.job_stamp(job_id); }
+  std::uint64_t fronts_write_stamp() const { return mutex_.fronts_stamp(); }
 
   // Calls observer with every statement any connection runs from now on (empty: stop). For
   // tests that check the API's query plans; call it while the store is idle.
@@ -188,6 +176,11 @@ class Store {
  private:
   std::optional<BestEntry> query_best(const std::string& family, const std::string& dtype,
                                       const std::string& shape_key, const std::string& device_name);
+
+  // Tell the writer mutex (held) what this write touches: the job's rows, and the fronts when
+  // the job is a tune job (only those rank on a front). One primary-key lookup each.
+  void touches_job(std::int64_t job_id);
+  void touches_job_of_variant(std::int64_t variant_id);
 
   db::WriterMutex mutex_;  // the writer
   struct CachedBest {

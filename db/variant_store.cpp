@@ -145,6 +145,7 @@ std::vector<VariantRecord> Store::plan_variants(std::int64_t job_id,
                                                 const std::vector<PrunedGroup>& pruned) {
   std::lock_guard lock(mutex_);
   return db::with_context("plan_variants for job " + std::to_string(job_id), [&] {
+    touches_job(job_id);
     db::Transaction transaction(*db_, db::TransactionKind::write);
     if (!db::load_job(*db_, job_id))
       throw std::invalid_argument("job " + std::to_string(job_id) + " does not exist");
@@ -199,6 +200,7 @@ VariantPage Store::variant_page(std::int64_t job_id, const VariantPageQuery& que
 void Store::record_loaded_resources(std::int64_t variant_id, int registers, int smem_bytes) {
   std::lock_guard lock(mutex_);
   db::with_context("record_loaded_resources for variant " + std::to_string(variant_id), [&] {
+    touches_job_of_variant(variant_id);
     db::Statement update(*db_,
                          "UPDATE variants SET registers = CASE WHEN ? >= 0 THEN ? ELSE registers"
                          " END, smem_bytes = CASE WHEN ? >= 0 THEN ? ELSE smem_bytes END"
@@ -228,6 +230,7 @@ void Store::record_compile(std::int64_t variant_id, const CompileResult& result,
                            int dynamic_smem_bytes) {
   std::lock_guard lock(mutex_);
   db::with_context("record_compile for variant " + std::to_string(variant_id), [&] {
+    touches_job_of_variant(variant_id);
     // A failed compile has no resource report: keep the "unknown" values.
     const ResourceUsage& r = result.resources;
     db::Statement update(
@@ -251,6 +254,7 @@ void Store::record_compile(std::int64_t variant_id, const CompileResult& result,
 void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcome) {
   std::lock_guard lock(mutex_);
   db::with_context("record_outcome for variant " + std::to_string(variant_id), [&] {
+    touches_job_of_variant(variant_id);
     db::Transaction transaction(*db_, db::TransactionKind::write);
     const auto before = db::load_variant(*db_, variant_id);
     if (!before)

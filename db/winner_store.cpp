@@ -42,6 +42,7 @@ void update_front_with_final_medians(db::Connection& db, std::int64_t job_id,
 void Store::record_job_baseline(std::int64_t id, int gpu_ordinal, const BaselineTiming& baseline) {
   std::lock_guard lock(mutex_);
   db::with_context("record_job_baseline for job " + std::to_string(id), [&] {
+    touches_job(id);
     db::Transaction transaction(*db_, db::TransactionKind::write);
     auto job = db::load_job(*db_, id);
     if (!job) throw std::invalid_argument("job " + std::to_string(id) + " does not exist");
@@ -62,6 +63,7 @@ void Store::record_job_baseline(std::int64_t id, int gpu_ordinal, const Baseline
 void Store::record_winner_comparison(std::int64_t job_id, const InterleavedResult& comparison) {
   std::lock_guard lock(mutex_);
   db::with_context("record_winner_comparison for job " + std::to_string(job_id), [&] {
+    touches_job(job_id);
     db::Transaction transaction(*db_, db::TransactionKind::write);
     if (!db::load_job(*db_, job_id))
       throw std::invalid_argument("job " + std::to_string(job_id) + " does not exist");

@@ -1,5 +1,9 @@
 #include "server/answer_cache.hpp"
 
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <system_error>
 #include <utility>
 
 #include "server/app_context.hpp"
@@ -29,19 +33,42 @@ void AnswerCache::store(std::string key, std::uint64_t writes, ApiResponse answe
   answers_.emplace(std::move(key), Entry{writes, std::move(answer)});
 }
 
-Handler remembered(Handler handler) {
-  return [handler = std::move(handler)](const ApiRequest& request, AppContext& context) {
+namespace {
+
+std::uint64_t write_stamp(AnswerScope scope, const ApiRequest& request, AppContext& context) {
+  if (scope == AnswerScope::fronts) return context.store.fronts_write_stamp();
+  if (scope == AnswerScope::path_job) {
+    const auto id = request.path_params.find("id");
+    std::int64_t job_id = 0;
+    if (id != request.path_params.end()) {
+      const std::string& text = id->second;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), job_id);
+      if (error == std::errc() && end == text.data() + text.size())
+        return context.store.job_write_stamp(job_id);
+    }
+  }
+  return context.store.write_count();
+}
+
+}  // namespace
+
+Handler remembered(Handler handler, AnswerScope scope) {
+  return [handler = std::move(handler), scope](const ApiRequest& request, AppContext& context) {
     // Read before the first query: a write that commits meanwhile makes the answer stale at once.
-    const std::uint64_t writes = context.store.write_count();
+    const std::uint64_t writes = write_stamp(scope, request, context);
+    const std::string key(request.http.target());
+    // Requests that missed together queue on the pool: the first computes, the rest find it.
+    if (auto answer = context.answers->find(key, writes)) return *std::move(answer);
     ApiResponse answer = handler(request, context);
-    if (answer.status == HttpStatus::ok)
-      context.answers->store(std::string(request.http.target()), writes, answer);
+    if (answer.status == HttpStatus::ok) context.answers->store(key, writes, answer);
     return answer;
   };
 }
 
-std::optional<ApiResponse> remembered_answer(const ApiRequest& request, AppContext& context) {
-  return context.answers->find(request.http.target(), context.store.write_count());
+MemoryAnswer remembered_answer(AnswerScope scope) {
+  return [scope](const ApiRequest& request, AppContext& context) {
+    return context.answers->find(request.http.target(), write_stamp(scope, request, context));
+  };
 }
 
 }  // namespace kt

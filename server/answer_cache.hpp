@@ -1,7 +1,9 @@
 // Finished answers of hot read routes (/v1/best, /v1/history, a page of variants), kept with the
-// store's write count at the time they were computed: while no write has committed since, the
-// same request target gets the same answer, served on the I/O thread without a query, JSON
-// building or a hop to the query pool.
+// store's write stamp of what they read at the time they were computed: while no write that may
+// change it has committed since, the same request target gets the same answer, served on the I/O
+// thread without a query, JSON building or a hop to the query pool. A page of one job's variants
+// depends on that job's writes only, /v1/best on the fronts' only, so a running job's progress
+// does not empty them.
 #pragma once
 
 #include <cstddef>
@@ -24,9 +26,9 @@ class AnswerCache {
   static constexpr std::size_t kMaxAnswers = 4096;
   static constexpr std::size_t kMaxBytes = 16 << 20;
 
-  // The answer stored for key while writes is still the store's write count, else nullopt.
+  // The answer stored for key while writes is still the store's write stamp, else nullopt.
   std::optional<ApiResponse> find(std::string_view key, std::uint64_t writes) const;
-  // writes: the store's write count read before the answer's first query.
+  // writes: the store's write stamp of the answer's scope, read before its first query.
   void store(std::string key, std::uint64_t writes, ApiResponse answer);
 
  private:
@@ -39,10 +41,17 @@ class AnswerCache {
   std::size_t bytes_ = 0;
 };
 
+// What a route's answer reads, so only the writes that may change it drop it.
+enum class AnswerScope {
+  everything,  // any write (the history lists every job with its progress)
+  path_job,    // the rows of the job named by the path's {id}
+  fronts,      // the Pareto fronts and what /v1/best reads
+};
+
 // The handler, remembering its 200 answers in context.answers under the request target.
-Handler remembered(Handler handler);
-// A remembered answer to this request target, if nothing was written since (a lookup: safe on an
-// I/O thread).
-std::optional<ApiResponse> remembered_answer(const ApiRequest& request, AppContext& context);
+Handler remembered(Handler handler, AnswerScope scope);
+// A remembered answer to the request target, if nothing in scope was written since (a lookup:
+// safe on an I/O thread).
+MemoryAnswer remembered_answer(AnswerScope scope);
 
 }  // namespace kt

@@ -18,14 +18,17 @@ Router make_api_router() {
   router.add(verb::post, "/v1/jobs", create_job);
   router.add(verb::get, "/v1/jobs/{id}", get_job);
   router.add(verb::delete_, "/v1/jobs/{id}", cancel_job);
-  router.add(verb::get, "/v1/jobs/{id}/variants", remembered(list_variants), remembered_answer);
+  router.add(verb::get, "/v1/jobs/{id}/variants", remembered(list_variants, AnswerScope::path_job),
+             remembered_answer(AnswerScope::path_job));
   router.add(verb::get, "/v1/variants/{id}", get_variant);
   router.add(verb::get, "/v1/variants/{id}/kernel", get_kernel);
   router.add(verb::get, "/v1/variants/{id}/launch", get_launch);
   // The hottest reads: answered on the I/O thread while nothing was written since.
-  router.add(verb::get, "/v1/best", remembered(get_best), remembered_answer);
+  router.add(verb::get, "/v1/best", remembered(get_best, AnswerScope::fronts),
+             remembered_answer(AnswerScope::fronts));
   router.add(verb::get, "/v1/pareto", get_pareto);
-  router.add(verb::get, "/v1/history", remembered(get_history), remembered_answer);
+  router.add(verb::get, "/v1/history", remembered(get_history, AnswerScope::everything),
+             remembered_answer(AnswerScope::everything));
   router.add(verb::get, "/v1/families", get_families);
   router.add(verb::get, "/v1/devices", get_devices);
   router.add(verb::get, "/v1/tuned", get_tuned);

@@ -53,11 +53,17 @@ class RememberedRoutesTest : public ::testing::Test {
  protected:
   RememberedRoutesTest()
       : store_(dir_.path() / "kerntune.db"),
+        families_(shipped_families()),
         scheduler_(store_, families_, SchedulerOptions{}, {}),
         context_{store_, families_, scheduler_, {}, "no GPU in this test"},
         router_(make_api_router()) {}
 
   HttpRequest get(const std::string& target) { return HttpRequest{http::verb::get, target, 11}; }
+  static FamilyRegistry shipped_families() {
+    FamilyRegistry registry;
+    registry.load_root(test::source_dir() / "kernel_templates");
+    return registry;
+  }
 
   test::TempDir dir_;
   Store store_;
@@ -84,6 +90,63 @@ TEST_F(RememberedRoutesTest, HistoryIsAnsweredFromMemoryUntilTheNextWrite) {
   store_.create_job(test::tune_job());  // a write: every remembered answer is stale
   EXPECT_FALSE(router_.answer_on_io_thread(history, context_));
   EXPECT_EQ(router_.dispatch(history, context_).json()["count"], 2);
+}
+
+// A page of one job's variants depends on that job only: another job's progress leaves it
+// remembered, a write to the job itself does not.
+TEST_F(RememberedRoutesTest, AJobsVariantPageOutlivesWritesToOtherJobs) {
+  const std::int64_t finished = store_.create_job(test::tune_job());
+  test::plan(store_, finished, 3);
+  const std::int64_t running = store_.create_job(test::tune_job());
+  const auto running_variants = test::plan(store_, running, 3);
+  const HttpRequest page = get("/v1/jobs/" + std::to_string(finished) + "/variants?limit=2");
+  ASSERT_EQ(router_.dispatch(page, context_).status, HttpStatus::ok);
+  ASSERT_TRUE(router_.answer_on_io_thread(page, context_));
+
+  store_.record_compile(running_variants[0].id, test::compiled(64, 1024), 128, 0);
+  store_.set_job_status(running, JobStatus::running);
+  store_.record_outcome(running_variants[0].id, test::measured(10.0, 1e-3));
+  EXPECT_TRUE(router_.answer_on_io_thread(page, context_)) << "another job's writes dropped it";
+  // The history lists every job's progress: any write drops it.
+  const HttpRequest history = get("/v1/history");
+  ASSERT_EQ(router_.dispatch(history, context_).status, HttpStatus::ok);
+  store_.set_job_status(running, JobStatus::done);
+  EXPECT_FALSE(router_.answer_on_io_thread(history, context_));
+
+  store_.set_job_status(finished, JobStatus::cancelled);  // the job itself
+  EXPECT_FALSE(router_.answer_on_io_thread(page, context_));
+}
+
+// /v1/best depends on the fronts: a compile-only job's writes leave it, a tune job's measured
+// variant drops it.
+TEST_F(RememberedRoutesTest, BestOutlivesACompileJobButNotATuneJobsMeasurement) {
+  const std::int64_t tuned = store_.create_job(test::tune_job());
+  const auto tuned_variants = test::plan(store_, tuned, 2);
+  store_.record_outcome(tuned_variants[0].id, test::measured(20.0, 1e-3));
+  store_.set_job_status(tuned, JobStatus::done);
+  const HttpRequest best = get("/v1/best?family=gemm&dtype=bf16&M=4096&N=4096&K=4096");
+  const ApiResponse first = router_.dispatch(best, context_);
+  ASSERT_EQ(first.status, HttpStatus::ok) << first.body;
+  ASSERT_TRUE(router_.answer_on_io_thread(best, context_));
+
+  NewJob compile = test::tune_job();
+  compile.mode = JobMode::compile;
+  const std::int64_t compiling = store_.create_job(compile);
+  const auto compiled = test::plan(store_, compiling, 2);
+  store_.record_compile(compiled[0].id, test::compiled(64, 1024), 128, 0);
+  VariantOutcome ok;
+  ok.status = VariantStatus::compiled;
+  store_.record_outcome(compiled[0].id, ok);
+  store_.set_job_status(compiling, JobStatus::done);
+  EXPECT_TRUE(router_.answer_on_io_thread(best, context_)) << "a compile job's writes dropped it";
+
+  const std::int64_t retune = store_.create_job(test::tune_job());
+  const auto retuned = test::plan(store_, retune, 1);
+  store_.record_outcome(retuned[0].id, test::measured(10.0, 1e-3));
+  EXPECT_FALSE(router_.answer_on_io_thread(best, context_));
+  const ApiResponse second = router_.dispatch(best, context_);
+  ASSERT_EQ(second.status, HttpStatus::ok) << second.body;
+  EXPECT_EQ(second.json()["variant_id"], retuned[0].id);
 }
 
 TEST_F(RememberedRoutesTest, ErrorsAreNotRememberedAndUnrememberedRoutesWaitForThePool) {
