@@ -11,7 +11,10 @@
 # searcher with 10% of its budget and a pinned job comparing the winners interleaved
 # (bench/search_gpu.py, OUT_DIR/searched.json). DEADLINE_S (env): no new problem is started after
 # this many seconds (what is recorded is kept). TAR=1 packs OUT_DIR/spaces into spaces.tar.gz
-# (the device tool brings back at most 8 files).
+# (the device tool brings back at most 8 files). STOP_AT_S (env): a whole space still running
+# then is left unfinished: the daemon stops (SIGTERM) and the script exits 3; run it again with
+# the same OUT_DIR (kept on the machine, not in the device tool's $OUT) and the daemon resumes
+# the job where it stopped (OUT_DIR/job-<shape>.id names it), for spaces longer than one call.
 set -euo pipefail
 out=${1:?usage: record_spaces.sh OUT_DIR [BIN_DIR] [FAMILY:DTYPE:SHAPE ...]}
 bin=${2:-build/bin}
@@ -30,10 +33,10 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z' 'a-
 gpu=${gpu:-gpu}
 day=$(date -u +%Y-%m-%d)
 
-exec > >(tee "$out/record.log") 2>&1
+exec > >(tee -a "$out/record.log") 2>&1
 echo "== recording whole spaces, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv || true
-"$bin/kerntuned" --listen "127.0.0.1:$port" --db "$out/kerntune.db" >"$out/daemon.log" 2>&1 &
+"$bin/kerntuned" --listen "127.0.0.1:$port" --db "$out/kerntune.db" >>"$out/daemon.log" 2>&1 &
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true; wait $daemon 2>/dev/null || true' EXIT
 for _ in $(seq 300); do
@@ -50,13 +53,27 @@ for problem in "${problems[@]}"; do
   fi
   echo; echo "== $family $dtype $shape: the whole space"
   start=$(date +%s)
-  reply=$("${cli[@]}" --json submit "$family" --shape "$shape" --dtype "$dtype" --budget 0 \
-          --search exhaustive)
-  id=$(printf '%s' "$reply" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  id_file="$out/job-$family-$dtype-$(printf '%s' "$shape" | tr ',=' '_-').id"
+  if [ -s "$id_file" ]; then
+    id=$(cat "$id_file")
+    echo "job $id: resumed (the daemon restarts unfinished jobs)"
+  else
+    reply=$("${cli[@]}" --json submit "$family" --shape "$shape" --dtype "$dtype" --budget 0 \
+            --search exhaustive)
+    id=$(printf '%s' "$reply" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+    echo "$id" >"$id_file"
+  fi
   while :; do
     status=$(python3 -c 'import json,sys,urllib.request as u
-print(json.load(u.urlopen(sys.argv[1]))["status"])' "http://127.0.0.1:$port/v1/jobs/$id")
+j = json.load(u.urlopen(sys.argv[1])); p = j["progress"]
+print(j["status"]); print("%s/%s" % (p["finished"], p["total"]), file=sys.stderr)' \
+             "http://127.0.0.1:$port/v1/jobs/$id" 2>>"$out/progress.log")
     [ "$status" = queued ] || [ "$status" = running ] || break
+    if [ -n "${STOP_AT_S:-}" ] && (( SECONDS > STOP_AT_S )); then
+      echo "== stopped at $SECONDS s with job $id $status ($(tail -1 "$out/progress.log")):" \
+           "run again with OUT_DIR $out to resume it"
+      exit 3
+    fi
     sleep 5
   done
   echo "job $id: $status after $(( $(date +%s) - start )) s"

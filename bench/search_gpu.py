@@ -10,8 +10,8 @@ searched job's winner side by side (the job's interleaved final comparison, so G
 the jobs does not enter the ratio). Prints a table and writes OUT.json with every job's id, budget,
 wall seconds, best first-pass median and the pinned job's interleaved medians.
 Standard library only (runs on the GPU machine beside the slim binaries). First run on an H100 on
-2026-11-27: the searched jobs ran, the interleaved medians did not come back (it read them from the
-variant view, which has none; they are in the job view's "final", as read now).
+2026-11-27: the searched jobs ran, the interleaved medians did not come back (it looked for them in
+the variant view, then at the job view's top level; they are in its "comparison"."final").
 """
 import json
 import math
@@ -92,8 +92,10 @@ def main():
         done, wall = wait(base, job["id"])
         variants = call(f"{base}/v1/jobs/{job['id']}/variants?limit=1000")
         rows = variants["variants"] if isinstance(variants, dict) else variants
+        report["pinned_variants"] = [{"id": v["id"], "config": config_of(v)} for v in rows]
         # The job's final comparison: variant ids and their interleaved timings, in one order.
-        comparison = done.get("final") or {}
+        # The job view carries it under "comparison" (with the verdict) as "final".
+        comparison = done.get("final") or (done.get("comparison") or {}).get("final") or {}
         median_of = {vid: t.get("median_us") for vid, t in
                      zip(comparison.get("variant_ids", []), comparison.get("timings", []))}
         final = {json.dumps(config_of(v), sort_keys=True): median_of.get(v["id"]) for v in rows}
