@@ -6,20 +6,10 @@
 namespace kt {
 namespace {
 
+// The launch view says "pointer" where the worker protocol says "buffer": a client passes a device
+// pointer there.
 const char* arg_type(ArgInstance::Kind kind) {
-  switch (kind) {
-    case ArgInstance::Kind::buffer:
-      return "pointer";
-    case ArgInstance::Kind::i32:
-      return "i32";
-    case ArgInstance::Kind::i64:
-      return "i64";
-    case ArgInstance::Kind::f32:
-      return "f32";
-    case ArgInstance::Kind::tensor_map:
-      return "tensor_map";
-  }
-  return "unknown";
+  return kind == ArgInstance::Kind::buffer ? "pointer" : arg_kind_name(kind);
 }
 
 nlohmann::json param_json(const ArgSpec& spec, const ArgInstance& arg) {

@@ -83,22 +83,6 @@ std::array<std::uint32_t, 3> dims_from_json(const FieldReader& r, const char* fi
   return dims;
 }
 
-const char* arg_kind_name(ArgInstance::Kind kind) {
-  switch (kind) {
-    case ArgInstance::Kind::buffer:
-      return "buffer";
-    case ArgInstance::Kind::i32:
-      return "i32";
-    case ArgInstance::Kind::i64:
-      return "i64";
-    case ArgInstance::Kind::f32:
-      return "f32";
-    case ArgInstance::Kind::tensor_map:
-      return "tensor_map";
-  }
-  return "buffer";
-}
-
 ArgInstance::Kind arg_kind_from_name(const std::string& name, const std::string& where) {
   if (name == "buffer") return ArgInstance::Kind::buffer;
   if (name == "i32") return ArgInstance::Kind::i32;
@@ -244,6 +228,22 @@ json number_or_text(double value) {
 }
 
 }  // namespace
+
+const char* arg_kind_name(ArgInstance::Kind kind) {
+  switch (kind) {
+    case ArgInstance::Kind::buffer:
+      return "buffer";
+    case ArgInstance::Kind::i32:
+      return "i32";
+    case ArgInstance::Kind::i64:
+      return "i64";
+    case ArgInstance::Kind::f32:
+      return "f32";
+    case ArgInstance::Kind::tensor_map:
+      return "tensor_map";
+  }
+  return "buffer";
+}
 
 json to_json(const ProblemInstance& p) {
   json buffers = json::array();

@@ -32,6 +32,8 @@ struct ArgInstance {
   std::vector<std::uint32_t> box;
   std::uint32_t swizzle = 0;
 };
+// "buffer", "i32", "i64", "f32", "tensor_map": the protocol's name of an argument kind.
+const char* arg_kind_name(ArgInstance::Kind kind);
 
 struct LaunchDims {
   std::array<std::uint32_t, 3> grid{1, 1, 1};

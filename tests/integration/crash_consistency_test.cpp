@@ -32,6 +32,7 @@
 #include "client/kerntune_client.hpp"
 #include "engine/job_plan.hpp"
 #include "engine/job_target.hpp"
+#include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/family.hpp"
 
@@ -318,8 +319,7 @@ TEST(CrashConsistency, TwentyKillNineRoundsDuringCompileJobsLoseAndRepeatNothing
 
     // Every job against a fresh plan of its request: the gated variants are exactly the plan's,
     // and every row not gated is one the plan records without running.
-    FamilyRegistry families;
-    families.load_root(test::source_dir() / "kernel_templates");
+    const FamilyRegistry families = test::shipped_families();
     const Family* gemm = families.find("gemm");
     ASSERT_NE(gemm, nullptr);
     for (std::int64_t id : job_ids) {

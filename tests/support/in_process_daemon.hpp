@@ -11,6 +11,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
+#include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/family.hpp"
 
@@ -44,11 +45,6 @@ class InProcessDaemon {
   std::string url;  // http://127.0.0.1:<port>
 
  private:
-  static FamilyRegistry shipped_families() {
-    FamilyRegistry registry;
-    registry.load_root(source_dir() / "kernel_templates");
-    return registry;
-  }
   static SchedulerOptions scheduler_options(const std::filesystem::path& dir) {
     SchedulerOptions options;
     options.worker_exe = binary_dir() / "kerntune-worker";

@@ -18,4 +18,10 @@ const Family& shipped_family(const std::string& name) {
   return *family;
 }
 
+FamilyRegistry shipped_families() {
+  FamilyRegistry registry;
+  registry.load_root(source_dir() / "kernel_templates");
+  return registry;
+}
+
 }  // namespace kt::test

@@ -11,5 +11,7 @@ namespace kt::test {
 
 // Throws FamilyError if the family does not load.
 const Family& shipped_family(const std::string& name);
+// Every shipped family in a registry of its own (what a daemon started on kernel_templates has).
+FamilyRegistry shipped_families();
 
 }  // namespace kt::test

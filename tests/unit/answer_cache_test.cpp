@@ -9,6 +9,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
+#include "support/shipped_family.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
 
@@ -53,17 +54,12 @@ class RememberedRoutesTest : public ::testing::Test {
  protected:
   RememberedRoutesTest()
       : store_(dir_.path() / "kerntune.db"),
-        families_(shipped_families()),
+        families_(test::shipped_families()),
         scheduler_(store_, families_, SchedulerOptions{}, {}),
         context_{store_, families_, scheduler_, {}, "no GPU in this test"},
         router_(make_api_router()) {}
 
   HttpRequest get(const std::string& target) { return HttpRequest{http::verb::get, target, 11}; }
-  static FamilyRegistry shipped_families() {
-    FamilyRegistry registry;
-    registry.load_root(test::source_dir() / "kernel_templates");
-    return registry;
-  }
 
   test::TempDir dir_;
   Store store_;

@@ -28,16 +28,10 @@ class FamilyJobsTest : public ::testing::Test {
  protected:
   FamilyJobsTest()
       : store_(dir_.path() / "kerntune.db"),
-        families_(load_families()),
+        families_(test::shipped_families()),
         scheduler_(store_, families_, SchedulerOptions{}, {}),
         context_{store_, families_, scheduler_, {}, "libcuda.so.1 not found"},
         router_(make_api_router()) {}
-
-  static FamilyRegistry load_families() {
-    FamilyRegistry registry;
-    registry.load_root(test::source_dir() / "kernel_templates");
-    return registry;
-  }
 
   ApiResponse call(http::verb method, const std::string& target, const std::string& body = "") {
     HttpRequest request{method, target, 11};

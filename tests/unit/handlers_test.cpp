@@ -8,6 +8,7 @@
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
 #include "support/baseline_fixtures.hpp"
+#include "support/shipped_family.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
 
@@ -33,16 +34,10 @@ class HandlersTest : public ::testing::Test {
   explicit HandlersTest(std::vector<DeviceInfo> devices = {},
                         std::string device_error = "libcuda.so.1 not found")
       : store_(dir_.path() / "kerntune.db"),
-        families_(load_families()),
+        families_(test::shipped_families()),
         scheduler_(store_, families_, SchedulerOptions{}, devices),
         context_{store_, families_, scheduler_, devices, std::move(device_error)},
         router_(make_api_router()) {}
-
-  static FamilyRegistry load_families() {
-    FamilyRegistry registry;
-    registry.load_root(test::source_dir() / "kernel_templates");
-    return registry;
-  }
 
   ApiResponse call(http::verb method, const std::string& target, const std::string& body = "") {
     HttpRequest request{method, target, 11};

@@ -34,13 +34,15 @@ TEST(WriterMutexTest, AScopedWriteMovesOnlyTheStampsOfWhatItTouched) {
   EXPECT_NE(writer.fronts_stamp(), fronts);
 
   // The compile cache: counted as a write, no stamp moves.
-  const auto before = std::make_tuple(writer.job_stamp(1), writer.job_stamp(2), writer.fronts_stamp());
+  const auto before =
+      std::make_tuple(writer.job_stamp(1), writer.job_stamp(2), writer.fronts_stamp());
   {
     std::lock_guard lock(writer);
     writer.touches_no_answer();
   }
   EXPECT_EQ(writer.writes(), 3u);
-  EXPECT_EQ(std::make_tuple(writer.job_stamp(1), writer.job_stamp(2), writer.fronts_stamp()), before);
+  EXPECT_EQ(std::make_tuple(writer.job_stamp(1), writer.job_stamp(2), writer.fronts_stamp()),
+            before);
 }
 
 TEST(WriterMutexTest, AWriteThatNamesNoScopeMovesEveryStamp) {
