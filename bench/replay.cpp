@@ -2,6 +2,9 @@
 // space and seed: the fraction of the space measured before the best found is within 3% (by
 // default) of the space's optimum, its median and 90th percentile, and the evaluations relative
 // to random search. --expect fails (exit 1) when the named searcher does worse than stored figures.
+// --warm-start seeds the learning searchers of each space with the fastest configs of the nearest
+// other spaces given (as a job is warm-started from the nearest tuned shapes); random stays cold,
+// the yardstick.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
   kt::ReplayOptions options;
   std::string json_out, expect_file;
   bool no_facts = false;
+  bool warm_start = false;
   app.add_option("spaces", spaces, "space files (kerntune-space/1) or folders of them")->required();
   app.add_option("--searcher", searchers, "searchers to run (default: all)");
   app.add_option("--seeds", seeds, "seeds per space and searcher")->check(CLI::Range(1, 100000));
@@ -67,6 +71,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   app.add_flag("--no-facts", no_facts,
                "resource reports known only once a variant is compiled (not up front)");
+  app.add_flag("--warm-start", warm_start,
+               "seed local/model with the nearest other spaces' fastest configs (2 shapes, 4 "
+               "each)");
   app.add_option("--json", json_out, "write the figures here as JSON");
   app.add_option("--expect", expect_file,
                  "fail when worse than these figures ({searcher, max_median_fraction, "
@@ -88,9 +95,17 @@ int main(int argc, char** argv) {
 
     std::map<std::string, SearcherFigures> figures;
     nlohmann::json per_space = nlohmann::json::array();
+    std::vector<const kt::RecordedSpace*> all;
+    for (const auto& [name, space] : loaded) all.push_back(&space);
     for (const auto& [name, space] : loaded) {
       std::cout << fmt::format("{}: {} variants, optimum {:.1f} us\n", name, space.variants.size(),
                                *space.optimum_us());
+      options.seeds.clear();
+      if (warm_start) {
+        options.seeds = kt::warm_start_seeds(space, all);
+        std::cout << fmt::format("  warm start: {} seeds from the nearest other spaces\n",
+                                 options.seeds.size());
+      }
       for (const std::string& searcher : searchers) {
         std::vector<double> evaluations, fractions;
         SearcherFigures& f = figures[searcher];
@@ -118,9 +133,10 @@ int main(int argc, char** argv) {
     }
 
     std::cout << fmt::format(
-        "\nover {} spaces x {} seeds (batch {}, target within {:.0f}% of the optimum{}):\n",
+        "\nover {} spaces x {} seeds (batch {}, target within {:.0f}% of the optimum{}{}):\n",
         loaded.size(), seeds, options.batch, 100 * options.within,
-        options.facts_known ? "" : ", resource reports only once compiled");
+        options.facts_known ? "" : ", resource reports only once compiled",
+        warm_start ? ", learners warm-started from the nearest other spaces" : "");
     std::cout << "| searcher | median fraction | p90 fraction | evaluations vs random |\n"
                  "| --- | --- | --- | --- |\n";
     nlohmann::json summary = nlohmann::json::object();
@@ -146,7 +162,8 @@ int main(int argc, char** argv) {
       std::ofstream out(json_out);
       out << nlohmann::json{{"seeds", seeds},           {"batch", options.batch},
                             {"within", options.within}, {"facts_known", options.facts_known},
-                            {"summary", summary},       {"per_space", per_space}}
+                            {"warm_start", warm_start}, {"summary", summary},
+                            {"per_space", per_space}}
                  .dump(1)
           << "\n";
     }

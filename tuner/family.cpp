@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tuner/arg_parser.hpp"
+#include "tuner/compile/sha256.hpp"
 #include "tuner/family_checks.hpp"
 #include "tuner/manifest_reader.hpp"
 #include "tuner/reference_parser.hpp"
@@ -232,7 +233,27 @@ Family load_family(const std::filesystem::path& dir) {
   if (r.ok()) check_family_names(r, family);  // needs a structurally sound family
   r.throw_if_errors();
   read_sources(family);
+  family.source_hash = family_source_hash(family);
   return family;
+}
+
+std::string family_source_hash(const Family& family) {
+  Sha256 hash;
+  hash.update_field(family.manifest.dump());
+  for (const auto& [name, text] : family.sources) {
+    hash.update_field(name);
+    hash.update_field(text);
+  }
+  // A reference kernel's own source need not be among the headers.
+  if (!family.reference.source.empty()) {
+    const auto file = family.dir / family.reference.source;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(file, ec)) {
+      hash.update_field(family.reference.source);
+      hash.update_field(read_text(file));
+    }
+  }
+  return hash.hex_digest();
 }
 
 const Tolerance& tolerance_for(const Family& family, const std::string& dtype) {

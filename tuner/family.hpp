@@ -131,6 +131,9 @@ struct Family {
   // passed to NVRTC as headers and hashed into the compile cache key.
   std::vector<std::pair<std::string, std::string>> sources;
   nlohmann::json manifest;  // as written, for GET /v1/families
+  // SHA-256 of the manifest and every device source (family_source_hash): a stored result is
+  // stale once the family it was tuned with changed. "" for a family built in code.
+  std::string source_hash;
 };
 
 // The arguments a template's kernel takes: its own list if it has one, else the family's.
@@ -143,6 +146,10 @@ const Tolerance& tolerance_for(const Family& family, const std::string& dtype);
 // Reads dir/manifest.json and the sources next to it. Throws FamilyError with the file and the
 // reason (missing field, bad expression, unknown buffer in args, ...).
 Family load_family(const std::filesystem::path& dir);
+
+// The hash load_family stores in Family::source_hash: the manifest (as parsed, so whitespace does
+// not count) and each source file's name and text, in name order.
+std::string family_source_hash(const Family& family);
 
 // Bytes of one element of a dtype name ("bf16" -> 2, "f32" -> 4); 0 if unknown.
 int dtype_bytes(const std::string& dtype);

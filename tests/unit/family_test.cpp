@@ -33,6 +33,28 @@ std::string load_error(const std::function<void(Json&)>& mutate) {
   EXPECT_NE(std::string(text).find(part), std::string::npos) \
       << "'" << part << "' not in: " << (text)
 
+// Results are keyed to the family's sources: any change of the manifest or of a device source
+// changes the hash; reading the same files again does not.
+TEST(LoadFamily, SourceHashFollowsTheManifestAndEverySource) {
+  test::TempDir dir;
+  const auto tiny = dir.path() / "tiny";
+  test::write_tiny_family(tiny, test::tiny_family_manifest());
+  const std::string hash = load_family(tiny).source_hash;
+  EXPECT_EQ(hash.size(), 64u);
+  EXPECT_EQ(load_family(tiny).source_hash, hash);
+
+  std::ofstream(tiny / "tiny.cuh", std::ios::app) << "\n// a comment changes the source\n";
+  const std::string edited_source = load_family(tiny).source_hash;
+  EXPECT_NE(edited_source, hash);
+
+  Json manifest = test::tiny_family_manifest();
+  manifest["description"] = "Y = X * 0.5, described again";
+  test::write_tiny_family(tiny, manifest);  // rewrites the sources as they were
+  const std::string edited_manifest = load_family(tiny).source_hash;
+  EXPECT_NE(edited_manifest, hash);
+  EXPECT_NE(edited_manifest, edited_source);
+}
+
 TEST(LoadFamily, ReadsEveryPartOfTheManifest) {
   test::TempDir dir;
   test::write_tiny_family(dir.path() / "tiny", test::tiny_family_manifest());

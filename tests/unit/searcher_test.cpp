@@ -6,6 +6,7 @@
 #include "tuner/search/features.hpp"
 #include "tuner/search/replay.hpp"
 #include "tuner/search/searcher.hpp"
+#include "tuner/search/warm_start.hpp"
 
 namespace kt {
 namespace {
@@ -125,6 +126,36 @@ TEST(Searcher, LearnersBeatRandomOnASmoothSpace) {
   const double random = median_evaluations("random");
   EXPECT_LT(median_evaluations("local"), random);
   EXPECT_LT(median_evaluations("model"), random);
+}
+
+// A warm start in replay: the nearest other recordings' fastest configs, mapped into the space;
+// with them the learners reach the optimum at once, where the neighbour's optimum is the same.
+TEST(Replay, WarmStartSeedsComeFromTheNearestOtherShapesOfTheSameProblem) {
+  const RecordedSpace space = synthetic_space();
+  RecordedSpace near = space, far = space, twin = space, other_model = space;
+  near.shape["M"] = 2048;  // log 2
+  far.shape["M"] = 16384;  // log 16
+  twin.shape["M"] = 2048;  // a second recording of the near shape: its variants join near's
+  for (RecordedVariant& v : twin.variants)
+    if (v.median_us) *v.median_us *= 2;  // slower: none of its configs ranks first
+  other_model.shape["M"] = 1536;
+  other_model.device = {{"name", "NVIDIA H200"}};
+  for (RecordedVariant& v : far.variants)  // far's fastest is another config
+    if (v.median_us && v.candidate.config.at("BM") == 16) *v.median_us = 1;
+
+  const auto seeds = warm_start_seeds(space, {&space, &far, &near, &twin, &other_model});
+  ASSERT_EQ(seeds.size(), 2 * kSeedsPerShape);
+  const Config optimum{{"BM", 128}, {"BN", 128}, {"STAGES", 4}};
+  EXPECT_EQ(space.variants[seeds[0]].candidate.config, optimum) << "near's fastest first";
+  for (std::size_t i = kSeedsPerShape; i < seeds.size(); ++i)
+    EXPECT_EQ(space.variants[seeds[i]].candidate.config.at("BM"), 16) << "then far's";
+  EXPECT_TRUE(warm_start_seeds(space, {&space, &other_model}).empty());
+
+  ReplayOptions warm;
+  warm.seeds = seeds;
+  for (const std::string name : {"local", "model"})
+    EXPECT_EQ(replay(space, name, 3, warm).evaluations, 1u) << name;
+  EXPECT_GT(replay(space, "exhaustive", 3, warm).evaluations, 1u) << "exhaustive is not seeded";
 }
 
 TEST(Replay, StopsAtTheTargetAndRecordsConvergence) {

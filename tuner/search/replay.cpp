@@ -1,7 +1,12 @@
 #include "tuner/search/replay.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <stdexcept>
+
+#include "tuner/search/warm_start.hpp"
+#include "tuner/shape_distance.hpp"
 
 namespace kt {
 
@@ -10,6 +15,8 @@ ReplayRun replay(const RecordedSpace& space, std::string_view searcher_name, std
   auto searcher = make_searcher(searcher_name, seed);
   if (!searcher)
     throw std::invalid_argument("unknown searcher '" + std::string(searcher_name) + "'");
+  if (!options.seeds.empty() && learns_from_measurements(searcher_name))
+    searcher = seeded_first(std::move(searcher), options.seeds);
   const auto optimum = space.optimum_us();
   if (!optimum) throw std::invalid_argument("the space has no measured variant");
   const double target = *optimum * (1.0 + options.within);
@@ -49,6 +56,63 @@ ReplayRun replay(const RecordedSpace& space, std::string_view searcher_name, std
     }
   }
   return run;
+}
+
+std::vector<std::size_t> warm_start_seeds(const RecordedSpace& space,
+                                          const std::vector<const RecordedSpace*>& others) {
+  const auto model = [](const RecordedSpace& s) { return s.device.value("name", std::string()); };
+  struct Neighbour {
+    Shape shape;
+    double distance = 0;
+    std::vector<const RecordedVariant*> measured;
+  };
+  std::vector<Neighbour> neighbours;
+  for (const RecordedSpace* other : others) {
+    if (other->family != space.family || other->dtype != space.dtype ||
+        model(*other) != model(space) || other->shape == space.shape)
+      continue;
+    const auto distance = shape_distance(space.shape, other->shape);
+    if (!distance) continue;
+    auto same = std::find_if(neighbours.begin(), neighbours.end(),
+                             [&](const Neighbour& n) { return n.shape == other->shape; });
+    if (same == neighbours.end()) {
+      neighbours.push_back({other->shape, *distance, {}});
+      same = neighbours.end() - 1;
+    }
+    for (const RecordedVariant& v : other->variants)
+      if (v.median_us) same->measured.push_back(&v);
+  }
+  std::sort(neighbours.begin(), neighbours.end(), [](const Neighbour& a, const Neighbour& b) {
+    return a.distance != b.distance ? a.distance < b.distance
+                                    : canonical_key(a.shape) < canonical_key(b.shape);
+  });
+  if (neighbours.size() > kWarmStartShapes) neighbours.resize(kWarmStartShapes);
+
+  std::map<std::pair<std::string, std::string>, std::size_t> index;  // (template, config key)
+  for (std::size_t i = 0; i < space.variants.size(); ++i) {
+    const SearchCandidate& c = space.variants[i].candidate;
+    index.emplace(std::pair{c.template_name, canonical_key(c.config)}, i);
+  }
+  std::vector<std::size_t> seeds;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (Neighbour& n : neighbours) {
+    std::stable_sort(n.measured.begin(), n.measured.end(),
+                     [](const RecordedVariant* a, const RecordedVariant* b) {
+                       return *a->median_us < *b->median_us;
+                     });
+    std::size_t offered = 0, taken = 0;
+    for (const RecordedVariant* v : n.measured) {
+      if (offered >= kSeedCandidatesPerShape || taken >= kSeedsPerShape) break;
+      const std::pair key{v->candidate.template_name, canonical_key(v->candidate.config)};
+      if (!seen.insert(key).second) continue;
+      ++offered;
+      const auto found = index.find(key);
+      if (found == index.end()) continue;  // pruned for this shape
+      seeds.push_back(found->second);
+      ++taken;
+    }
+  }
+  return seeds;
 }
 
 double quantile(std::vector<double> values, double q) {
