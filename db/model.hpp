@@ -47,6 +47,16 @@ struct NewJob {
   std::string search;
   double search_seconds = 0;
   int search_patience = 0;
+  // What can change a result besides the GPU model (device_name): the driver version
+  // (cuDriverGetVersion, 0 = unknown), NVRTC's version and the family source's hash
+  // (Family::source_hash), as they were when the job was submitted. "" = not recorded (jobs
+  // older than these keys, compile jobs have no driver).
+  int driver_version = 0;
+  std::string nvrtc_version;
+  std::string family_hash;
+  // The warm start the job's search was seeded with (engine/warm_start.hpp: the nearest tuned
+  // shapes and their top configs, as JSON); "" = none.
+  std::string warm_start_json;
 };
 
 struct JobRecord {
@@ -87,6 +97,16 @@ struct JobRecord {
   std::string search;  // as in NewJob
   double search_seconds = 0;
   int search_patience = 0;
+  // As in NewJob. What can change a result besides the GPU model (device_name): the driver version
+  // (cuDriverGetVersion, 0 = unknown), NVRTC's version and the family source's hash
+  // (Family::source_hash), as they were when the job was submitted. "" = not recorded (jobs
+  // older than these keys, compile jobs have no driver).
+  int driver_version = 0;
+  std::string nvrtc_version;
+  std::string family_hash;
+  // The warm start the job's search was seeded with (engine/warm_start.hpp: the nearest tuned
+  // shapes and their top configs, as JSON); "" = none.
+  std::string warm_start_json;
 };
 
 // The job's best first-pass median after its `measured`-th measured variant.

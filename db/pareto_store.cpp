@@ -171,6 +171,46 @@ std::vector<TunedProblem> Store::tuned_problems(const std::string& family,
   });
 }
 
+std::vector<std::string> Store::tuned_shape_keys(const std::string& family,
+                                                 const std::string& dtype,
+                                                 const std::string& device_name, int limit) {
+  const auto reader = readers_->acquire();
+  return db::with_context("tuned shape keys", [&] {
+    // Two statements rather than "?3 = '' OR": each is a range of one index (the primary key
+    // (device_name, family, dtype, shape_key, ...) with a model, pareto_by_problem(family, dtype,
+    // shape_key, ...) without), covering, one row per front point of the family's problems.
+    const bool any_model = device_name.empty();
+    db::Statement query(*reader,
+                        any_model ? "SELECT DISTINCT shape_key FROM pareto"
+                                    " WHERE family = ?1 AND dtype = ?2 ORDER BY shape_key LIMIT ?3"
+                                  : "SELECT DISTINCT shape_key FROM pareto WHERE device_name = ?4"
+                                    " AND family = ?1 AND dtype = ?2 ORDER BY shape_key LIMIT ?3");
+    query.bind(1, family);
+    query.bind(2, dtype);
+    query.bind(3, limit);
+    if (!any_model) query.bind(4, device_name);
+    std::vector<std::string> keys;
+    while (query.step()) keys.push_back(query.column(0).text());
+    return keys;
+  });
+}
+
+std::vector<VariantRecord> Store::fastest_variants(std::int64_t job_id, int limit) {
+  const auto reader = readers_->acquire();
+  return db::with_context("fastest variants", [&] {
+    // variants_by_job_status(job_id, status): the job's measured rows only.
+    db::Statement query(*reader, std::string(db::kVariantSelect) +
+                                     " WHERE v.job_id = ?1 AND v.status = 'measured'"
+                                     " AND m.median_us IS NOT NULL ORDER BY m.median_us, v.id"
+                                     " LIMIT ?2");
+    query.bind(1, job_id);
+    query.bind(2, limit);
+    std::vector<VariantRecord> rows;
+    while (query.step()) rows.push_back(db::read_variant(query));
+    return rows;
+  });
+}
+
 std::optional<JobRecord> Store::newest_baseline_job(const std::string& family,
                                                     const std::string& dtype,
                                                     const std::string& shape_key,

@@ -75,6 +75,7 @@ const char* const kJobSelect =
     "finished_at, winner_variant_id, runner_up_variant_id, winner_distinguishable, "
     "winner_margin, pipeline, pinned_configs_json, gpus, wall_seconds, gpu_busy_seconds, "
     "baselines_json, final_comparison_json, search, search_seconds, search_patience, "
+    "driver_version, nvrtc_version, family_hash, warm_start_json, "
     "(SELECT median_us FROM measurements WHERE variant_id = jobs.winner_variant_id) "
     "AS winner_median_us, "
     "(SELECT median_us FROM measurements WHERE variant_id = jobs.runner_up_variant_id) "
@@ -126,6 +127,10 @@ JobRecord read_job(const db::Statement& row) {
   job.search = row.column("search").text();
   job.search_seconds = row.column("search_seconds").real();
   job.search_patience = row.column("search_patience").integer();
+  job.driver_version = row.column("driver_version").integer();
+  job.nvrtc_version = row.column("nvrtc_version").text();
+  job.family_hash = row.column("family_hash").text();
+  job.warm_start_json = row.column("warm_start_json").text();
   return job;
 }
 

@@ -293,6 +293,14 @@ CREATE TABLE job_convergence (
   PRIMARY KEY (job_id, measured)
 ) WITHOUT ROWID;
 )sql"},
+      // Knowledge across shapes (issue 15): what a result was tuned with, so a change of driver,
+      // NVRTC or the family's sources marks it stale; and the warm start a job's search had.
+      {6, R"sql(
+ALTER TABLE jobs ADD COLUMN driver_version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN nvrtc_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN family_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN warm_start_json TEXT NOT NULL DEFAULT '';
+)sql"},
   };
   return steps;
 }

@@ -165,8 +165,10 @@ std::int64_t Store::create_job(const NewJob& job) {
     db::Statement insert(
         *db_, std::string("INSERT INTO jobs (family, shape_json, shape_key, dtype, mode, arch,"
                           " device_uuid, device_name, budget, pipeline, pinned_configs_json,"
-                          " search, search_seconds, search_patience, status, created_at)"
-                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ") +
+                          " search, search_seconds, search_patience, driver_version,"
+                          " nvrtc_version, family_hash, warm_start_json, status, created_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                          " 'queued', ") +
                   db::now_sql(db_->dialect()) + ") RETURNING id");
     insert.bind(1, job.family);
     insert.bind(2, to_json(job.shape).dump());
@@ -182,6 +184,10 @@ std::int64_t Store::create_job(const NewJob& job) {
     insert.bind(12, job.search);
     insert.bind(13, job.search_seconds);
     insert.bind(14, job.search_patience);
+    insert.bind(15, job.driver_version);
+    insert.bind(16, job.nvrtc_version);
+    insert.bind(17, job.family_hash);
+    insert.bind(18, job.warm_start_json);
     if (!insert.step()) throw std::runtime_error("insert returned no job id");
     const std::int64_t id = insert.column(0).int64();
     insert.step();           // finish the statement so the write completes before returning

@@ -149,6 +149,13 @@ class Store {
   // by family, device, dtype and shape; at most limit of them.
   std::vector<TunedProblem> tuned_problems(const std::string& family,
                                            const std::string& device_name, int limit);
+  // The shapes (canonical keys) with a Pareto front for a family and dtype on a device model
+  // ("" = any), at most limit, read from an index (pareto's primary key, or pareto_by_problem
+  // for any model), never from the variants: the candidates of a nearest-shape lookup.
+  std::vector<std::string> tuned_shape_keys(const std::string& family, const std::string& dtype,
+                                            const std::string& device_name, int limit);
+  // The job's measured variants, fastest first median, at most limit (a warm start's seeds).
+  std::vector<VariantRecord> fastest_variants(std::int64_t job_id, int limit);
   // Answered from memory while nothing was written since the same question was last asked: the
   // API's hottest read costs a lookup instead of a query.
   std::optional<BestEntry> best(const std::string& family, const std::string& dtype,

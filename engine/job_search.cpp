@@ -6,6 +6,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "engine/warm_start.hpp"
+#include "tuner/search/warm_start.hpp"
+
 namespace kt {
 
 bool uses_searcher(const JobRecord& job) {
@@ -72,6 +75,32 @@ SearchFeed::SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRe
       batch_(batch) {
   if (!searcher_) throw std::runtime_error("unknown search '" + job.search + "'");
   for (const VariantRecord& row : rows_) candidates_.push_back({row.template_name, row.config, {}});
+  if (!job.warm_start_json.empty() && learns_from_measurements(job.search)) seed(job);
+}
+
+void SearchFeed::seed(const JobRecord& job) {
+  WarmStart warm;
+  try {
+    warm = warm_start_from_text(job.warm_start_json);
+  } catch (const std::runtime_error& e) {
+    spdlog::warn("job {}: warm start ignored: {}", job.id, e.what());
+    return;
+  }
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < rows_.size(); ++i)
+    index.emplace(row_key(rows_[i].template_name, canonical_key(rows_[i].config)), i);
+  // A seed this shape's constraints pruned (or another arch's template) is not a candidate here;
+  // of each tuned shape, the first kSeedsPerShape that are.
+  std::map<std::string, std::size_t> per_shape;
+  for (const WarmStartSeed& seed : warm.seeds) {
+    const auto found = index.find(row_key(seed.template_name, canonical_key(seed.config)));
+    if (found == index.end() || per_shape[seed.shape_key] >= kSeedsPerShape) continue;
+    if (std::find(seeds_.begin(), seeds_.end(), found->second) != seeds_.end()) continue;
+    seeds_.push_back(found->second);
+    ++per_shape[seed.shape_key];
+  }
+  if (seeds_.empty()) return;
+  searcher_ = seeded_first(std::move(searcher_), seeds_);
 }
 
 std::optional<VariantRecord> SearchFeed::next(double wall_seconds) {

@@ -48,9 +48,15 @@ class SearchFeed {
   // Every row this feed handed out or found pending (what a cancel marks cancelled).
   const std::vector<VariantRecord>& handed_out() const { return handed_out_; }
 
+  // The candidates a warm start (the job's warm_start_json) put first: of each tuned shape, its
+  // first kSeedsPerShape seeds that survived this shape's constraints, in the order they are
+  // measured. Empty: not warm-started.
+  const std::vector<std::size_t>& seeds() const { return seeds_; }
+
   static constexpr double kNoise = 0.01;  // an improvement under 1% is timing noise
 
  private:
+  void seed(const JobRecord& job);
   void refill(double wall_seconds);
 
   Store& store_;
@@ -64,6 +70,7 @@ class SearchFeed {
   std::vector<VariantRecord> handed_out_;
   SearchStop stop_ = SearchStop::none;
   bool resumed_ = false;
+  std::vector<std::size_t> seeds_;
 };
 
 }  // namespace kt

@@ -3,12 +3,15 @@
 #include <set>
 
 #include "engine/job_stats.hpp"
+#include "engine/warm_start.hpp"
 #include "server/job_request.hpp"
 #include "server/json_views.hpp"
 #include "server/launch_view.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
+#include "server/result_keys_view.hpp"
 #include "tuner/family_baseline.hpp"
+#include "tuner/search/warm_start.hpp"
 
 namespace kt {
 namespace {
@@ -45,6 +48,8 @@ void reject_unknown_params(const ApiRequest& request, const std::set<std::string
                      "unknown query parameter " + quote_client_text(name));
 }
 
+}  // namespace
+
 nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   const JobProgress progress = context.store.progress(job.id);
   // The job's best: the winner of its final comparison once there is one, else the fastest
@@ -70,8 +75,19 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   stats.progress = progress;
   stats.compile_ms = context.store.compile_times_ms(job.id);
   view["stats"] = to_json(compute_job_stats(stats));
+  add_staleness(view, job, context);
+  view["warm_start"] = nullptr;
+  if (!job.warm_start_json.empty()) {
+    try {
+      view["warm_start"] = to_json(warm_start_from_text(job.warm_start_json));
+    } catch (const std::runtime_error&) {
+      // shown as null: the runner ignores it too
+    }
+  }
   return view;
 }
+
+namespace {
 
 bool is_finished(JobStatus status) {
   return status == JobStatus::done || status == JobStatus::failed || status == JobStatus::cancelled;
@@ -79,15 +95,26 @@ bool is_finished(JobStatus status) {
 
 }  // namespace
 
-ApiResponse create_job(const ApiRequest& request, AppContext& context) {
-  reject_unknown_params(request, {});
-  JobSubmission submission = parse_job_request(request.http.body(), context);
-  const std::int64_t id = context.store.create_job(submission.job);
+JobRecord submit_job(const std::string& body, AppContext& context) {
+  JobSubmission submission = parse_job_request(body, context);
+  NewJob& job = submission.job;
+  if (submission.warm_start && job.mode == JobMode::tune && job.pinned_configs_json.empty() &&
+      learns_from_measurements(job.search))
+    if (const auto warm =
+            find_warm_start(context.store, job.family, job.dtype, job.shape, job.device_name))
+      job.warm_start_json = to_json(*warm).dump();
+  const std::int64_t id = context.store.create_job(job);
   const auto stored = context.store.job(id);
   if (!stored) throw std::runtime_error("job " + std::to_string(id) + " vanished after insert");
   context.scheduler.enqueue(*stored, std::move(submission.target));
-  ApiResponse response = json_response(HttpStatus::accepted, job_view(context, *stored));
-  response.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(id));
+  return *stored;
+}
+
+ApiResponse create_job(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {});
+  const JobRecord stored = submit_job(request.http.body(), context);
+  ApiResponse response = json_response(HttpStatus::accepted, job_view(context, stored));
+  response.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(stored.id));
   return response;
 }
 

@@ -8,6 +8,12 @@
 
 namespace kt {
 
+// A job body (POST /v1/jobs's) validated, warm-started when its search learns and a nearby shape
+// is tuned, stored (queued) and enqueued; the stored job. Throws ApiError like create_job.
+JobRecord submit_job(const std::string& body, AppContext& context);
+// The job as GET /v1/jobs/{id} shows it.
+nlohmann::json job_view(AppContext& context, const JobRecord& job);
+
 // POST /v1/jobs: validates the body, creates the job (queued) and enqueues it; 202 with the job.
 ApiResponse create_job(const ApiRequest& request, AppContext& context);
 // GET /v1/jobs/{id}: the job with progress counts, the best measured variant so far and the

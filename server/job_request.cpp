@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <set>
 
+#include "engine/result_keys.hpp"
 #include "server/request_parsing.hpp"
 #include "tuner/pinned_configs.hpp"
 #include "tuner/search/searcher.hpp"
@@ -14,9 +15,10 @@
 namespace kt {
 namespace {
 
-const std::set<std::string> kFields{"family",  "shape",  "dtype",          "device",
-                                    "mode",    "arch",   "budget",         "pipeline",
-                                    "configs", "search", "search_seconds", "search_patience"};
+const std::set<std::string> kFields{"family",    "shape",  "dtype",          "device",
+                                    "mode",      "arch",   "budget",         "pipeline",
+                                    "configs",   "search", "search_seconds", "search_patience",
+                                    "warm_start"};
 
 nlohmann::json parse_body(const std::string& body, const AppContext& context) {
   if (body.size() > context.max_body_bytes)
@@ -31,7 +33,7 @@ nlohmann::json parse_body(const std::string& body, const AppContext& context) {
       throw ApiError(HttpStatus::bad_request, "unknown_field",
                      "unknown field " + quote_client_text(name) +
                          "; expected family, shape, dtype, mode, device, arch, budget, " +
-                         "pipeline, configs, search, search_seconds, search_patience");
+                         "pipeline, configs, search, search_seconds, search_patience, warm_start");
   return json;
 }
 
@@ -268,9 +270,22 @@ JobSubmission parse_job_request(const std::string& body_text, const AppContext& 
     job.device_uuid = target.device->uuid;
     job.device_name = target.device->name;
   }
+  // What the result will be keyed to (engine/result_keys.hpp).
+  const ResultKeys keys = current_keys(job.device_name, context.devices, &family);
+  if (target.device) job.driver_version = target.device->driver_version;
+  job.nvrtc_version = keys.nvrtc_version;
+  job.family_hash = keys.family_hash;
   job.pinned_configs_json = pinned_configs_of(body, family, job, target.limits);
   search_of(body, job);
-  return {std::move(job), std::move(target)};
+  bool warm_start = true;
+  if (body.contains("warm_start") && !body.at("warm_start").is_null()) {
+    if (!body.at("warm_start").is_boolean())
+      throw ApiError(HttpStatus::bad_request, "invalid_field",
+                     "field 'warm_start' must be true or false, got " +
+                         describe_client_value(body.at("warm_start")));
+    warm_start = body.at("warm_start").get<bool>();
+  }
+  return {std::move(job), std::move(target), warm_start};
 }
 
 }  // namespace kt

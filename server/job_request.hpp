@@ -19,6 +19,9 @@ namespace kt {
 struct JobSubmission {
   NewJob job;
   JobTarget target;
+  // "warm_start" (default true): seed a learning search with the nearest tuned shapes' best
+  // configs (engine/warm_start.hpp); false starts from nothing.
+  bool warm_start = true;
 };
 JobSubmission parse_job_request(const std::string& body, const AppContext& context);
 

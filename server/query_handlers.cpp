@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 
 #include "engine/job_target.hpp"
+#include "engine/warm_start.hpp"
 #include "server/best_answer.hpp"
+#include "server/job_handlers.hpp"
 #include "server/json_views.hpp"
 #include "server/launch_view.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
+#include "server/result_keys_view.hpp"
 #include "tuner/family_baseline.hpp"
 
 namespace kt {
@@ -40,13 +44,17 @@ std::string device_model(AppContext& context, const std::string& selector) {
   return selector;
 }
 
-TunedKey tuned_key(const ApiRequest& request, AppContext& context) {
+// The flags /v1/best takes besides the problem (docs/api.md).
+const std::set<std::string> kBestFlags{"nearest", "tune_on_miss", "retune_stale"};
+
+TunedKey tuned_key(const ApiRequest& request, AppContext& context,
+                   const std::set<std::string>& flags = {}) {
   TunedKey key;
   key.family = &require_family(context.families, required_param(request, "family"));
   key.dtype = required_param(request, "dtype");
   require_dtype(*key.family, key.dtype);
   for (const auto& [name, value] : request.query) {
-    if (name == "family" || name == "dtype" || name == "device") continue;
+    if (name == "family" || name == "dtype" || name == "device" || flags.count(name)) continue;
     const std::string dim = canonical_dim_name(*key.family, name);
     const bool is_dim = std::any_of(key.family->dims.begin(), key.family->dims.end(),
                                     [&](const DimSpec& spec) { return spec.name == dim; });
@@ -76,34 +84,135 @@ nlohmann::json key_json(const TunedKey& key) {
 
 }  // namespace
 
-ApiResponse get_best(const ApiRequest& request, AppContext& context) {
-  const TunedKey key = tuned_key(request, context);
-  const auto best = context.store.best(key.family->name, key.dtype, key.shape_key, key.device_name);
+namespace {
+
+// A flag of /v1/best: absent = false; 1/true (or bare)/0/false, else 400 naming it.
+bool best_flag(const ApiRequest& request, const std::string& name) {
+  const auto value = request.query_param(name);
+  if (!value) return false;
+  if (*value == "1" || *value == "true" || value->empty()) return true;
+  if (*value == "0" || *value == "false") return false;
+  throw ApiError(HttpStatus::bad_request, "invalid_parameter",
+                 "query parameter " + quote_client_text(name) + " must be 1/true or 0/false, got " +
+                     quote_client_text(*value));
+}
+
+// What speedup compares with: the family's baseline, its reference when it names none.
+std::string baseline_kind_of(const Family& family) {
+  return family.baseline ? family.baseline->kind : family.reference.kind;
+}
+
+// The answer for a tuned problem (best_answer_json's body with its launch and what it is
+// measured against), or nullopt when nothing of it is tuned. shape: the shape the launch is
+// evaluated for (the asked one, also when the answer comes from a nearby shape).
+std::optional<nlohmann::json> tuned_answer(AppContext& context, const Family& family,
+                                           const std::string& dtype, const std::string& shape_key,
+                                           const std::string& device_name, const Shape& shape) {
+  const auto best = context.store.best(family.name, dtype, shape_key, device_name);
   // No variant of ours measured: a job that timed the baseline still answers (with it).
   std::optional<JobRecord> baseline_job;
   if (!best)
-    baseline_job = context.store.newest_baseline_job(key.family->name, key.dtype, key.shape_key,
-                                                     key.device_name);
-  // what speedup compares with (the family's baseline; its reference when it names none)
-  const std::string baseline_kind =
-      key.family->baseline ? key.family->baseline->kind : key.family->reference.kind;
+    baseline_job = context.store.newest_baseline_job(family.name, dtype, shape_key, device_name);
+  const std::string baseline_kind = baseline_kind_of(family);
   auto body = best_answer_json(best, baseline_job, baseline_kind);
-  if (!body)
-    throw ApiError(HttpStatus::not_found, "not_tuned", "nothing tuned for " + describe(key));
+  if (!body) return std::nullopt;
   // How to launch our best variant (the top-level one, or best_own when the baseline wins).
   (*body)["launch"] = nullptr;
   if (best) {
+    JobRecord for_shape = best->job;
+    for_shape.shape = shape;
     std::string why;
-    if (auto launch = launch_view(context, best->job, best->variant, &why))
+    if (auto launch = launch_view(context, for_shape, best->variant, &why))
       (*body)["launch"] = std::move(*launch);
   }
-  (*body)["reference"] = key.family->reference.kind;  // what speedup_vs_reference compares with
+  (*body)["reference"] = family.reference.kind;  // what speedup_vs_reference compares with
   (*body)["baseline"] = baseline_kind;
   // An external baseline (PyTorch SDPA) is not timed in-process: speedup fields stay null.
-  const nlohmann::json summary = baseline_summary(*key.family);
+  const nlohmann::json summary = baseline_summary(family);
   (*body)["baseline_description"] = summary["description"];
   (*body)["baseline_in_process"] = summary["in_process"];
-  return json_response(HttpStatus::ok, *body);
+  add_staleness(*body, best ? best->job : *baseline_job, context);
+  return body;
+}
+
+// An unfinished tune job of the problem, if one is queued or running: asking again does not
+// queue the same work twice.
+std::optional<JobRecord> unfinished_job_of(AppContext& context, const TunedKey& key) {
+  for (std::int64_t id : context.store.unfinished_jobs()) {
+    auto job = context.store.job(id);
+    if (job && job->mode == JobMode::tune && job->family == key.family->name &&
+        job->dtype == key.dtype && job->shape_key == key.shape_key &&
+        (key.device_name.empty() || job->device_name == key.device_name))
+      return job;
+  }
+  return std::nullopt;
+}
+
+// 202 with the job tuning the problem (an unfinished one of it, else a new one with POST
+// /v1/jobs's defaults on a GPU of device_model, "" = the first) and the answer given meanwhile.
+ApiResponse tuning_answer(AppContext& context, const TunedKey& key, const std::string& device_model,
+                          nlohmann::json answer, bool reuse_unfinished) {
+  std::optional<JobRecord> job;
+  if (reuse_unfinished) job = unfinished_job_of(context, key);
+  const bool new_job = !job;
+  if (!job) {
+    nlohmann::json body = {
+        {"family", key.family->name}, {"dtype", key.dtype}, {"shape", to_json(key.shape)}};
+    if (!device_model.empty()) body["device"] = device_model;
+    job = submit_job(body.dump(), context);
+  }
+  const std::string link = "/v1/jobs/" + std::to_string(job->id);
+  ApiResponse response = json_response(HttpStatus::accepted, {{"job", job_view(context, *job)},
+                                                              {"link", link},
+                                                              {"new_job", new_job},
+                                                              {"answer", std::move(answer)}});
+  response.headers.emplace_back("Location", link);
+  return response;
+}
+
+}  // namespace
+
+ApiResponse get_best(const ApiRequest& request, AppContext& context) {
+  const TunedKey key = tuned_key(request, context, kBestFlags);
+  const bool nearest = best_flag(request, "nearest");
+  const bool tune_on_miss = best_flag(request, "tune_on_miss");
+  const bool retune_stale = best_flag(request, "retune_stale");
+  if (auto body = tuned_answer(context, *key.family, key.dtype, key.shape_key, key.device_name,
+                               key.shape)) {
+    (*body)["exact"] = true;
+    (*body)["nearest"] = nullptr;
+    if (retune_stale && (*body)["stale"] == true) {
+      const nlohmann::json model = (*body)["keys"]["gpu_model"];
+      return tuning_answer(context, key, model.is_string() ? model.get<std::string>() : "",
+                           std::move(*body), true);
+    }
+    return json_response(HttpStatus::ok, *body);
+  }
+  // A miss. nearest=1: the nearest tuned shape's answer, flagged; tune_on_miss=1: a job for
+  // this shape, answered 202 with the nearest answer (or null) beside it.
+  nlohmann::json answer = nullptr;
+  if (nearest) {
+    for (const NearShape& near : nearest_tuned_shapes(context.store, key.family->name, key.dtype,
+                                                      key.shape, key.device_name, 1)) {
+      if (auto body = tuned_answer(context, *key.family, key.dtype, near.shape_key, key.device_name,
+                                   key.shape)) {
+        (*body)["exact"] = false;
+        (*body)["nearest"] = {{"shape", to_json(near.shape)},
+                              {"shape_key", near.shape_key},
+                              {"distance", near.distance},
+                              {"asked_shape", to_json(key.shape)},
+                              {"asked_shape_key", key.shape_key}};
+        answer = std::move(*body);
+      }
+    }
+  }
+  if (tune_on_miss) return tuning_answer(context, key, key.device_name, std::move(answer), true);
+  if (!answer.is_null()) return json_response(HttpStatus::ok, answer);
+  throw ApiError(HttpStatus::not_found, "not_tuned",
+                 "nothing tuned for " + describe(key) +
+                     (nearest ? " nor for a comparable shape"
+                              : "; nearest=1 answers with the nearest tuned shape") +
+                     ", tune_on_miss=1 starts a job");
 }
 
 ApiResponse get_pareto(const ApiRequest& request, AppContext& context) {
@@ -155,8 +264,11 @@ ApiResponse get_history(const ApiRequest& request, AppContext& context) {
   }
   const JobPage page = context.store.job_page(filter, before_id);
   nlohmann::json jobs = nlohmann::json::array();
-  for (const JobRecord& job : page.jobs)
-    jobs.push_back(job_to_json(job, context.store.progress(job.id)));
+  for (const JobRecord& job : page.jobs) {
+    nlohmann::json view = job_to_json(job, context.store.progress(job.id));
+    add_staleness(view, job, context);
+    jobs.push_back(std::move(view));
+  }
   return json_response(HttpStatus::ok, {{"limit", filter.limit},
                                         {"offset", filter.offset},
                                         {"count", jobs.size()},

@@ -12,6 +12,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include "client/kerntune_client.hpp"
+#include "engine/warm_start.hpp"
 #include "support/in_process_daemon.hpp"
 #include "support/store_fixtures.hpp"
 
@@ -98,6 +99,10 @@ class QueryPlanTest : public ::testing::Test {
         {http::verb::get, variant + "/kernel"},
         {http::verb::get, "/v1/best?" + problem},
         {http::verb::get, "/v1/best?" + problem + device},
+        // Issue 15: a miss answered with the nearest tuned shape (any model, then one model).
+        {http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=2048&N=4096&K=4096&nearest=1"},
+        {http::verb::get,
+         "/v1/best?family=gemm&dtype=bf16&M=2048&N=4096&K=4096&nearest=1" + device},
         {http::verb::get, "/v1/pareto?" + problem},
         {http::verb::get, "/v1/pareto?" + problem + device},
         {http::verb::get, "/v1/history"},
@@ -135,10 +140,14 @@ TEST_F(QueryPlanTest, NoApiQueryScansTheVariantsTable) {
       // A 4xx (a kernel never stored) still ran its queries.
     }
   }
+  // A new job's warm start (POST /v1/jobs needs a GPU here: its lookup is called directly).
+  const Shape nearby{{"M", 2048}, {"N", 4096}, {"K", 4096}};
+  EXPECT_TRUE(find_warm_start(store_, "gemm", "bf16", nearby, "NVIDIA H100 80GB HBM3"));
+  EXPECT_TRUE(find_warm_start(store_, "gemm", "bf16", nearby, ""));
   store_.observe_statements({});
 
   SQLite::Database db(daemon_.dir.path() / "kerntune.db", SQLite::OPEN_READONLY);
-  int explained = 0, touching_variants = 0;
+  int explained = 0, touching_variants = 0, nearest_lookups = 0;
   std::set<std::string> seen;
   for (const std::string& sql : statements) {
     if (!is_query(sql) || !seen.insert(sql).second) continue;
@@ -155,11 +164,18 @@ TEST_F(QueryPlanTest, NoApiQueryScansTheVariantsTable) {
       if (std::regex_search(detail, scan, std::regex(R"(^SCAN (\w+))")) && names.contains(scan[1]))
         ADD_FAILURE() << "full scan of variants (" << detail << ") in:\n  " << sql;
     }
+    // The nearest lookup reads a range of an index of tuned shapes, not the whole front table.
+    if (sql.find("DISTINCT shape_key FROM pareto") != std::string::npos) {
+      ++nearest_lookups;
+      EXPECT_NE(details.find("SEARCH pareto USING COVERING INDEX"), std::string::npos)
+          << sql << details;
+    }
     RecordProperty("plan" + std::to_string(explained), sql + details);
   }
   // The routes did reach the store: a test that saw no variants query would prove nothing.
   EXPECT_GE(explained, 15);
   EXPECT_GE(touching_variants, 5);
+  EXPECT_EQ(nearest_lookups, 2) << "with a device model and without";
 }
 
 TEST(QueryPlanNames, FindsTheVariantsTableAndItsAliases) {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/warm_start.hpp"
 #include "support/store_fixtures.hpp"
 
 namespace kt {
@@ -146,6 +147,103 @@ TEST_F(JobSearchTest, PatienceStopsASearchThatNoLongerImproves) {
   const auto ids = run_some(store, feed, 1000);
   EXPECT_EQ(feed.stopped(), SearchStop::patience);
   EXPECT_LT(ids.size(), candidates(job.id).size());
+}
+
+// Variants measured until one is within 3% of the optimum (100 us), like kt-replay counts.
+std::size_t measured_until_near_optimum(Store& store, SearchFeed& feed) {
+  std::size_t n = 0;
+  while (const auto v = feed.next(0)) {
+    ++n;
+    const double time = time_of(v->config);
+    store.record_outcome(v->id, measured(time, 0.001));
+    if (time <= 103) return n;
+  }
+  return n;
+}
+
+// Issue 15: a job on a shape near a tuned one measures the tuned shape's best configs first (those
+// that survive its constraints), and its searcher learns from them. time_of does not depend on
+// the shape, so the neighbour's best is this shape's best too: the replay-style figure is the
+// number of variants measured before one is within 3% of the optimum.
+TEST_F(JobSearchTest, AWarmStartedSearchMeasuresTheNearestShapesBestConfigsFirst) {
+  Store store(db_path());
+  const JobRecord tuned = searched_job(store, "local", 100);
+  SearchFeed tuned_feed(store, tuned, candidates(tuned.id), 8);
+  run_some(store, tuned_feed, 100);
+  const auto tuned_best = store.best("gemm", "bf16", kShapeKey, "");
+  ASSERT_TRUE(tuned_best);
+  ASSERT_LE(time_of(tuned_best->variant.config), 103) << "the neighbour itself found the optimum";
+
+  const Shape nearby{{"M", 4096}, {"N", 4096}, {"K", 2048}};
+  auto warm = find_warm_start(store, "gemm", "bf16", nearby, tuned.device_name);
+  ASSERT_TRUE(warm);
+  EXPECT_EQ(warm->from.at(0).shape_key, kShapeKey);
+  ASSERT_GT(warm->seeds.size(), kSeedsPerShape) << "more candidates than a job measures";
+  // A seed this shape's space does not hold (pruned here) is skipped and does not count.
+  warm->seeds.insert(
+      warm->seeds.begin() + 1,
+      WarmStartSeed{"gemm_mma", {{"BM", 1024}, {"BN", 64}, {"STAGES", 3}}, kShapeKey, 0});
+
+  auto job_on = [&](bool warm_started) {
+    NewJob job = tune_job();
+    job.shape = nearby;
+    job.budget = 60;
+    job.search = "local";
+    if (warm_started) job.warm_start_json = to_json(*warm).dump();
+    return *store.job(store.create_job(job));
+  };
+  const JobRecord warm_job = job_on(true);
+  SearchFeed warm_feed(store, warm_job, candidates(warm_job.id), 8);
+  ASSERT_EQ(warm_feed.seeds().size(), kSeedsPerShape);
+  std::vector<Config> first;
+  for (std::size_t i = 0; i < warm_feed.seeds().size(); ++i) {
+    const auto v = warm_feed.next(0);
+    ASSERT_TRUE(v);
+    first.push_back(v->config);
+    store.record_outcome(v->id, measured(time_of(v->config), 0.001));
+  }
+  std::vector<Config> expected;
+  for (const WarmStartSeed& seed : warm->seeds)
+    if (seed.config.at("BM") != 1024 && expected.size() < kSeedsPerShape)
+      expected.push_back(seed.config);
+  EXPECT_EQ(first, expected);
+  EXPECT_EQ(first.front(), tuned_best->variant.config);
+
+  // Against the same search from nothing, over several seeds (the job id seeds the searcher).
+  std::size_t cold_total = 0, warm_total = 0;
+  for (int round = 0; round < 5; ++round) {
+    const JobRecord cold = job_on(false);
+    SearchFeed cold_feed(store, cold, candidates(cold.id), 8);
+    EXPECT_TRUE(cold_feed.seeds().empty());
+    cold_total += measured_until_near_optimum(store, cold_feed);
+    const JobRecord warmed = job_on(true);
+    SearchFeed warmed_feed(store, warmed, candidates(warmed.id), 8);
+    const std::size_t n = measured_until_near_optimum(store, warmed_feed);
+    EXPECT_EQ(n, 1u) << "the neighbour's best is measured first";
+    warm_total += n;
+  }
+  EXPECT_LT(warm_total, cold_total);
+}
+
+TEST_F(JobSearchTest, OnlyLearningSearchesAreWarmStarted) {
+  Store store(db_path());
+  WarmStart warm;
+  warm.seeds.push_back({"gemm_mma", {{"BM", 512}, {"BN", 512}, {"STAGES", 5}}, kShapeKey, 1});
+  NewJob job = tune_job();
+  job.budget = 8;
+  job.search = "exhaustive";
+  job.warm_start_json = to_json(warm).dump();
+  const JobRecord exhaustive = *store.job(store.create_job(job));
+  SearchFeed feed(store, exhaustive, candidates(exhaustive.id), 8);
+  EXPECT_TRUE(feed.seeds().empty());
+  EXPECT_EQ(feed.next(0)->config.at("BM"), 16) << "enumeration order, unseeded";
+
+  job.search = "model";
+  job.warm_start_json = "not json";  // ignored, with a warning
+  const JobRecord broken = *store.job(store.create_job(job));
+  SearchFeed broken_feed(store, broken, candidates(broken.id), 8);
+  EXPECT_TRUE(broken_feed.seeds().empty());
+  EXPECT_TRUE(broken_feed.next(0));
 }
 
 }  // namespace

@@ -29,21 +29,21 @@ class SqliteStoreTest : public StoreFixture {};
 TEST_P(StoreTest, FreshDatabaseGetsTheLatestSchemaAndReopensUnchanged) {
   {
     Store store(db_path());
-    EXPECT_EQ(store.schema_version(), 5);
+    EXPECT_EQ(store.schema_version(), 6);
     store.create_job(tune_job());
   }
   {
     Store reopened(db_path());
-    EXPECT_EQ(reopened.schema_version(), 5);
+    EXPECT_EQ(reopened.schema_version(), 6);
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
   if (GetParam() == db::Dialect::postgresql) {
-    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 5);
+    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 6);
     return;
   }
   SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
-  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 5);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 6);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
@@ -64,6 +64,29 @@ TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
   EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 999);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "delete");
   EXPECT_FALSE(raw.tableExists("jobs"));
+}
+
+// A store of schema 5 (before the result keys) opens with its jobs unkeyed, not stale.
+TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed) {
+  std::int64_t id = 0;
+  {
+    Store store(db_path());
+    id = store.create_job(tune_job());
+  }
+  {
+    SQLite::Database raw(db_path(), SQLite::OPEN_READWRITE);
+    for (const char* column : {"driver_version", "nvrtc_version", "family_hash", "warm_start_json"})
+      raw.exec(std::string("ALTER TABLE jobs DROP COLUMN ") + column);
+    raw.exec("PRAGMA user_version = 5");
+  }
+  Store store(db_path());
+  EXPECT_EQ(store.schema_version(), 6);
+  const auto job = store.job(id);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->shape, kShape);
+  EXPECT_EQ(job->driver_version, 0);
+  EXPECT_EQ(job->nvrtc_version, "");
+  EXPECT_EQ(job->family_hash, "");
 }
 
 TEST_F(SqliteStoreTest, RefusesAFileThatIsNotADatabase) {
@@ -137,6 +160,25 @@ TEST_P(StoreTest, ModeAndPipelineAreStoredAsTheirApiText) {
   // A row whose text no release wrote is reported, not guessed at.
   execute("UPDATE jobs SET mode = 'benchmark' WHERE id = " + std::to_string(id));
   EXPECT_THROW(store.job(id), std::runtime_error);
+}
+
+// Issue 15: what a job's results are keyed to, and its warm start, come back as stored.
+TEST_P(StoreTest, ResultKeysAndWarmStartAreStoredWithTheJob) {
+  Store store(db_path());
+  NewJob request = tune_job();
+  request.driver_version = 13000;
+  request.nvrtc_version = "13.0";
+  request.family_hash = std::string(64, 'a');
+  request.warm_start_json = R"({"from":[],"seeds":[]})";
+  const JobRecord job = *store.job(store.create_job(request));
+  EXPECT_EQ(job.driver_version, 13000);
+  EXPECT_EQ(job.nvrtc_version, "13.0");
+  EXPECT_EQ(job.family_hash, std::string(64, 'a'));
+  EXPECT_EQ(job.warm_start_json, R"({"from":[],"seeds":[]})");
+  const JobRecord unkeyed = *store.job(store.create_job(tune_job()));
+  EXPECT_EQ(unkeyed.driver_version, 0);
+  EXPECT_EQ(unkeyed.family_hash, "");
+  EXPECT_EQ(unkeyed.warm_start_json, "");
 }
 
 TEST_P(StoreTest, UnfinishedJobsAreQueuedOrRunningOldestFirst) {
