@@ -24,6 +24,9 @@ std::vector<std::pair<std::string, std::string>> tuned_params(const TunedQuery& 
                                                           {"dtype", query.dtype}};
   for (const auto& [dim, extent] : query.shape) params.emplace_back(dim, std::to_string(extent));
   if (!query.device.empty()) params.emplace_back("device", query.device);
+  if (query.nearest) params.emplace_back("nearest", "1");
+  if (query.tune_on_miss) params.emplace_back("tune_on_miss", "1");
+  if (query.retune_stale) params.emplace_back("retune_stale", "1");
   return params;
 }
 
@@ -164,7 +167,19 @@ nlohmann::json Client::cancel(std::int64_t job_id) const {
 }
 
 BestConfig Client::best(const TunedQuery& query) const {
-  return best_config_from_json(call(http::verb::get, with_query("/v1/best", tuned_params(query))));
+  nlohmann::json reply = best_answer(query);
+  // A 202 (a job was asked for) carries the answer given meanwhile, or none.
+  if (reply.contains("link") && reply.contains("answer")) {
+    if (!reply["answer"].is_object())
+      throw ClientError(404, "not_tuned",
+                        "nothing tuned yet; tuning in " + reply["link"].get<std::string>());
+    reply = reply["answer"];
+  }
+  return best_config_from_json(reply);
+}
+
+nlohmann::json Client::best_answer(const TunedQuery& query) const {
+  return call(http::verb::get, with_query("/v1/best", tuned_params(query)));
 }
 
 std::optional<BestConfig> Client::find_best(const TunedQuery& query) const {

@@ -39,6 +39,11 @@ struct TunedQuery {
   std::map<std::string, std::int64_t> shape;
   std::string dtype;
   std::string device;  // device model (or selector); "" = any
+  // GET /v1/best only (docs/api.md): on a miss answer with the nearest tuned shape, on a miss
+  // start a job, on a stale answer start a job re-tuning it.
+  bool nearest = false;
+  bool tune_on_miss = false;
+  bool retune_stale = false;
 };
 
 // GET /v1/history
@@ -96,6 +101,9 @@ class Client {
   nlohmann::json cancel(std::int64_t job_id) const;
 
   BestConfig best(const TunedQuery& query) const;
+  // GET /v1/best as the server answers it: the answer (200), or with tune_on_miss/retune_stale
+  // {"job", "link", "new_job", "answer"} (202).
+  nlohmann::json best_answer(const TunedQuery& query) const;
   // nullopt when nothing is tuned for the query (404 not_tuned); other errors still throw.
   std::optional<BestConfig> find_best(const TunedQuery& query) const;
   nlohmann::json pareto(const TunedQuery& query) const;

@@ -96,7 +96,14 @@ int main(int argc, char** argv) {
   submit_cmd->add_flag("--wait", submit.wait, "follow the job with a progress bar until it ends");
 
   kt::TunedArgs best;
-  add_tuned_options(*app.add_subcommand("best", "best measured config for a problem"), best);
+  auto* best_cmd = app.add_subcommand("best", "best measured config for a problem");
+  add_tuned_options(*best_cmd, best);
+  best_cmd->add_flag("--nearest", best.nearest,
+                     "untuned shape: answer with the nearest tuned shape's config (flagged)");
+  best_cmd->add_flag("--tune-on-miss", best.tune_on_miss,
+                     "untuned shape: start a tuning job (or show the one running)");
+  best_cmd->add_flag("--retune-stale", best.retune_stale,
+                     "stale result (driver, NVRTC or family changed): start a job re-tuning it");
   kt::TunedArgs pareto;
   add_tuned_options(*app.add_subcommand("pareto", "Pareto front (time, error, footprint)"), pareto);
 

@@ -32,6 +32,9 @@ TunedQuery tuned_query(const CliContext& ctx, const TunedArgs& args) {
   query.family = args.family;
   query.dtype = args.dtype;
   query.device = args.device;
+  query.nearest = args.nearest;
+  query.tune_on_miss = args.tune_on_miss;
+  query.retune_stale = args.retune_stale;
   // NAME=VALUE goes as written (the server matches dim names case-insensitively); extents alone
   // need the family's dims in order.
   query.shape = is_positional_shape(args.shape)
@@ -209,18 +212,35 @@ int run_devices(const CliContext& ctx) {
   return kExitOk;
 }
 
-int run_best(const CliContext& ctx, const TunedArgs& args) {
-  const BestConfig best = ctx.client.best(tuned_query(ctx, args));
-  if (ctx.json) {
-    ctx.out << best.raw.dump(2) << '\n';
-    return kExitOk;
+namespace {
+
+// Where an answer came from when it is not a fresh result of the asked shape: the nearest tuned
+// shape (nearest=1) and the keys that changed since it was tuned.
+void print_answer_origin(const CliContext& ctx, const nlohmann::json& raw) {
+  const nlohmann::json& nearest = field(raw, "nearest");
+  if (field(raw, "exact") == false && nearest.is_object())
+    ctx.out << "  NOT TUNED for " << format_shape(field(nearest, "asked_shape"))
+            << ": this is the nearest tuned shape's answer, "
+            << format_shape(field(nearest, "shape")) << " (distance "
+            << format_number(field(nearest, "distance"), 3) << ", sum of |log ratio| over dims)\n";
+  if (field(raw, "stale") == true) {
+    std::string changed;
+    for (const auto& key : field(raw, "stale_keys"))
+      changed += (changed.empty() ? "" : ", ") + text_of(key, "key") + " " +
+                 text_of(key, "stored") + " -> " + text_of(key, "current");
+    ctx.out << "  STALE:     tuned before a change (" << changed
+            << "); --retune-stale starts a job re-tuning it\n";
   }
+}
+
+void print_best(const CliContext& ctx, const BestConfig& best) {
   const nlohmann::json& raw = best.raw;
   ctx.out << best.family << " " << best.dtype << " " << format_shape(field(raw, "shape")) << " on "
           << text_of(raw, "device") << " (" << best.arch << ")\n";
+  print_answer_origin(ctx, raw);
   if (best.baseline_wins) {
     print_baseline_answer(ctx, best);
-    return kExitOk;
+    return;
   }
   ctx.out << "  template:  " << best.template_name << '\n';
   ctx.out << "  config:    " << format_config(field(raw, "config")) << '\n';
@@ -235,6 +255,31 @@ int run_best(const CliContext& ctx, const TunedArgs& args) {
             << format_us(best.reference_us ? nlohmann::json(*best.reference_us) : nlohmann::json())
             << "), first pass only\n";
   ctx.out << "  from:      job " << best.job_id << ", variant " << best.variant_id << '\n';
+}
+
+}  // namespace
+
+int run_best(const CliContext& ctx, const TunedArgs& args) {
+  const nlohmann::json reply = ctx.client.best_answer(tuned_query(ctx, args));
+  if (ctx.json) {
+    ctx.out << reply.dump(2) << '\n';
+    return kExitOk;
+  }
+  // 202: a job tunes the shape (tune_on_miss, retune_stale); the answer meanwhile, if any.
+  if (reply.contains("link") && reply.contains("job")) {
+    const nlohmann::json& job = field(reply, "job");
+    if (field(reply, "answer").is_object())
+      print_best(ctx, best_config_from_json(field(reply, "answer")));
+    else
+      ctx.out << "nothing tuned for " << args.family << " " << args.dtype << " "
+              << format_shape(field(job, "shape")) << " yet\n";
+    ctx.out << "  tuning:    job " << text_of(job, "id") << " "
+            << (field(reply, "new_job") == true ? "submitted" : "already " + text_of(job, "status"))
+            << " (" << text_of(reply, "link") << "); kerntune show " << text_of(job, "id")
+            << " follows it\n";
+    return kExitOk;
+  }
+  print_best(ctx, best_config_from_json(reply));
   return kExitOk;
 }
 

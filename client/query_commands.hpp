@@ -15,6 +15,10 @@ struct TunedArgs {
   std::string shape;  // "m=4096,n=4096,k=4096"
   std::string dtype;
   std::string device;
+  // best only: --nearest, --tune-on-miss, --retune-stale (GET /v1/best's flags)
+  bool nearest = false;
+  bool tune_on_miss = false;
+  bool retune_stale = false;
 };
 
 struct HistoryArgs {

@@ -91,6 +91,49 @@ TEST_F(CliTest, ShowListsEveryVariantOfAJobLargerThanAPage) {
   EXPECT_EQ(rows, variant_ids.size());
 }
 
+// Issue 15: an untuned shape answered with the nearest tuned one says so plainly, a result of
+// another family source says it is stale, and --tune-on-miss on a host without a GPU is refused
+// with the reason.
+TEST_F(CliTest, BestSaysWhereANearestOrStaleAnswerCameFrom) {
+  {
+    Store store(db_);
+    NewJob job = test::tune_job();
+    job.family_hash = "0123456789abcdef";  // tuned with sources this daemon does not have
+    const auto id = store.create_job(job);
+    const auto rows = test::plan(store, id, 2);
+    store.record_outcome(rows[0].id, test::measured(100, 0.001));
+    store.record_outcome(rows[1].id, test::measured(120, 0.001));
+    store.set_job_status(id, JobStatus::done);
+  }
+  Daemon daemon(dir_.path(), db_, "nearest");
+  ASSERT_TRUE(daemon.healthy_within(30s)) << daemon.log();
+  const std::vector<std::string> miss{"best",    "gemm", "--shape", "M=2048,N=4096,K=4096",
+                                      "--dtype", "bf16"};
+  const CliRun plain = kerntune(daemon.url(), miss);
+  EXPECT_EQ(plain.exit_code, 1);
+  EXPECT_TRUE(contains(plain.err, "nearest=1"));
+
+  std::vector<std::string> nearest = miss;
+  nearest.push_back("--nearest");
+  const CliRun near = kerntune(daemon.url(), nearest);
+  ASSERT_EQ(near.exit_code, 0) << near.err;
+  EXPECT_TRUE(contains(near.out, "NOT TUNED for M=2048 N=4096 K=4096"));
+  EXPECT_TRUE(contains(near.out, "distance 0.693"));
+  EXPECT_TRUE(contains(near.out, "STALE:"));
+  EXPECT_TRUE(contains(near.out, "family_hash 0123456789abcdef -> "));
+
+  const CliRun json =
+      kerntune(daemon.url(), {"--json", "best", "gemm", "--shape", "M=2048,N=4096,K=4096",
+                              "--dtype", "bf16", "--nearest"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["exact"], false);
+
+  nearest.push_back("--tune-on-miss");
+  const CliRun tune = kerntune(daemon.url(), nearest);
+  EXPECT_EQ(tune.exit_code, 1);
+  EXPECT_TRUE(contains(tune.err, "no GPU on this host"));
+}
+
 TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
   std::string job_id;
   {

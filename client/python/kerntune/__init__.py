@@ -8,12 +8,12 @@
 """
 
 from .client import Client, read_token_file, token_from_environment
-from .errors import ApiError, DaemonUnreachable, JobFailed, KerntuneError, TokenError
+from .errors import ApiError, DaemonUnreachable, JobFailed, KerntuneError, NotTunedYet, TokenError
 from .models import Best, Job, Kernel, NumericError, ParetoFront, Progress, Timing, Variant
 
 __all__ = [
     "Client", "read_token_file", "token_from_environment",
-    "ApiError", "DaemonUnreachable", "JobFailed", "KerntuneError", "TokenError",
+    "ApiError", "DaemonUnreachable", "JobFailed", "KerntuneError", "NotTunedYet", "TokenError",
     "Best", "Job", "Kernel", "NumericError", "ParetoFront", "Progress", "Timing", "Variant",
 ]
 __version__ = "0.1.0"

@@ -12,7 +12,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Dict, Iterable, List, Optional, TextIO, Union
 
-from .errors import DaemonUnreachable, JobFailed, TokenError, error_from_response
+from .errors import DaemonUnreachable, JobFailed, NotTunedYet, TokenError, error_from_response
 from .models import Best, Job, Kernel, ParetoFront, Variant
 from .progress import ProgressBar
 
@@ -164,9 +164,26 @@ class Client:
                 raise TimeoutError(f"job {job_id} still {job.status} after {timeout} s")
             time.sleep(interval)
 
-    def best(self, family: str, shape: Dict[str, int], dtype: str, device: Optional[str] = None) -> Best:
-        query = {"family": family, "dtype": dtype, **_shape_query(shape), "device": device}
-        return Best.from_json(self._json("GET", "/v1/best", query))
+    def best(self, family: str, shape: Dict[str, int], dtype: str, device: Optional[str] = None, *,
+             nearest: bool = False, tune_on_miss: bool = False, retune_stale: bool = False) -> Best:
+        """The best config of a problem (ApiError 404 not_tuned when there is none).
+
+        nearest: on a miss, the nearest tuned shape's answer (Best.exact False, Best.nearest).
+        tune_on_miss: on a miss, start a tuning job (or find the one running); the answer then has
+        it as Best.tuning_job, and with nothing to answer meanwhile NotTunedYet carries it.
+        retune_stale: on a stale answer (Best.stale), start a job re-tuning it (Best.tuning_job)."""
+        query = {"family": family, "dtype": dtype, **_shape_query(shape), "device": device,
+                 "nearest": "1" if nearest else None, "tune_on_miss": "1" if tune_on_miss else None,
+                 "retune_stale": "1" if retune_stale else None}
+        reply = self._json("GET", "/v1/best", query)
+        if "link" in reply and "job" in reply:  # 202: a job is tuning it
+            job = Job.from_json(reply["job"])
+            if not reply.get("answer"):
+                raise NotTunedYet(job, bool(reply.get("new_job")))
+            best = Best.from_json(reply["answer"])
+            best.tuning_job = job
+            return best
+        return Best.from_json(reply)
 
     def pareto(self, family: str, shape: Dict[str, int], dtype: str, device: Optional[str] = None) -> ParetoFront:
         query = {"family": family, "dtype": dtype, **_shape_query(shape), "device": device}

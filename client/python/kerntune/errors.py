@@ -39,6 +39,16 @@ class JobFailed(KerntuneError):
         self.job = job
 
 
+class NotTunedYet(KerntuneError):
+    """best(..., tune_on_miss=True) on a shape with nothing to answer yet: `job` is tuning it
+    (just submitted, or already queued or running: `new_job` says which)."""
+
+    def __init__(self, job: Any, new_job: bool):
+        super().__init__(f"nothing tuned yet; job {job.id} is tuning it ({job.status})")
+        self.job = job
+        self.new_job = new_job
+
+
 class TokenError(KerntuneError):
     """KERNTUNE_TOKEN / KERNTUNE_TOKEN_FILE is set but unusable."""
 

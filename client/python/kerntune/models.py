@@ -143,6 +143,16 @@ class Best:
     speedup: Optional[float] = None
     faster_than_baseline: Optional[bool] = None
     launch: Optional[Dict[str, Any]] = None  # grid/block/cluster/smem/params when the daemon sends them
+    # False when the answer is the nearest tuned shape's (best(..., nearest=True) on a miss);
+    # `nearest` then says which shape and its distance (sum over dims of |log(asked/tuned)|).
+    exact: bool = True
+    nearest: Optional[Dict[str, Any]] = None
+    # True when the driver, NVRTC or the family's sources changed since it was tuned;
+    # stale_keys: [{"key", "stored", "current"}].
+    stale: bool = False
+    stale_keys: List[Dict[str, str]] = field(default_factory=list)
+    # The job tuning the problem, when tune_on_miss or retune_stale started (or found) one.
+    tuning_job: Optional["Job"] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -153,7 +163,9 @@ class Best:
             variant_id=data["variant_id"], template=data.get("template", ""),
             config=dict(data.get("config") or {}), median_us=data["median_us"], tflops=data.get("tflops"),
             speedup=data.get("speedup"), faster_than_baseline=data.get("faster_than_baseline"),
-            launch=data.get("launch"), raw=data)
+            launch=data.get("launch"), exact=data.get("exact", True) is not False,
+            nearest=data.get("nearest"), stale=data.get("stale") is True,
+            stale_keys=list(data.get("stale_keys") or []), raw=data)
 
 
 @dataclass

@@ -97,6 +97,27 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertEqual(len(measured), self.daemon.seed["main_job_outcomes"]["measured"])
         self.assertEqual(min(v.median_us for v in measured), best.median_us)
 
+    def test_best_of_an_untuned_shape_can_come_from_the_nearest_tuned_one(self) -> None:
+        asked = {"M": 2048, "N": 4096, "K": 4096}  # 2048^3 and 4096^3 are tuned: 4096^3 is nearer
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.best("gemm", asked, "bf16", device="NVIDIA H100 80GB HBM3")
+        self.assertEqual(caught.exception.code, "not_tuned")
+        near = self.client.best("gemm", asked, "bf16", device="NVIDIA H100 80GB HBM3", nearest=True)
+        self.assertFalse(near.exact)
+        self.assertEqual(near.nearest["shape_key"], "K=4096,M=4096,N=4096")
+        self.assertAlmostEqual(near.nearest["distance"], 0.6931471805599453)
+        self.assertEqual(near.job_id, self.daemon.seed["main_job"])
+        self.assertFalse(near.stale)
+        self.assertIsNone(near.tuning_job)
+        exact = self.client.best("gemm", SEEDED, "bf16", device="NVIDIA H100 80GB HBM3", nearest=True)
+        self.assertTrue(exact.exact)
+        self.assertIsNone(exact.nearest)
+        # No GPU here: asking for a job is refused like POST /v1/jobs.
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.best("gemm", asked, "bf16", device="NVIDIA H100 80GB HBM3", nearest=True,
+                             tune_on_miss=True)
+        self.assertEqual((caught.exception.status, caught.exception.code), (503, "no_device"))
+
     def test_tuned_lists_each_problem_with_its_best(self) -> None:
         problems = self.client.tuned(family="gemm")
         keys = {(p["device"], p["shape_key"]) for p in problems}
