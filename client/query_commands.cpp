@@ -389,6 +389,16 @@ int run_show(const CliContext& ctx, std::int64_t job_id, bool all) {
           << '\n';
   if (field(job, "reference_us").is_number())
     ctx.out << "  reference: " << format_us(field(job, "reference_us")) << '\n';
+  // Issue 15: which tuned shapes seeded the search, and whether the results are stale.
+  if (const nlohmann::json& warm = field(job, "warm_start"); warm.is_object()) {
+    std::string from;
+    for (const auto& source : field(warm, "from"))
+      from += (from.empty() ? "" : "; ") + format_shape(field(source, "shape")) + " (distance " +
+              format_number(field(source, "distance"), 3) + ", job " + text_of(source, "job_id") +
+              ")";
+    ctx.out << "  warm start: " << field(warm, "seeds").size() << " configs from " << from << '\n';
+  }
+  print_answer_origin(ctx, job);
   const nlohmann::json& best = field(job, "best");
   if (best.is_object())
     ctx.out << "  best:      variant " << text_of(best, "id") << ", "

@@ -95,11 +95,12 @@ TEST_F(CliTest, ShowListsEveryVariantOfAJobLargerThanAPage) {
 // another family source says it is stale, and --tune-on-miss on a host without a GPU is refused
 // with the reason.
 TEST_F(CliTest, BestSaysWhereANearestOrStaleAnswerCameFrom) {
+  std::int64_t id = 0;
   {
     Store store(db_);
     NewJob job = test::tune_job();
     job.family_hash = "0123456789abcdef";  // tuned with sources this daemon does not have
-    const auto id = store.create_job(job);
+    id = store.create_job(job);
     const auto rows = test::plan(store, id, 2);
     store.record_outcome(rows[0].id, test::measured(100, 0.001));
     store.record_outcome(rows[1].id, test::measured(120, 0.001));
@@ -127,6 +128,10 @@ TEST_F(CliTest, BestSaysWhereANearestOrStaleAnswerCameFrom) {
                               "--dtype", "bf16", "--nearest"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(nlohmann::json::parse(json.out)["exact"], false);
+
+  const CliRun show = kerntune(daemon.url(), {"show", std::to_string(id)});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_TRUE(contains(show.out, "STALE:     tuned before a change (family_hash"));
 
   nearest.push_back("--tune-on-miss");
   const CliRun tune = kerntune(daemon.url(), nearest);
