@@ -9,6 +9,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
+#include "support/shipped_family.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
@@ -36,16 +37,10 @@ class KnowledgeHandlersTest : public ::testing::Test {
  protected:
   explicit KnowledgeHandlersTest(std::vector<DeviceInfo> devices = {})
       : store_(dir_.path() / "kerntune.db"),
-        families_(load_families()),
+        families_(test::shipped_families()),
         scheduler_(store_, families_, SchedulerOptions{}, devices),
         context_{store_, families_, scheduler_, devices, devices.empty() ? "no driver" : ""},
         router_(make_api_router()) {}
-
-  static FamilyRegistry load_families() {
-    FamilyRegistry registry;
-    registry.load_root(test::source_dir() / "kernel_templates");
-    return registry;
-  }
 
   ApiResponse call(http::verb method, const std::string& target, const std::string& body = "") {
     HttpRequest request{method, target, 11};
