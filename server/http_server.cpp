@@ -81,6 +81,8 @@ void HttpServer::start() {
 
   queries_ = std::make_unique<boost::asio::thread_pool>(std::max(1, options_.query_threads));
   SessionSettings settings{&router_, &context_, options_.read_timeout, queries_.get()};
+  settings.event_slots = std::make_shared<EventStreamSlots>(options_.max_event_streams);
+  settings.event_streams.heartbeat = options_.event_heartbeat;
   listener_ = std::make_shared<Listener>(io_, endpoint, settings, max_connections_);
   port_ = listener_->local_endpoint().port();
   if (endpoint.address().is_unspecified()) {

@@ -18,6 +18,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "server/app_context.hpp"
+#include "server/event_stream.hpp"
 #include "server/router.hpp"
 
 namespace kt {
@@ -51,6 +52,9 @@ struct ServerOptions {
   // Threads that run the handlers which query the store (as many as the store has read
   // connections: more would only wait for one).
   int query_threads = 4;
+  // Event streams (GET /v1/jobs/{id}/events) open at once; they count as connections too.
+  std::size_t max_event_streams = kDefaultMaxEventStreams;
+  std::chrono::milliseconds event_heartbeat{15000};
 };
 
 class HttpServer {

@@ -15,6 +15,7 @@
 #include <valijson/schema_parser.hpp>
 #include <valijson/validator.hpp>
 
+#include "client/event_reader.hpp"
 #include "client/http_transport.hpp"
 #include "server/api_routes.hpp"
 #include "support/in_process_daemon.hpp"
@@ -175,6 +176,10 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
       {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/x", "", 400},
       {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/999999", "", 404},
       {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/" + job, "", 409},
+      // A finished job: its final state as events, then the server closes the stream.
+      {http::verb::get, "/v1/jobs/{id}/events", "/v1/jobs/" + job + "/events", "", 200},
+      {http::verb::get, "/v1/jobs/{id}/events", "/v1/jobs/x/events", "", 400},
+      {http::verb::get, "/v1/jobs/{id}/events", "/v1/jobs/999999/events", "", 404},
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/" + job + "/variants?log=1", "", 200},
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/" + job + "/variants?limit=0", "", 400},
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/999999/variants", "", 404},
@@ -229,6 +234,24 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
     }
     const nlohmann::json& content = responses[status]["content"];
     ASSERT_TRUE(content.contains(reply.content_type)) << reply.content_type << " undocumented";
+    if (reply.content_type == "text/event-stream") {
+      // Each event's data against the schema x-events documents for its name.
+      const nlohmann::json& schemas = responses[status]["x-events"];
+      SseParser parser;
+      const std::vector<SseEvent> events = parser.feed(reply.body);
+      EXPECT_FALSE(events.empty()) << reply.body;
+      EXPECT_EQ(events.empty() ? "" : events.back().name, "end") << reply.body;
+      for (const SseEvent& event : events) {
+        if (!schemas.contains(event.name)) {
+          ADD_FAILURE() << "event " << event.name << " is not documented";
+          continue;
+        }
+        for (const std::string& problem :
+             violations(document, schemas[event.name], nlohmann::json::parse(event.data)))
+          ADD_FAILURE() << event.name << ": " << problem << "\ndata: " << event.data.substr(0, 400);
+      }
+      continue;
+    }
     if (reply.content_type != "application/json") {
       EXPECT_FALSE(reply.body.empty());
       continue;
