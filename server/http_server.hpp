@@ -44,6 +44,10 @@ std::uint64_t open_files_limit();
 // and at least 1.
 std::size_t fit_connection_cap(std::size_t requested, std::uint64_t open_files_limit);
 
+// The event stream cap to use: requested, but at most half the connection cap (at least 1), so
+// that streams, which stay open, never take every connection from the API and /healthz.
+std::size_t fit_event_stream_cap(std::size_t requested, std::size_t max_connections);
+
 struct ServerOptions {
   ListenAddress listen;
   int io_threads = 2;
@@ -71,6 +75,8 @@ class HttpServer {
   // The connection cap in force (max_connections fitted to the open-files limit); valid after
   // start().
   std::size_t max_connections() const { return max_connections_; }
+  // The event stream cap in force (fit_event_stream_cap); valid after start().
+  std::size_t max_event_streams() const { return max_event_streams_; }
   // Stops accepting, abandons open connections and joins the threads. Idempotent.
   void stop();
 
@@ -85,6 +91,7 @@ class HttpServer {
   std::vector<std::thread> threads_;
   unsigned short port_ = 0;
   std::size_t max_connections_ = 0;
+  std::size_t max_event_streams_ = 0;
 };
 
 }  // namespace kt

@@ -209,7 +209,8 @@ int run_daemon(const DaemonOptions& options) {
   server_options.max_event_streams = options.max_event_streams;
   kt::HttpServer server(context, server_options);
   server.start();
-  spdlog::info("at most {} connections at once", server.max_connections());
+  spdlog::info("at most {} connections at once, {} of them event streams", server.max_connections(),
+               server.max_event_streams());
   // The line scripts and tests wait for; it carries the real port when asked for port 0.
   spdlog::info("kerntuned listening on http://{}:{}", address.host, server.port());
 
@@ -257,9 +258,10 @@ int main(int argc, char** argv) {
                  "open-files limit)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--max-event-streams", options.max_event_streams,
-                 "live progress streams (GET /v1/jobs/{id}/events) open at once; more are "
-                 "answered 503 (each also counts as a connection)")
+  app.add_option(
+         "--max-event-streams", options.max_event_streams,
+         "live progress streams (GET /v1/jobs/{id}/events) open at once; more are "
+         "answered 503 (each also counts as a connection; at most half of --max-connections)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("--allow-empty", options.allow_empty,
