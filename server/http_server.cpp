@@ -90,6 +90,7 @@ void HttpServer::start() {
     spdlog::warn("at most {} event streams instead of {}: half the {} connections",
                  max_event_streams_, options_.max_event_streams, max_connections_);
   settings.event_slots = std::make_shared<EventStreamSlots>(max_event_streams_);
+  context_.event_streams = settings.event_slots;  // for GET /metrics
   settings.event_streams.heartbeat = options_.event_heartbeat;
   listener_ = std::make_shared<Listener>(io_, endpoint, settings, max_connections_);
   port_ = listener_->local_endpoint().port();

@@ -39,8 +39,8 @@ struct SessionSettings {
   // Runs the handlers of RunOn::query_pool routes; null runs every handler on the I/O thread.
   boost::asio::thread_pool* queries = nullptr;
   // The cap on open event streams (null: none may open) and how they behave.
-  std::shared_ptr<EventStreamSlots> event_slots;
-  EventStreamSettings event_streams;
+  std::shared_ptr<EventStreamSlots> event_slots = nullptr;
+  EventStreamSettings event_streams = {};
 };
 
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;

@@ -232,6 +232,11 @@ TEST(JobEventsTest, StreamsPastTheCapAre503WhileHealthStaysFastAndAClosedStreamF
     EXPECT_EQ(client.health().value("status", ""), "ok");
     EXPECT_LT(std::chrono::steady_clock::now() - asked, 500ms);
   }
+  // GET /metrics counts them.
+  const HttpReply metrics = HttpTransport(parse_server_url(daemon.url), 5000ms, "")
+                                .send(boost::beast::http::verb::get, "/metrics");
+  EXPECT_NE(metrics.body.find("\nkerntune_event_streams_open 2\n"), std::string::npos)
+      << metrics.body;
   // Heartbeats keep an idle stream alive (every 200 ms here, 15 s by default).
   EXPECT_TRUE(second.read_until(": keep-alive\n\n", 5s)) << second.received;
 
