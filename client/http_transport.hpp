@@ -51,6 +51,7 @@ class HttpTransport {
   HttpReply send(boost::beast::http::verb method, const std::string& target,
                  const std::string& body = "") const;
   const ServerAddress& address() const { return address_; }
+  const std::string& token() const { return token_; }
 
  private:
   ServerAddress address_;

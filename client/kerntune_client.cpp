@@ -6,6 +6,8 @@
 
 #include <boost/url/url.hpp>
 
+#include "client/event_reader.hpp"
+
 namespace kt {
 namespace http = boost::beast::http;
 
@@ -104,6 +106,32 @@ nlohmann::json Client::call(http::verb method, const std::string& target,
   if (json.is_discarded())
     throw ClientError(reply.status, "bad_reply", "kerntuned answered " + target + " with non-JSON");
   return json;
+}
+
+void Client::follow_job(
+    std::int64_t job_id,
+    const std::function<bool(const std::string&, const nlohmann::json&)>& on_event,
+    std::chrono::milliseconds idle_timeout) const {
+  const std::string target = "/v1/jobs/" + std::to_string(job_id) + "/events";
+  std::string error_body;
+  const int status = read_event_stream(
+      transport_.address(), transport_.token(), target,
+      [&](const SseEvent& event) {
+        auto data = nlohmann::json::parse(event.data, nullptr, false);
+        if (data.is_discarded())
+          throw ClientError(
+              0, "bad_reply",
+              "kerntuned sent a " + event.name + " event whose data is not JSON on " + target);
+        return on_event(event.name, data);
+      },
+      idle_timeout, &error_body);
+  if (status == 200) return;
+  const auto json = nlohmann::json::parse(error_body, nullptr, false);
+  if (json.is_object() && json.contains("error") && json["error"].is_object())
+    throw ClientError(status, json["error"].value("code", "error"),
+                      json["error"].value("message", error_body));
+  throw ClientError(status, "http_error",
+                    "kerntuned answered HTTP " + std::to_string(status) + " to " + target);
 }
 
 nlohmann::json Client::health() const {

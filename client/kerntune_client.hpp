@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -99,6 +100,14 @@ class Client {
   nlohmann::json variants_page(std::int64_t job_id, bool with_log, bool exclude_pruned,
                                const std::string& cursor, int limit = 0) const;
   nlohmann::json cancel(std::int64_t job_id) const;
+  // Follows GET /v1/jobs/{id}/events: on_event(name, data) for each event ("status",
+  // "progress", "best", "end") until the server closes the stream after "end", or on_event
+  // returns false. idle_timeout: the longest silence taken for a live stream (the server sends a
+  // heartbeat every 15 s). Returns 200 once read; throws ClientError with the API's code for an
+  // error answer (404 unknown_job, 503 too_many_event_streams), status 0 when the stream breaks.
+  void follow_job(std::int64_t job_id,
+                  const std::function<bool(const std::string&, const nlohmann::json&)>& on_event,
+                  std::chrono::milliseconds idle_timeout = std::chrono::seconds(60)) const;
 
   BestConfig best(const TunedQuery& query) const;
   // GET /v1/best as the server answers it: the answer (200), or with tune_on_miss/retune_stale

@@ -115,13 +115,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
 
-  std::int64_t show_id = 0, cancel_id = 0, kernel_id = 0;
+  std::int64_t show_id = 0, cancel_id = 0, kernel_id = 0, wait_id = 0;
   bool show_all = false;
   std::string kernel_path;
   auto* show_cmd = app.add_subcommand("show", "a job and every variant it tried");
   show_cmd->add_option("job_id", show_id, "job id")->required();
   show_cmd->add_flag("--all", show_all,
                      "also list unsupported templates and examples of pruned configurations");
+  app.add_subcommand("wait",
+                     "follow a job with a progress bar until it ends (exit code 2 unless done)")
+      ->add_option("job_id", wait_id, "job id")
+      ->required();
   app.add_subcommand("cancel", "cancel a queued or running job")
       ->add_option("job_id", cancel_id, "job id")
       ->required();
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
     if (name == "history") return kt::run_history(ctx, history);
     if (name == "show") return kt::run_show(ctx, show_id, show_all);
     if (name == "cancel") return kt::run_cancel(ctx, cancel_id);
+    if (name == "wait") return kt::run_wait(ctx, wait_id, submit.poll);
     if (name == "export") return kt::run_export(ctx, export_id, export_path);
     if (name == "kernel")
       return kt::run_kernel(

@@ -78,11 +78,51 @@ std::string status_counts(const nlohmann::json& job) {
   return text.empty() ? "none yet" : text;
 }
 
+namespace {
+
+// Follows the job's event stream (GET /v1/jobs/{id}/events), keeping `job`'s status, progress and
+// best up to date and the display with them, until the stream's "end" event. False when the
+// stream could not be followed to its end (a daemon without it, the cap on streams, a broken
+// connection): the caller polls instead.
+bool follow_events(const CliContext& ctx, nlohmann::json& job, ProgressDisplay& display) {
+  const std::int64_t id = job.at("id").get<std::int64_t>();
+  bool ended = false;
+  try {
+    ctx.client.follow_job(id, [&](const std::string& name, const nlohmann::json& data) {
+      if (name == "end") {
+        ended = true;
+        return false;
+      }
+      if (name == "status") {
+        job["status"] = data.value("status", job.value("status", ""));
+        job["reason"] = data.contains("reason") ? data["reason"] : nlohmann::json(nullptr);
+      } else if (name == "progress") {
+        job["progress"] = data;
+      } else if (name == "best") {
+        job["best"] = data;
+      }
+      const ProgressSnapshot snapshot = snapshot_from_job(job);
+      if (!is_finished(snapshot.status)) display.update(snapshot);
+      return true;
+    });
+  } catch (const ClientError& error) {
+    ctx.err << "kerntune: live progress unavailable (" << error.what() << "); polling instead\n";
+    return false;
+  }
+  return ended;
+}
+
+}  // namespace
+
 nlohmann::json wait_for_job(const CliContext& ctx, std::int64_t job_id,
                             std::chrono::milliseconds poll) {
   ProgressDisplay display(ctx.err, ctx.interactive);
+  nlohmann::json job = ctx.client.job(job_id);
+  if (!is_finished(job.value("status", ""))) follow_events(ctx, job, display);
+  // After the stream's end, one read of the whole job (final comparison included) for the
+  // summary; without a stream, polling.
   for (;;) {
-    nlohmann::json job = ctx.client.job(job_id);
+    job = ctx.client.job(job_id);
     const ProgressSnapshot snapshot = snapshot_from_job(job);
     if (is_finished(snapshot.status)) {
       display.finish(snapshot);
@@ -91,6 +131,21 @@ nlohmann::json wait_for_job(const CliContext& ctx, std::int64_t job_id,
     display.update(snapshot);
     std::this_thread::sleep_for(poll);
   }
+}
+
+int report_finished_job(const CliContext& ctx, const nlohmann::json& job, double waited_s) {
+  if (ctx.json)
+    ctx.out << job.dump(2) << '\n';
+  else
+    print_summary(ctx, job, waited_s);
+  return job.value("status", "") == "done" ? kExitOk : kExitJobFailed;
+}
+
+int run_wait(const CliContext& ctx, std::int64_t job_id, std::chrono::milliseconds poll) {
+  const auto started = std::chrono::steady_clock::now();
+  const nlohmann::json last = wait_for_job(ctx, job_id, poll);
+  return report_finished_job(
+      ctx, last, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 }
 
 int run_submit(const CliContext& ctx, const SubmitArgs& args) {
@@ -131,13 +186,8 @@ int run_submit(const CliContext& ctx, const SubmitArgs& args) {
             << '\n';
   }
   const nlohmann::json last = wait_for_job(ctx, id, args.poll);
-  const double waited =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (ctx.json)
-    ctx.out << last.dump(2) << '\n';
-  else
-    print_summary(ctx, last, waited);
-  return last.value("status", "") == "done" ? kExitOk : kExitJobFailed;
+  return report_finished_job(
+      ctx, last, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 }
 
 }  // namespace kt

@@ -1,4 +1,5 @@
-// `kerntune submit`: sends a job and, with --wait, follows it with a progress bar until it ends.
+// `kerntune submit`: sends a job and, with --wait, follows it with a progress bar until it ends
+// (as `kerntune wait JOB_ID` follows one already submitted).
 #pragma once
 
 #include <chrono>
@@ -34,9 +35,18 @@ nlohmann::json family_entry(const CliContext& ctx, const std::string& family);
 // --configs: inline JSON, or @FILE; throws std::invalid_argument when it is not JSON.
 nlohmann::json configs_arg(const std::string& text);
 
-// Polls GET /v1/jobs/{id} until the job is done, failed or cancelled; returns its last state.
+// Follows the job until it is done, failed or cancelled, with a progress display on ctx.err;
+// returns its last state (GET /v1/jobs/{id}). The progress comes from the job's event stream
+// (GET /v1/jobs/{id}/events); where that cannot be followed, from polling every `poll`.
 nlohmann::json wait_for_job(const CliContext& ctx, std::int64_t job_id,
                             std::chrono::milliseconds poll);
+
+// The summary of a finished job (or its JSON with --json); the exit code: kExitOk when the job
+// is done, kExitJobFailed when it failed or was cancelled.
+int report_finished_job(const CliContext& ctx, const nlohmann::json& job, double waited_s);
+
+// `kerntune wait JOB_ID`: follows a job already submitted as submit --wait does.
+int run_wait(const CliContext& ctx, std::int64_t job_id, std::chrono::milliseconds poll);
 
 // "80 measured, 20 pruned, 3 compile_error" from a job's progress.by_status.
 std::string status_counts(const nlohmann::json& job);

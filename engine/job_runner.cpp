@@ -70,6 +70,7 @@ class JobExecution {
 
   void run() {
     ctx_.store.set_job_status(job_.id, JobStatus::running);
+    changed();
     if (uses_searcher(job_)) return run_searched();
     const JobPlan plan = plan_job(family_, job_, limits_);
     const auto rows = ctx_.store.plan_variants(job_.id, plan.rows, plan.pruned);
@@ -181,6 +182,7 @@ class JobExecution {
         ctx_.store.record_outcome(cv.variant_id, outcome);
         if (ctx_.metrics) ctx_.metrics->variant_ended(VariantStatus::compiled);
       }
+      changed();
       publish_timing();
     }
     return true;
@@ -260,6 +262,7 @@ class JobExecution {
             const MeasuredVariant measured = measure_variant(worker, device, on_gpu, *compiled,
                                                              speedup_over, ctx_.options, timeline_);
             record_measured(ctx_.store, measured);
+            changed();
             if (ctx_.metrics) {
               ctx_.metrics->variant_ended(measured.outcome.status);
               ctx_.metrics->measured(measured.gpu_ordinal, measured.measure_ms / 1000.0);
@@ -364,6 +367,7 @@ class JobExecution {
     try {
       const InterleavedResult result = future.get();
       ctx_.store.record_winner_comparison(job_.id, result);
+      changed();
       if (!result.baseline_timing) {
         spdlog::info(
             "job {}: final comparison of the top {} (no in-process baseline): winner {} "
@@ -444,6 +448,7 @@ class JobExecution {
   CompiledVariant compile(const VariantRecord& variant) {
     CompiledVariant cv = compile_variant(cached_kernel(), family_, job_, variant, limits_);
     record_compiled(ctx_.store, cv);
+    if (cv.failure) changed();
     attach_reference(cv);
     if (ctx_.metrics) {
       if (cv.compile && !cv.cache_hit) ctx_.metrics->compiled(cv.compile->compile_ms / 1000.0);
@@ -466,6 +471,11 @@ class JobExecution {
   // is only accepted for those, so a missing one is an error (FamilyError fails the job), never
   // a silent default.
   const Tolerance& tolerance() const { return tolerance_for(family_, job_.dtype); }
+
+  // For the event streams: the hub reads the job again soon (cheap, no query here).
+  void changed() {
+    if (ctx_.events) ctx_.events->touch(job_.id);
+  }
 
   bool interrupted() {
     if (ctx_.stopping && ctx_.stopping()) return true;

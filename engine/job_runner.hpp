@@ -19,6 +19,7 @@
 #include "db/store.hpp"
 #include "engine/engine_metrics.hpp"
 #include "engine/gpu_pool.hpp"
+#include "engine/job_events.hpp"
 #include "engine/job_target.hpp"
 #include "engine/thread_pool.hpp"
 #include "tuner/family.hpp"
@@ -33,6 +34,8 @@ struct SchedulerOptions {
   TimingOptions timing;
   std::chrono::milliseconds min_watchdog{20000};  // worker timeout floor, reference time unknown
   std::uint64_t seed = 0;                         // 0: a random seed per daemon run
+  // Snapshots of a job's progress go to its event streams at most this often.
+  std::chrono::milliseconds event_interval{250};
   // The final comparison at the end of a tune job: this many of the fastest variants (by their
   // first-pass medians) and the family's baseline are re-measured interleaved on one GPU; the
   // job's result (winner, speedup and its interval) comes from those samples (< 1: none).
@@ -50,6 +53,7 @@ struct JobRunContext {
   std::uint64_t seed = 1;
   std::function<bool()> stopping;    // daemon shutdown: leave the job resumable
   EngineMetrics* metrics = nullptr;  // counts outcomes and latencies for GET /metrics
+  JobEventHub* events = nullptr;     // told of every change, for the event streams
 };
 
 // Runs the job to done / failed / cancelled, or returns early (job left "running") when

@@ -26,7 +26,8 @@ JobScheduler::JobScheduler(Store& store, const FamilyRegistry& families, Schedul
     : store_(store),
       families_(families),
       options_(std::move(options)),
-      devices_(std::move(devices)) {
+      devices_(std::move(devices)),
+      events_(store, options_.event_interval) {
   unsigned threads = options_.compile_threads > 0
                          ? static_cast<unsigned>(options_.compile_threads)
                          : std::max(1u, std::thread::hardware_concurrency());
@@ -61,6 +62,7 @@ void JobScheduler::start() {
     stopping_ = false;
   }
   gpu_pool_->start();
+  events_.start();
   for (auto& queue : queues_) {
     Queue* raw = queue.get();
     for (std::size_t i = 0; i < queue->runners; ++i)
@@ -84,6 +86,7 @@ void JobScheduler::resume(std::int64_t job_id) {
                                          ") is not present on this host";
     store_.set_job_status(job_id, JobStatus::failed, reason);
     metrics_.job_ended(JobStatus::failed);
+    events_.touch(job_id);
   }
 }
 
@@ -101,6 +104,7 @@ void JobScheduler::stop() {
     queue->threads.clear();
   }
   gpu_pool_->stop();
+  events_.stop();
   std::lock_guard lock(mutex_);
   started_ = false;
 }
@@ -129,6 +133,7 @@ void JobScheduler::enqueue(const JobRecord& job, JobTarget target) {
         job.id, JobStatus::failed,
         "device " + job.device_name + " (" + job.device_uuid + ") is not present on this host");
     metrics_.job_ended(JobStatus::failed);
+    events_.touch(job.id);
     return;
   }
   {
@@ -137,10 +142,13 @@ void JobScheduler::enqueue(const JobRecord& job, JobTarget target) {
     metrics_.job_queued();
   }
   queue->wake.notify_one();
+  events_.touch(job.id);
 }
 
 bool JobScheduler::cancel(std::int64_t job_id) {
-  return store_.request_cancel(job_id);
+  const bool requested = store_.request_cancel(job_id);
+  if (requested) events_.touch(job_id);
+  return requested;
 }
 
 void JobScheduler::run_queue(Queue& queue) {
@@ -163,8 +171,10 @@ void JobScheduler::run_queue(Queue& queue) {
                       std::move(next.ordinals),
                       seed_,
                       [this] { return is_stopping(); },
-                      &metrics_};
+                      &metrics_,
+                      &events_};
     run_job(next.job_id, ctx);
+    events_.touch(next.job_id);  // its last state: done, failed, cancelled (or paused)
     // Counted here, where every way a runner ends meets (a job paused for shutdown is not).
     const auto ended = store_.job(next.job_id);
     if (ended && (ended->status == JobStatus::done || ended->status == JobStatus::failed ||

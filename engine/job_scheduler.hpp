@@ -17,6 +17,7 @@
 #include "db/store.hpp"
 #include "engine/engine_metrics.hpp"
 #include "engine/gpu_pool.hpp"
+#include "engine/job_events.hpp"
 #include "engine/job_runner.hpp"
 #include "engine/job_target.hpp"
 #include "engine/thread_pool.hpp"
@@ -47,6 +48,8 @@ class JobScheduler {
   bool cancel(std::int64_t job_id);
 
   const std::vector<DeviceInfo>& devices() const { return devices_; }
+  // Live progress of the jobs, for the event streams.
+  JobEventHub& events() { return events_; }
   // GET /metrics: the engine's counters (EngineMetrics), worker restarts included.
   std::vector<prometheus::MetricFamily> metric_families() const;
   // How many times workers were started again after their first start (a crash, a hang, an
@@ -68,6 +71,7 @@ class JobScheduler {
   std::unique_ptr<GpuPool> gpu_pool_;
   std::vector<std::unique_ptr<Queue>> queues_;  // [0]: compile-only; then one per GPU model
   EngineMetrics metrics_{devices_};
+  JobEventHub events_;
   std::uint64_t seed_ = 1;
   bool started_ = false;
   bool stopping_ = false;

@@ -100,9 +100,13 @@ if [ "$fuzz" -eq 1 ]; then step "fuzz (corpus replay + ${fuzz_seconds} s per tar
 
 sanitized_integration() {
   local dir=$root/build-asan
+  # kt_seed_store: the Python client's and the history page's tests seed their stores with it.
   sanitized_build "$dir" -DKERNTUNE_SANITIZE=ON integration_tests kerntuned kerntune \
-    kerntune-worker || return 1
-  run_ctest "$dir" -L integration
+    kerntune-worker kt_seed_store || return 1
+  # Left out: the out-of-descriptors test. UBSan's vptr check itself needs a free descriptor (it
+  # probes memory through a pipe), so at the limit it reports a valid Boost error category as an
+  # "invalid vptr" and stops the daemon; the plain build runs that test.
+  run_ctest "$dir" -L integration -E '^DaemonLimitsTest[.]OutOfDescriptors'
 }
 if [ "$sanitize" -eq 1 ]; then step "integration tests under ASan + UBSan" sanitized_integration; fi
 

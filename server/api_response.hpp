@@ -3,6 +3,7 @@
 // handlers can be called and checked directly in unit tests.
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -13,6 +14,8 @@
 
 namespace kt {
 
+struct JobSnapshot;
+
 using HttpStatus = boost::beast::http::status;
 
 struct ApiResponse {
@@ -20,6 +23,9 @@ struct ApiResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers (Location, ...)
+  // Set by GET /v1/jobs/{id}/events: the session turns the connection into that job's event
+  // stream (server/event_stream.hpp), starting from this state, instead of sending the body.
+  std::shared_ptr<const JobSnapshot> event_stream;
 
   // The body parsed as JSON (for tests and logging); throws if it is not JSON.
   nlohmann::json json() const { return nlohmann::json::parse(body); }

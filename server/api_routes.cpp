@@ -18,6 +18,8 @@ Router make_api_router() {
   router.add(verb::post, "/v1/jobs", create_job);
   router.add(verb::get, "/v1/jobs/{id}", get_job);
   router.add(verb::delete_, "/v1/jobs/{id}", cancel_job);
+  // Looks the job up on the query pool; the session then streams its events.
+  router.add(verb::get, "/v1/jobs/{id}/events", get_job_events);
   router.add(verb::get, "/v1/jobs/{id}/variants", remembered(list_variants, AnswerScope::path_job),
              remembered_answer(AnswerScope::path_job));
   router.add(verb::get, "/v1/variants/{id}", get_variant);

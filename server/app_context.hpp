@@ -18,6 +18,8 @@
 
 namespace kt {
 
+class EventStreamSlots;
+
 #ifndef KT_VERSION
 #define KT_VERSION "0.0.0"
 #endif
@@ -37,6 +39,8 @@ struct AppContext {
   // Answers of the remembered read routes, valid until the store's next write (shared: the
   // context stays copyable).
   std::shared_ptr<AnswerCache> answers = std::make_shared<AnswerCache>();
+  // The open event streams against their cap; set by HttpServer::start (null before).
+  std::shared_ptr<EventStreamSlots> event_streams = nullptr;
 };
 
 }  // namespace kt

@@ -50,6 +50,10 @@ std::size_t fit_connection_cap(std::size_t requested, std::uint64_t open_files_l
   return static_cast<std::size_t>(std::max<std::uint64_t>(1, cap));
 }
 
+std::size_t fit_event_stream_cap(std::size_t requested, std::size_t max_connections) {
+  return std::max<std::size_t>(1, std::min(requested, max_connections / 2));
+}
+
 HttpServer::HttpServer(AppContext& context, ServerOptions options)
     : context_(context),
       options_(std::move(options)),
@@ -81,6 +85,13 @@ void HttpServer::start() {
 
   queries_ = std::make_unique<boost::asio::thread_pool>(std::max(1, options_.query_threads));
   SessionSettings settings{&router_, &context_, options_.read_timeout, queries_.get()};
+  max_event_streams_ = fit_event_stream_cap(options_.max_event_streams, max_connections_);
+  if (max_event_streams_ < options_.max_event_streams)
+    spdlog::warn("at most {} event streams instead of {}: half the {} connections",
+                 max_event_streams_, options_.max_event_streams, max_connections_);
+  settings.event_slots = std::make_shared<EventStreamSlots>(max_event_streams_);
+  context_.event_streams = settings.event_slots;  // for GET /metrics
+  settings.event_streams.heartbeat = options_.event_heartbeat;
   listener_ = std::make_shared<Listener>(io_, endpoint, settings, max_connections_);
   port_ = listener_->local_endpoint().port();
   if (endpoint.address().is_unspecified()) {

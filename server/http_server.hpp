@@ -18,6 +18,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "server/app_context.hpp"
+#include "server/event_stream.hpp"
 #include "server/router.hpp"
 
 namespace kt {
@@ -43,6 +44,10 @@ std::uint64_t open_files_limit();
 // and at least 1.
 std::size_t fit_connection_cap(std::size_t requested, std::uint64_t open_files_limit);
 
+// The event stream cap to use: requested, but at most half the connection cap (at least 1), so
+// that streams, which stay open, never take every connection from the API and /healthz.
+std::size_t fit_event_stream_cap(std::size_t requested, std::size_t max_connections);
+
 struct ServerOptions {
   ListenAddress listen;
   int io_threads = 2;
@@ -51,6 +56,9 @@ struct ServerOptions {
   // Threads that run the handlers which query the store (as many as the store has read
   // connections: more would only wait for one).
   int query_threads = 4;
+  // Event streams (GET /v1/jobs/{id}/events) open at once; they count as connections too.
+  std::size_t max_event_streams = kDefaultMaxEventStreams;
+  std::chrono::milliseconds event_heartbeat{15000};
 };
 
 class HttpServer {
@@ -67,6 +75,8 @@ class HttpServer {
   // The connection cap in force (max_connections fitted to the open-files limit); valid after
   // start().
   std::size_t max_connections() const { return max_connections_; }
+  // The event stream cap in force (fit_event_stream_cap); valid after start().
+  std::size_t max_event_streams() const { return max_event_streams_; }
   // Stops accepting, abandons open connections and joins the threads. Idempotent.
   void stop();
 
@@ -81,6 +91,7 @@ class HttpServer {
   std::vector<std::thread> threads_;
   unsigned short port_ = 0;
   std::size_t max_connections_ = 0;
+  std::size_t max_event_streams_ = 0;
 };
 
 }  // namespace kt

@@ -87,14 +87,6 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   return view;
 }
 
-namespace {
-
-bool is_finished(JobStatus status) {
-  return status == JobStatus::done || status == JobStatus::failed || status == JobStatus::cancelled;
-}
-
-}  // namespace
-
 JobRecord submit_job(const std::string& body, AppContext& context) {
   JobSubmission submission = parse_job_request(body, context);
   NewJob& job = submission.job;
@@ -121,6 +113,18 @@ ApiResponse create_job(const ApiRequest& request, AppContext& context) {
 ApiResponse get_job(const ApiRequest& request, AppContext& context) {
   reject_unknown_params(request, {});
   return json_response(HttpStatus::ok, job_view(context, require_job(context, request)));
+}
+
+ApiResponse get_job_events(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {});
+  const std::int64_t id = parse_id(request.path_params.at("id"), "job");
+  auto snapshot = read_job_snapshot(context.store, id);
+  if (!snapshot)
+    throw ApiError(HttpStatus::not_found, "unknown_job", "no job " + std::to_string(id));
+  ApiResponse response;
+  response.content_type = "text/event-stream";
+  response.event_stream = std::make_shared<const JobSnapshot>(std::move(*snapshot));
+  return response;
 }
 
 ApiResponse list_variants(const ApiRequest& request, AppContext& context) {

@@ -19,6 +19,9 @@ ApiResponse create_job(const ApiRequest& request, AppContext& context);
 // GET /v1/jobs/{id}: the job with progress counts, the best measured variant so far and the
 // engine's figures ("stats": wall time, variants per minute, compile and GPU-busy time).
 ApiResponse get_job(const ApiRequest& request, AppContext& context);
+// GET /v1/jobs/{id}/events: 404 for an unknown job, else the job's state for the session to
+// stream from (server/event_stream.hpp).
+ApiResponse get_job_events(const ApiRequest& request, AppContext& context);
 // GET /v1/jobs/{id}/variants[?status=S1,S2][&exclude_pruned=1][&log=1][&limit=N][&cursor=C]:
 // one page in id order (server/paging.hpp) with "next", the cursor of the following page.
 ApiResponse list_variants(const ApiRequest& request, AppContext& context);

@@ -43,6 +43,7 @@ struct DaemonOptions {
   int io_threads = 2;
   int query_threads = kt::kDefaultReadConnections;
   std::size_t max_connections = kt::kDefaultMaxConnections;
+  std::size_t max_event_streams = kt::kDefaultMaxEventStreams;
   bool allow_empty = false;          // serve even when no kernel family loads
   std::filesystem::path token_file;  // empty: no token required
   bool insecure = false;             // serve off loopback without a token
@@ -205,9 +206,11 @@ int run_daemon(const DaemonOptions& options) {
   server_options.io_threads = options.io_threads;
   server_options.query_threads = options.query_threads;
   server_options.max_connections = options.max_connections;
+  server_options.max_event_streams = options.max_event_streams;
   kt::HttpServer server(context, server_options);
   server.start();
-  spdlog::info("at most {} connections at once", server.max_connections());
+  spdlog::info("at most {} connections at once, {} of them event streams", server.max_connections(),
+               server.max_event_streams());
   // The line scripts and tests wait for; it carries the real port when asked for port 0.
   spdlog::info("kerntuned listening on http://{}:{}", address.host, server.port());
 
@@ -253,6 +256,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-connections", options.max_connections,
                  "connections served at once; more are answered 503 (lowered to fit the "
                  "open-files limit)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option(
+         "--max-event-streams", options.max_event_streams,
+         "live progress streams (GET /v1/jobs/{id}/events) open at once; more are "
+         "answered 503 (each also counts as a connection; at most half of --max-connections)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("--allow-empty", options.allow_empty,

@@ -4,17 +4,29 @@
 
 #include "engine/job_scheduler.hpp"
 #include "server/app_context.hpp"
+#include "server/event_stream.hpp"
 
 namespace kt {
 
-std::string metrics_text(const JobScheduler& scheduler) {
-  return prometheus::TextSerializer().Serialize(scheduler.metric_families());
+std::string metrics_text(const JobScheduler& scheduler, const EventStreamSlots* streams) {
+  std::vector<prometheus::MetricFamily> families = scheduler.metric_families();
+  if (streams) {
+    prometheus::MetricFamily family;
+    family.name = "kerntune_event_streams_open";
+    family.help = "live progress streams (GET /v1/jobs/{id}/events) open now";
+    family.type = prometheus::MetricType::Gauge;
+    prometheus::ClientMetric metric;
+    metric.gauge.value = static_cast<double>(streams->open());
+    family.metric.push_back(metric);
+    families.push_back(std::move(family));
+  }
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 ApiResponse get_metrics(const ApiRequest&, AppContext& context) {
   ApiResponse response;
   response.content_type = "text/plain; version=0.0.4; charset=utf-8";
-  response.body = metrics_text(context.scheduler);
+  response.body = metrics_text(context.scheduler, context.event_streams.get());
   return response;
 }
 

@@ -9,9 +9,11 @@
 
 namespace kt {
 
+class EventStreamSlots;
 class JobScheduler;
 
-std::string metrics_text(const JobScheduler& scheduler);
+// streams: the open event streams, counted as kerntune_event_streams_open (null: left out).
+std::string metrics_text(const JobScheduler& scheduler, const EventStreamSlots* streams = nullptr);
 
 ApiResponse get_metrics(const ApiRequest& request, AppContext& context);
 

@@ -13,6 +13,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include "server/access_control.hpp"
+#include "server/result_keys_view.hpp"
 
 namespace kt {
 namespace beast = boost::beast;
@@ -112,8 +113,34 @@ void Session::answer(ApiResponse api, std::chrono::steady_clock::time_point star
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
   spdlog::debug("{} {} -> {} ({:.1f} ms)", std::string(request.method_string()),
                 std::string(request.target()), static_cast<unsigned>(api.status), elapsed.count());
+  if (api.event_stream && request.method() == http::verb::get && api.status == HttpStatus::ok)
+    return start_event_stream(std::move(api));
   send_response(to_http_response(std::move(api), request.version(), request.keep_alive(),
                                  request.method() == http::verb::head));
+}
+
+void Session::start_event_stream(ApiResponse api) {
+  const HttpRequest& request = parser_->get();
+  auto slot = EventStreamSlots::acquire(settings_.event_slots);
+  if (!slot) {
+    const std::size_t max = settings_.event_slots ? settings_.event_slots->max() : 0;
+    ApiResponse refused =
+        error_response(HttpStatus::service_unavailable, "too_many_event_streams",
+                       "the server has its maximum of " + std::to_string(max) +
+                           " event streams open; retry later or poll GET /v1/jobs/{id}");
+    refused.headers.emplace_back("Retry-After", "5");
+    return send_response(
+        to_http_response(std::move(refused), request.version(), request.keep_alive()));
+  }
+  EventStreamSettings stream_settings = settings_.event_streams;
+  const AppContext* context = settings_.context;
+  stream_settings.decorate_end = [context](nlohmann::json& view, const JobRecord& job) {
+    add_staleness(view, job, *context);  // in memory: the daemon's keys against the job's
+  };
+  std::make_shared<EventStream>(stream_, shared_from_this(), context->scheduler.events(),
+                                std::move(api.event_stream), request.version(), stream_settings,
+                                std::move(*slot))
+      ->start();
 }
 
 void Session::refuse(HttpStatus status, const std::string& code, const std::string& message) {

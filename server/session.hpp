@@ -23,6 +23,7 @@
 
 #include "server/api_response.hpp"
 #include "server/app_context.hpp"
+#include "server/event_stream.hpp"
 #include "server/router.hpp"
 
 namespace kt {
@@ -37,6 +38,9 @@ struct SessionSettings {
   std::chrono::seconds read_timeout{30};
   // Runs the handlers of RunOn::query_pool routes; null runs every handler on the I/O thread.
   boost::asio::thread_pool* queries = nullptr;
+  // The cap on open event streams (null: none may open) and how they behave.
+  std::shared_ptr<EventStreamSlots> event_slots = nullptr;
+  EventStreamSettings event_streams = {};
 };
 
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
@@ -57,6 +61,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // Logs the answer to the request just read and sends it (on the connection's strand).
   void answer(ApiResponse api, std::chrono::steady_clock::time_point started);
   void send_response(HttpResponse response);
+  // GET /v1/jobs/{id}/events found its job: the connection becomes its event stream, or is
+  // answered 503 when the streams are at their cap.
+  void start_event_stream(ApiResponse api);
   // Refuse the request just read (or not read to its end) and close once the answer is sent.
   void refuse(HttpStatus status, const std::string& code, const std::string& message);
   void on_write(bool close, boost::beast::error_code ec, std::size_t bytes);

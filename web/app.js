@@ -40,29 +40,41 @@ async function allPages(path, key) {
   return items;
 }
 
-// Calls onChange whenever the job may have changed, until it ends or stop() is called. Uses the
-// daemon's Server-Sent Events (GET /v1/jobs/{id}/events) when they answer, else polls. An
-// EventSource cannot send a token, so with a token set the page polls.
+// Calls onChange(name, data) whenever the job may have changed, until it ends or stop() is
+// called: for each event of the daemon's Server-Sent Events (GET /v1/jobs/{id}/events: "status",
+// "progress", "best", "end"), or ("poll", null) every POLL_MS where there is no stream (no
+// EventSource, a token set: an EventSource cannot send one, the daemon's cap on streams, a
+// broken connection).
 function watchJob(jobId, onChange) {
-  let stopped = false, timer = null, source = null;
-  const poll = () => { if (!stopped) timer = setTimeout(async () => { await onChange(); poll(); }, POLL_MS); };
+  let stopped = false, timer = null, source = null, ended = false;
+  const poll = () => { if (!stopped) timer = setTimeout(async () => { await onChange("poll", null); poll(); }, POLL_MS); };
   if (window.EventSource && !token()) {
-    let heard = false;
     source = new EventSource(`/v1/jobs/${jobId}/events`);
-    const changed = () => { heard = true; onChange(); };
-    for (const name of ["message", "status", "progress", "best", "job", "done", "end"])
-      source.addEventListener(name, changed);
+    for (const name of ["status", "progress", "best", "end"])
+      source.addEventListener(name, (event) => {
+        if (stopped) return;
+        if (name === "end") ended = true;
+        if (name === "progress") document.body.dataset.liveProgress = Number(document.body.dataset.liveProgress || 0) + 1;
+        let data = null;
+        try { data = JSON.parse(event.data); } catch (e) { data = null; }
+        onChange(name, data);
+      });
     source.onerror = () => {
-      // Closed after the job ended, or no event stream on this daemon: poll from here on.
+      // The daemon closes the stream after "end"; any other close: poll from here on (an
+      // EventSource would reconnect by itself, and after the end, forever).
       source.close();
       source = null;
-      if (!heard) poll(); else onChange();
+      if (!ended && !stopped) poll();
     };
   } else {
     poll();
   }
   return () => { stopped = true; clearTimeout(timer); if (source) source.close(); };
 }
+
+// At most this many jobs of the list follow their event stream (a browser opens about six
+// connections to one server; the rest are the page's own requests). More unfinished jobs: poll.
+const MAX_LIST_STREAMS = 3;
 
 // ---- helpers ------------------------------------------------------------------------------
 
@@ -151,33 +163,63 @@ async function showJobs(view, params) {
       location.hash = "#/?" + query.toString();
     });
 
-  let timer = null, stopped = false;
+  let timer = null, stopped = false, refreshing = false, again = false;
+  const watched = new Map();  // job id -> stop() of its event stream
+  const progressCell = (id) => [...document.querySelectorAll("#jobs-table tbody tr")]
+    .filter((tr) => tr.cells[0] && tr.cells[0].textContent.trim() === String(id)).map((tr) => tr.cells[7])[0];
+  const refreshSoon = () => { if (!stopped) refresh().catch(showError); };
   const refresh = async () => {
-    const query = new URLSearchParams();
-    if (params.family) query.set("family", params.family);
-    if (params.status) query.set("status", params.status);
-    query.set("limit", "500");
-    const page = await api("/v1/history?" + query.toString());
-    // The API filters by family and status; the GPU model is filtered here.
-    const jobs = page.jobs.filter((j) => !params.device || j.device_name === params.device);
-    document.getElementById("jobs-count").textContent = `${jobs.length} job(s)`;
-    sortableTable(document.getElementById("jobs-table"), [
-      { label: "id", value: (j) => j.id, num: true, html: (j) => `<a href="#/jobs/${j.id}">${j.id}</a>` },
-      { label: "family", value: (j) => j.family },
-      { label: "shape", value: (j) => j.shape_key, html: (j) => esc(shapeText(j.shape)) },
-      { label: "dtype", value: (j) => j.dtype },
-      { label: "mode", value: (j) => j.mode },
-      { label: "GPU / arch", value: (j) => j.device_name || j.arch, html: (j) => esc(j.device_name || "") + ` <span class="muted">${esc(j.arch)}</span>` },
-      { label: "status", value: (j) => j.status, html: (j) => statusBadge(j.status) + (j.reason ? `<div class="reason">${esc(j.reason)}</div>` : "") },
-      { label: "progress", value: (j) => (j.progress.total ? j.progress.finished / j.progress.total : 0), html: (j) => progressBar(j.progress) },
-      { label: "best µs", value: (j) => (j.best ? j.best.median_us : null), num: true, html: (j) => fmt(j.best && j.best.median_us) },
-      { label: "created", value: (j) => j.created_at },
-    ], jobs, (j) => { location.hash = `#/jobs/${j.id}`; });
-    // Live progress: keep polling while a job on screen is unfinished.
-    if (!stopped && jobs.some((j) => !FINAL_JOB_STATES.has(j.status))) timer = setTimeout(() => refresh().catch(showError), POLL_MS);
+    if (refreshing) { again = true; return; }
+    refreshing = true;
+    clearTimeout(timer);
+    try {
+      do {
+        again = false;
+        const query = new URLSearchParams();
+        if (params.family) query.set("family", params.family);
+        if (params.status) query.set("status", params.status);
+        query.set("limit", "500");
+        const page = await api("/v1/history?" + query.toString());
+        if (stopped) return;
+        // The API filters by family and status; the GPU model is filtered here.
+        const jobs = page.jobs.filter((j) => !params.device || j.device_name === params.device);
+        document.getElementById("jobs-count").textContent = `${jobs.length} job(s)`;
+        sortableTable(document.getElementById("jobs-table"), [
+          { label: "id", value: (j) => j.id, num: true, html: (j) => `<a href="#/jobs/${j.id}">${j.id}</a>` },
+          { label: "family", value: (j) => j.family },
+          { label: "shape", value: (j) => j.shape_key, html: (j) => esc(shapeText(j.shape)) },
+          { label: "dtype", value: (j) => j.dtype },
+          { label: "mode", value: (j) => j.mode },
+          { label: "GPU / arch", value: (j) => j.device_name || j.arch, html: (j) => esc(j.device_name || "") + ` <span class="muted">${esc(j.arch)}</span>` },
+          { label: "status", value: (j) => j.status, html: (j) => statusBadge(j.status) + (j.reason ? `<div class="reason">${esc(j.reason)}</div>` : "") },
+          { label: "progress", value: (j) => (j.progress.total ? j.progress.finished / j.progress.total : 0), html: (j) => progressBar(j.progress) },
+          { label: "best µs", value: (j) => (j.best ? j.best.median_us : null), num: true, html: (j) => fmt(j.best && j.best.median_us) },
+          { label: "created", value: (j) => j.created_at },
+        ], jobs, (j) => { location.hash = `#/jobs/${j.id}`; });
+        // Live progress: unfinished jobs follow their event stream (progress redrawn in place, the
+        // list read again when a status changes); past MAX_LIST_STREAMS of them, the list polls.
+        const live = jobs.filter((j) => !FINAL_JOB_STATES.has(j.status)).map((j) => j.id);
+        for (const [id, stop] of watched)
+          if (!live.includes(id)) { stop(); watched.delete(id); }
+        for (const id of live) {
+          if (watched.has(id) || watched.size >= MAX_LIST_STREAMS || !window.EventSource || token()) continue;
+          watched.set(id, watchJob(id, (name, data) => {
+            if (name === "progress" && data) {
+              const cell = progressCell(id);
+              if (cell) cell.innerHTML = progressBar(data);
+            } else if (name !== "best") {
+              refreshSoon();  // status, end, or this job's stream fell back to polling
+            }
+          }));
+        }
+        if (live.some((id) => !watched.has(id))) timer = setTimeout(refreshSoon, POLL_MS);
+      } while (again && !stopped);
+    } finally {
+      refreshing = false;
+    }
   };
   await refresh();
-  return () => { stopped = true; clearTimeout(timer); };
+  return () => { stopped = true; clearTimeout(timer); for (const stop of watched.values()) stop(); watched.clear(); };
 }
 
 // ---- one job ------------------------------------------------------------------------------
@@ -312,7 +354,7 @@ async function showJob(view, jobId) {
       ["baseline", job.reference_us ? fmt(job.reference_us) + " µs" : "–"],
       ["variants/min", job.stats ? fmt(job.stats.variants_per_minute) : "–"],
     ].map(([k, v]) => `<div><b>${k}</b>${k === "status" ? statusBadge(job.status) + (job.reason ? ` <span class="reason">${esc(job.reason)}</span>` : "")
-                                       : k === "progress" ? progressBar(job.progress) : esc(v)}</div>`).join("");
+                                       : k === "progress" ? `<span id="job-progress">${progressBar(job.progress)}</span>` : esc(v)}</div>`).join("");
     document.getElementById("job-best").innerHTML = best
       ? `<p><a href="#" id="best-link">variant ${best.id}</a> <code>${esc(best.template)} ${esc(configText(best.config))}</code></p>
          <p>${fmt(best.median_us)} µs${best.tflops ? `, ${fmt(best.tflops)} TFLOP/s` : ""}${best.speedup ? `, ${fmt(best.speedup, 2)}× the baseline` : ""}</p>`
@@ -345,13 +387,33 @@ async function showJob(view, jobId) {
   };
   const job = await render();
   if (FINAL_JOB_STATES.has(job.status)) return () => {};
-  let busy = false;
-  const stop = watchJob(jobId, async () => {
-    if (busy) return;
+  // Progress events redraw the bar at once; the whole page (plots, table) is read again at most
+  // every POLL_MS, and at once when the status changes or the job ends.
+  let busy = false, again = false, finished = false, lastRender = Date.now(), pending = null;
+  const rerender = async () => {
+    if (busy) { again = true; return; }
     busy = true;
-    try { const now = await render(); if (FINAL_JOB_STATES.has(now.status)) stop(); } catch (e) { showError(e); } finally { busy = false; }
+    try {
+      do {
+        again = false;
+        lastRender = Date.now();
+        const now = await render();
+        if (FINAL_JOB_STATES.has(now.status)) { finished = true; stopAll(); }
+      } while (again && !finished);
+    } catch (e) { showError(e); } finally { busy = false; }
+  };
+  const stopWatching = watchJob(jobId, (name, data) => {
+    if (finished) return;
+    if (name === "progress" && data) {
+      const bar = document.getElementById("job-progress");
+      if (bar) bar.innerHTML = progressBar(data);
+    }
+    if (name === "status" || name === "end" || name === "poll") return rerender();
+    if (!pending)
+      pending = setTimeout(() => { pending = null; rerender(); }, Math.max(0, POLL_MS - (Date.now() - lastRender)));
   });
-  return stop;
+  const stopAll = () => { stopWatching(); clearTimeout(pending); };
+  return stopAll;
 }
 
 // ---- tuned shapes -------------------------------------------------------------------------

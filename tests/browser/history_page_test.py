@@ -7,7 +7,8 @@ Checks: every page loads with nothing logged at SEVERE in the browser console; t
 plots have one point per measured variant (scatter, convergence) and one bar per outcome; the
 variant table lists every variant that reached the gates, sorts, and a click opens a variant
 with its compile log; the jobs list filters by GPU model and follows the live job to `done`;
-the shape browser lists every tuned problem.
+the shape browser lists every tuned problem; a live job's progress reaches the job page and the
+jobs list over its event stream (GET /v1/jobs/{id}/events).
 
 Run by ctest (HistoryPage.Browser), which sets KERNTUNED, KT_SEED_STORE and KERNTUNE_FAMILIES.
 KERNTUNE_SCREENSHOT=FILE also saves the job page as a PNG (see the README).
@@ -155,6 +156,31 @@ class HistoryPage(unittest.TestCase):
         rows[0].click()
         WebDriverWait(self.browser, 30).until(lambda b: b.execute_script("return document.body.dataset.ready") == f"#/jobs/{self.seed['failed_job']}")
         self.assertIn("worker could not start", self.browser.find_element(By.ID, "job-summary").text)
+        self.assert_console_clean()
+
+    def test_live_progress_arrives_over_the_event_stream(self) -> None:
+        # Enough variants that the job is still compiling while both pages watch it.
+        live = self.client.submit("gemm", {"M": 256, "N": 256, "K": 256}, "bf16", mode="compile", arch="sm_90a", budget=40)
+        self.js("if (document.body) delete document.body.dataset.liveProgress")
+        self.open(f"/jobs/{live.id}")
+        progress_events = "return Number(document.body.dataset.liveProgress || 0)"
+        bar_text = "const e = document.getElementById('job-progress'); return e ? e.innerText : ''"
+        # Progress events from GET /v1/jobs/{id}/events redraw the job's bar as variants finish.
+        WebDriverWait(self.browser, 120, poll_frequency=0.2).until(
+            lambda b: b.execute_script(progress_events) >= 2 and not b.execute_script(bar_text).startswith("0/"))
+        # The jobs list follows the same job over its own stream, in place.
+        heard = self.js(progress_events)
+        self.open("/")
+        row_texts = "return [...document.querySelectorAll('#jobs-table tbody tr')].map(r => r.innerText)"
+        WebDriverWait(self.browser, 120, poll_frequency=0.2).until(lambda b: b.execute_script(progress_events) > heard)
+        try:
+            self.client.cancel(live.id)
+        except kerntune.ApiError:
+            pass  # it finished first
+        # The job's end reaches the list through the stream: its row shows the final status.
+        WebDriverWait(self.browser, 120, poll_frequency=0.5).until(lambda b: any(
+            t.split("\t")[0].strip() == str(live.id) and ("\tcancelled" in t or "\tdone" in t)
+            for t in b.execute_script(row_texts)))
         self.assert_console_clean()
 
     def test_shape_browser_lists_tuned_problems(self) -> None:

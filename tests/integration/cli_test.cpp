@@ -302,11 +302,32 @@ TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
       if (entry["id"] != job["id"]) id = entry["id"].dump();
   }
   ASSERT_FALSE(id.empty()) << daemon.log();
+  // `kerntune wait` follows the same job from another process, over its event stream.
+  const auto follower_out = dir_.path() / "follow.out";
+  const auto follower_err = dir_.path() / "follow.err";
+  const pid_t follower =
+      test::spawn({(test::binary_dir() / "kerntune").string(), "--server", server, "wait", id},
+                  follower_out, follower_err);
+  std::this_thread::sleep_for(1s);  // both are following the job when it is cancelled
   const CliRun cancel = kerntune(server, {"cancel", id});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_EQ(test::wait_exit(waiting, 120s).value_or(-1), 2)
       << test::read_text(out) << test::read_text(dir_.path() / "wait.err");
   EXPECT_TRUE(contains(test::read_text(out), "job " + id + " cancelled"));
+  EXPECT_EQ(test::wait_exit(follower, 120s).value_or(-1), 2) << test::read_text(follower_err);
+  EXPECT_TRUE(contains(test::read_text(follower_out), "job " + id + " cancelled"));
+  // Neither fell back to polling: the progress came from the stream.
+  for (const auto& err : {dir_.path() / "wait.err", follower_err})
+    EXPECT_EQ(test::read_text(err).find("polling instead"), std::string::npos)
+        << test::read_text(err);
+
+  // A finished job: its summary at once, exit code 0 for done; an unknown one: 1.
+  const CliRun done = kerntune(server, {"wait", job["id"].dump()});
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_TRUE(contains(done.out, "job " + job["id"].dump() + " done"));
+  const CliRun unknown = kerntune(server, {"wait", "999999"});
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.err;
+  EXPECT_TRUE(contains(unknown.err, "no job 999999"));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <valijson/schema_parser.hpp>
 #include <valijson/validator.hpp>
 
+#include "client/event_reader.hpp"
 #include "client/http_transport.hpp"
 #include "server/api_routes.hpp"
 #include "support/in_process_daemon.hpp"
@@ -65,7 +66,8 @@ std::vector<std::string> violations(const nlohmann::json& document, const nlohma
 
 // A finished tune job with two measured variants (one with a kernel): /v1/best and /v1/pareto
 // have something to answer.
-void seed_tuned_job(Store& store) {
+// The seeded job's id.
+std::int64_t seed_tuned_job(Store& store) {
   NewJob job;
   job.family = "gemm";
   job.shape = {{"M", 256}, {"N", 256}, {"K", 128}};
@@ -93,6 +95,7 @@ void seed_tuned_job(Store& store) {
     store.record_outcome(rows[i].id, outcome);
   }
   store.set_job_status(job_id, JobStatus::done);
+  return job_id;
 }
 
 class OpenApiConformanceTest : public ::testing::Test {
@@ -144,7 +147,7 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
   for (const auto& v : page["variants"])
     if (v["has_kernel"] == true) compiled_variant = v["id"].dump();
   ASSERT_FALSE(compiled_variant.empty()) << page.dump();
-  seed_tuned_job(daemon_.store);
+  const std::string tuned = std::to_string(seed_tuned_job(daemon_.store));
   const std::string running =
       nlohmann::json::parse(
           send(http::verb::post, "/v1/jobs",
@@ -175,6 +178,12 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
       {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/x", "", 400},
       {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/999999", "", 404},
       {http::verb::delete_, "/v1/jobs/{id}", "/v1/jobs/" + job, "", 409},
+      // A finished job: its final state as events, then the server closes the stream.
+      {http::verb::get, "/v1/jobs/{id}/events", "/v1/jobs/" + job + "/events", "", 200},
+      // A tuned job: its stream has a best event too.
+      {http::verb::get, "/v1/jobs/{id}/events", "/v1/jobs/" + tuned + "/events", "", 200},
+      {http::verb::get, "/v1/jobs/{id}/events", "/v1/jobs/x/events", "", 400},
+      {http::verb::get, "/v1/jobs/{id}/events", "/v1/jobs/999999/events", "", 404},
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/" + job + "/variants?log=1", "", 200},
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/" + job + "/variants?limit=0", "", 400},
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/999999/variants", "", 404},
@@ -221,6 +230,7 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
   };
 
   std::set<std::tuple<std::string, std::string, std::string>> exercised;
+  std::set<std::string> seen_events;  // the third event of each stream
   auto check = [&](const Case& c) {
     const std::string method = lower(std::string(http::to_string(c.method)));
     SCOPED_TRACE(method + " " + c.target.substr(0, 120));
@@ -235,6 +245,25 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
     }
     const nlohmann::json& content = responses[status]["content"];
     ASSERT_TRUE(content.contains(reply.content_type)) << reply.content_type << " undocumented";
+    if (reply.content_type == "text/event-stream") {
+      // Each event's data against the schema x-events documents for its name.
+      const nlohmann::json& schemas = responses[status]["x-events"];
+      SseParser parser;
+      const std::vector<SseEvent> events = parser.feed(reply.body);
+      EXPECT_FALSE(events.empty()) << reply.body;
+      EXPECT_EQ(events.empty() ? "" : events.back().name, "end") << reply.body;
+      seen_events.insert(events.size() > 2 ? events[2].name : "");
+      for (const SseEvent& event : events) {
+        if (!schemas.contains(event.name)) {
+          ADD_FAILURE() << "event " << event.name << " is not documented";
+          continue;
+        }
+        for (const std::string& problem :
+             violations(document, schemas[event.name], nlohmann::json::parse(event.data)))
+          ADD_FAILURE() << event.name << ": " << problem << "\ndata: " << event.data.substr(0, 400);
+      }
+      return;
+    }
     if (reply.content_type != "application/json") {
       EXPECT_FALSE(reply.body.empty());
       return;
@@ -257,6 +286,7 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
   check({http::verb::get, "/v1/best",
          "/v1/best?family=gemm&dtype=bf16&M=1024&N=256&K=128&tune_on_miss=1&nearest=1", "", 202});
   daemon_.context.devices.clear();
+  EXPECT_TRUE(seen_events.count("best")) << "no stream carried a best event to validate";
   // Every documented status of every route was driven by a case above.
   for (const auto& [path, operations] : document["paths"].items())
     for (const auto& [method, operation] : operations.items())

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "db/store.hpp"
 #include "engine/job_scheduler.hpp"
@@ -19,12 +20,12 @@ namespace kt::test {
 
 class InProcessDaemon {
  public:
-  InProcessDaemon()
+  explicit InProcessDaemon(ServerOptions options = loopback_server())
       : store(dir.path() / "kerntune.db"),
         families(shipped_families()),
         scheduler(store, families, scheduler_options(dir.path()), {}),
         context{store, families, scheduler, {}, "libcuda.so.1: cannot open shared object"},
-        server(context, loopback_server()) {
+        server(context, std::move(options)) {
     scheduler.start();
     server.start();
     url = "http://127.0.0.1:" + std::to_string(server.port());
@@ -44,18 +45,20 @@ class InProcessDaemon {
   HttpServer server;
   std::string url;  // http://127.0.0.1:<port>
 
+  // 127.0.0.1, a free port, two I/O threads: start from these to change one.
+  static ServerOptions loopback_server() {
+    ServerOptions options;
+    options.listen = {"127.0.0.1", 0};
+    options.io_threads = 2;
+    return options;
+  }
+
  private:
   static SchedulerOptions scheduler_options(const std::filesystem::path& dir) {
     SchedulerOptions options;
     options.worker_exe = binary_dir() / "kerntune-worker";
     options.work_dir = dir / "work";
     options.compile_threads = 2;
-    return options;
-  }
-  static ServerOptions loopback_server() {
-    ServerOptions options;
-    options.listen = {"127.0.0.1", 0};
-    options.io_threads = 2;
     return options;
   }
 };

@@ -3,17 +3,19 @@
     import kerntune
     client = kerntune.Client()            # $KERNTUNE_SERVER or http://127.0.0.1:8080
     job = client.submit("gemm", {"M": 4096, "N": 4096, "K": 4096}, "bf16")
-    job = client.wait(job.id)              # progress bar on stderr
+    job = client.wait(job.id)              # progress bar on stderr, from the job's event stream
+    for event in client.events(job.id):    # or the events themselves: status, progress, best, end
+        print(event.name, event.data)
     best = client.best("gemm", {"M": 4096, "N": 4096, "K": 4096}, "bf16")
 """
 
 from .client import Client, read_token_file, token_from_environment
 from .errors import ApiError, DaemonUnreachable, JobFailed, KerntuneError, NotTunedYet, TokenError
-from .models import Best, Job, Kernel, NumericError, ParetoFront, Progress, Timing, Variant
+from .models import Best, Job, JobEvent, Kernel, NumericError, ParetoFront, Progress, Timing, Variant
 
 __all__ = [
     "Client", "read_token_file", "token_from_environment",
     "ApiError", "DaemonUnreachable", "JobFailed", "KerntuneError", "NotTunedYet", "TokenError",
-    "Best", "Job", "Kernel", "NumericError", "ParetoFront", "Progress", "Timing", "Variant",
+    "Best", "Job", "JobEvent", "Kernel", "NumericError", "ParetoFront", "Progress", "Timing", "Variant",
 ]
 __version__ = "0.1.0"

@@ -10,10 +10,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, Iterable, List, Optional, TextIO, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Union
 
-from .errors import DaemonUnreachable, JobFailed, NotTunedYet, TokenError, error_from_response
-from .models import Best, Job, Kernel, ParetoFront, Variant
+from .errors import ApiError, DaemonUnreachable, JobFailed, NotTunedYet, TokenError, error_from_response
+from .models import Best, Job, JobEvent, Kernel, ParetoFront, Variant
 from .progress import ProgressBar
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -140,14 +140,90 @@ class Client:
     def cancel(self, job_id: int) -> Job:
         return Job.from_json(self._json("DELETE", f"/v1/jobs/{int(job_id)}"))
 
+    def events(self, job_id: int) -> Iterator[JobEvent]:
+        """Follows GET /v1/jobs/{id}/events: yields JobEvent("status" | "progress" | "best" |
+        "end", data) as the daemon sends them, and returns after "end" (the daemon then closes
+        the stream). The first events give the job's current state, later ones what changed.
+        ApiError for an unknown job (404) or when the daemon's streams are at their cap (503);
+        DaemonUnreachable when the stream breaks."""
+        for event in self._event_stream(job_id):
+            if event is not None:
+                yield event
+
+    def _event_stream(self, job_id: int) -> Iterator[Optional[JobEvent]]:
+        """As events(), with None for every heartbeat comment (every 15 s), so a caller with a
+        deadline gets control back while a job is quiet."""
+        headers = {"Accept": "text/event-stream"}
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        request = urllib.request.Request(f"{self.server}/v1/jobs/{int(job_id)}/events", headers=headers)
+        # Each read waits at most this long: the daemon's heartbeats keep a live stream under it.
+        read_timeout = max(self.timeout, 45.0)
+        try:
+            with urllib.request.urlopen(request, timeout=read_timeout) as response:
+                name, data = "message", []
+                for raw in response:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                    if not line:
+                        if data:
+                            event = JobEvent(name, json.loads("\n".join(data)))
+                            yield event
+                            if event.name == "end":
+                                return
+                        name, data = "message", []
+                    elif line.startswith(":"):
+                        yield None
+                    else:
+                        field_name, _, value = line.partition(":")
+                        value = value[1:] if value.startswith(" ") else value
+                        if field_name == "event":
+                            name = value
+                        elif field_name == "data":
+                            data.append(value)
+        except urllib.error.HTTPError as error:
+            raise error_from_response(error.code, error.read()) from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            raise DaemonUnreachable(self.server, str(reason)) from None
+
     def wait(self, job_id: int, *, progress: bool = True, interval: float = 1.0,
              timeout: Optional[float] = None, stream: Optional[TextIO] = None,
-             raise_on_failure: bool = False) -> Job:
-        """Polls the job until it ends; draws a text progress bar on `stream` (stderr) unless
-        progress=False. TimeoutError after `timeout` seconds; JobFailed when the job ends failed
+             raise_on_failure: bool = False, live: bool = True) -> Job:
+        """Follows the job until it ends; draws a text progress bar on `stream` (stderr) unless
+        progress=False. The progress comes from the job's event stream (events()); where that
+        cannot be followed (live=False, the daemon's cap on streams, a broken connection) the job
+        is polled every `interval` seconds. TimeoutError after `timeout` seconds (on a stream,
+        checked at each event or heartbeat: up to 15 s late); JobFailed when the job ends failed
         or cancelled and raise_on_failure is set."""
         bar = ProgressBar(stream or sys.stderr) if progress else None
         deadline = None if timeout is None else time.monotonic() + timeout
+
+        def expired(job: Job) -> bool:
+            if deadline is None or time.monotonic() < deadline:
+                return False
+            if bar:
+                bar.finish(job)
+            raise TimeoutError(f"job {job_id} still {job.status} after {timeout} s")
+
+        job = self.job(job_id)
+        if live and not job.finished and not expired(job):
+            state = dict(job.raw)
+            try:
+                for event in self._event_stream(job_id):
+                    if event is not None:
+                        if event.name == "end":
+                            break
+                        if event.name == "status":
+                            state["status"] = event.data["status"]
+                            state["reason"] = event.data.get("reason")
+                        elif event.name in ("progress", "best"):
+                            state[event.name] = event.data
+                        job = Job.from_json(state)
+                        if bar and not job.finished:
+                            bar.update(job)
+                    expired(job)
+            except (ApiError, DaemonUnreachable):
+                pass  # polled from here on
         while True:
             job = self.job(job_id)
             if bar:
@@ -158,10 +234,7 @@ class Client:
                 if raise_on_failure and job.status != "done":
                     raise JobFailed(job)
                 return job
-            if deadline is not None and time.monotonic() >= deadline:
-                if bar:
-                    bar.finish(job)
-                raise TimeoutError(f"job {job_id} still {job.status} after {timeout} s")
+            expired(job)
             time.sleep(interval)
 
     def best(self, family: str, shape: Dict[str, int], dtype: str, device: Optional[str] = None, *,

@@ -10,6 +10,15 @@ FINAL_JOB_STATES = ("done", "failed", "cancelled")
 
 
 @dataclass
+class JobEvent:
+    """One event of a job's stream (Client.events): name is "status", "progress", "best" or
+    "end"; data its JSON (docs/api.md): status {job_id, status, reason, cancel_requested},
+    progress {job_id, total, finished, measured, by_status}, best a variant, end the job."""
+    name: str
+    data: Dict[str, Any]
+
+
+@dataclass
 class Timing:
     median_us: float
     min_us: Optional[float] = None

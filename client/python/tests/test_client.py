@@ -76,6 +76,29 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertIn(job.id, [j.id for j in self.client.history(family="gemm", limit=1000)])
         self.assertIn(job.id, [j.id for j in self.client.history(status="done", limit=1000)])
 
+    def test_events_follow_a_compile_job_from_status_to_end(self) -> None:
+        job = self.client.submit("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=3)
+        events = list(self.client.events(job.id))  # returns once the daemon closed the stream
+        names = [e.name for e in events]
+        self.assertEqual(names[0], "status", names)
+        self.assertEqual(names[-1], "end", names)
+        self.assertNotIn("end", names[:-1])
+        self.assertIn("progress", names)
+        self.assertTrue(all(isinstance(e, kerntune.JobEvent) for e in events))
+        finished = [e.data["finished"] for e in events if e.name == "progress"]
+        self.assertEqual(finished, sorted(finished))
+        end = events[-1].data
+        self.assertEqual(end["id"], job.id)
+        self.assertEqual(end["status"], "done")
+        self.assertEqual(end["progress"]["finished"], end["progress"]["total"])
+        self.assertEqual(finished[-1], end["progress"]["finished"])
+        # A finished job: its final state at once, then the end.
+        again = [e.name for e in self.client.events(job.id)]
+        self.assertEqual((again[0], again[-1]), ("status", "end"))
+        with self.assertRaises(kerntune.ApiError) as caught:
+            list(self.client.events(999999))
+        self.assertEqual((caught.exception.status, caught.exception.code), (404, "unknown_job"))
+
     def test_history_pages_are_followed_up_to_the_limit(self) -> None:
         everything = self.client.history(limit=1000)
         self.assertGreaterEqual(len(everything), 4)  # the seeded jobs
