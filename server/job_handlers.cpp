@@ -31,16 +31,6 @@ VariantRecord require_variant(AppContext& context, const ApiRequest& request) {
   return *variant;
 }
 
-bool flag_param(const ApiRequest& request, const std::string& name) {
-  const auto value = request.query_param(name);
-  if (!value) return false;
-  if (*value == "1" || *value == "true" || value->empty()) return true;
-  if (*value == "0" || *value == "false") return false;
-  throw ApiError(HttpStatus::bad_request, "invalid_parameter",
-                 "query parameter " + quote_client_text(name) + " must be 1/true or 0/false, got " +
-                     quote_client_text(*value));
-}
-
 void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed) {
   for (const auto& [name, value] : request.query)
     if (!allowed.count(name))
@@ -130,9 +120,9 @@ ApiResponse get_job_events(const ApiRequest& request, AppContext& context) {
 ApiResponse list_variants(const ApiRequest& request, AppContext& context) {
   reject_unknown_params(request, {"status", "log", "exclude_pruned", "limit", "cursor"});
   const JobRecord job = require_job(context, request);
-  const bool with_log = flag_param(request, "log");
+  const bool with_log = request.flag_param("log");
   VariantPageQuery query;
-  query.gated_only = flag_param(request, "exclude_pruned");
+  query.gated_only = request.flag_param("exclude_pruned");
   query.limit = page_limit(request);
   query.after_id = page_cursor(request);
   std::set<VariantStatus> only;
@@ -197,7 +187,7 @@ ApiResponse cancel_job(const ApiRequest& request, AppContext& context) {
 ApiResponse get_variant(const ApiRequest& request, AppContext& context) {
   reject_unknown_params(request, {"log"});
   const VariantRecord variant = require_variant(context, request);
-  return json_response(HttpStatus::ok, variant_to_json(variant, flag_param(request, "log")));
+  return json_response(HttpStatus::ok, variant_to_json(variant, request.flag_param("log")));
 }
 
 ApiResponse get_kernel(const ApiRequest& request, AppContext& context) {

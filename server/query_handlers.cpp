@@ -82,21 +82,6 @@ nlohmann::json key_json(const TunedKey& key) {
            key.device_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(key.device_name)}};
 }
 
-}  // namespace
-
-namespace {
-
-// A flag of /v1/best: absent = false; 1/true (or bare)/0/false, else 400 naming it.
-bool best_flag(const ApiRequest& request, const std::string& name) {
-  const auto value = request.query_param(name);
-  if (!value) return false;
-  if (*value == "1" || *value == "true" || value->empty()) return true;
-  if (*value == "0" || *value == "false") return false;
-  throw ApiError(HttpStatus::bad_request, "invalid_parameter",
-                 "query parameter " + quote_client_text(name) + " must be 1/true or 0/false, got " +
-                     quote_client_text(*value));
-}
-
 // What speedup compares with: the family's baseline, its reference when it names none.
 std::string baseline_kind_of(const Family& family) {
   return family.baseline ? family.baseline->kind : family.reference.kind;
@@ -174,9 +159,9 @@ ApiResponse tuning_answer(AppContext& context, const TunedKey& key, const std::s
 
 ApiResponse get_best(const ApiRequest& request, AppContext& context) {
   const TunedKey key = tuned_key(request, context, kBestFlags);
-  const bool nearest = best_flag(request, "nearest");
-  const bool tune_on_miss = best_flag(request, "tune_on_miss");
-  const bool retune_stale = best_flag(request, "retune_stale");
+  const bool nearest = request.flag_param("nearest");
+  const bool tune_on_miss = request.flag_param("tune_on_miss");
+  const bool retune_stale = request.flag_param("retune_stale");
   if (auto body = tuned_answer(context, *key.family, key.dtype, key.shape_key, key.device_name,
                                key.shape)) {
     (*body)["exact"] = true;

@@ -55,6 +55,16 @@ std::optional<std::string> ApiRequest::query_param(const std::string& name) cons
   return it->second;
 }
 
+bool ApiRequest::flag_param(const std::string& name) const {
+  const auto value = query_param(name);
+  if (!value) return false;
+  if (*value == "1" || *value == "true" || value->empty()) return true;
+  if (*value == "0" || *value == "false") return false;
+  throw ApiError(HttpStatus::bad_request, "invalid_parameter",
+                 "query parameter " + quote_client_text(name) + " must be 1/true or 0/false, got " +
+                     quote_client_text(*value));
+}
+
 void Router::add(http::verb method, const std::string& pattern, Handler handler, RunOn run_on) {
   routes_.push_back(Route{method, pattern, split_pattern(pattern), std::move(handler), run_on, {}});
 }

@@ -31,6 +31,9 @@ struct ApiRequest {
 
   // nullopt when the parameter is absent.
   std::optional<std::string> query_param(const std::string& name) const;
+  // A flag parameter: absent = false; 1, true or bare = true; 0 or false = false; anything else
+  // is a 400 naming it.
+  bool flag_param(const std::string& name) const;
 };
 
 using Handler = std::function<ApiResponse(const ApiRequest&, AppContext&)>;
