@@ -9,6 +9,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
+#include "support/routed_app_test.hpp"
 #include "support/shipped_family.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
@@ -50,23 +51,11 @@ TEST(AnswerCacheTest, StaysWithinItsByteBound) {
 }
 
 // The real routes over a real store: a remembered history page lasts until the next write.
-class RememberedRoutesTest : public ::testing::Test {
+class RememberedRoutesTest : public test::RoutedAppTest {
  protected:
-  RememberedRoutesTest()
-      : store_(dir_.path() / "kerntune.db"),
-        families_(test::shipped_families()),
-        scheduler_(store_, families_, SchedulerOptions{}, {}),
-        context_{store_, families_, scheduler_, {}, "no GPU in this test"},
-        router_(make_api_router()) {}
+  RememberedRoutesTest() : RoutedAppTest({}, "no GPU in this test") {}
 
   HttpRequest get(const std::string& target) { return HttpRequest{http::verb::get, target, 11}; }
-
-  test::TempDir dir_;
-  Store store_;
-  FamilyRegistry families_;
-  JobScheduler scheduler_;
-  AppContext context_;
-  Router router_;
 };
 
 TEST_F(RememberedRoutesTest, HistoryIsAnsweredFromMemoryUntilTheNextWrite) {

@@ -15,6 +15,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
+#include "support/routed_app_test.hpp"
 #include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/family_baseline.hpp"
@@ -24,39 +25,12 @@ namespace {
 
 namespace http = boost::beast::http;
 
-class FamilyJobsTest : public ::testing::Test {
+class FamilyJobsTest : public test::RoutedAppTest {
  protected:
-  FamilyJobsTest()
-      : store_(dir_.path() / "kerntune.db"),
-        families_(test::shipped_families()),
-        scheduler_(store_, families_, SchedulerOptions{}, {}),
-        context_{store_, families_, scheduler_, {}, "libcuda.so.1 not found"},
-        router_(make_api_router()) {}
-
-  ApiResponse call(http::verb method, const std::string& target, const std::string& body = "") {
-    HttpRequest request{method, target, 11};
-    request.body() = body;
-    request.prepare_payload();
-    return router_.dispatch(request, context_);
-  }
-
-  std::size_t job_count() {
-    JobFilter filter;
-    filter.limit = 1000;
-    return store_.jobs(filter).size();
-  }
-
   static std::string compile_job(const std::string& family, const std::string& shape) {
     return R"({"family":")" + family + R"(","shape":)" + shape +
            R"(,"dtype":"bf16","mode":"compile","arch":"sm_90a","budget":4})";
   }
-
-  test::TempDir dir_;
-  Store store_;
-  FamilyRegistry families_;
-  JobScheduler scheduler_;
-  AppContext context_;
-  Router router_;
 };
 
 const nlohmann::json* find_named(const nlohmann::json& list, const std::string& name) {

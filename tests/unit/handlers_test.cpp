@@ -8,6 +8,7 @@
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
 #include "support/baseline_fixtures.hpp"
+#include "support/routed_app_test.hpp"
 #include "support/shipped_family.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
@@ -29,29 +30,13 @@ DeviceInfo fake_h100(int ordinal, const std::string& uuid) {
 }
 
 // The scheduler is built but never started: handlers only enqueue, nothing compiles here.
-class HandlersTest : public ::testing::Test {
+class HandlersTest : public test::RoutedAppTest {
  protected:
   explicit HandlersTest(std::vector<DeviceInfo> devices = {},
                         std::string device_error = "libcuda.so.1 not found")
-      : store_(dir_.path() / "kerntune.db"),
-        families_(test::shipped_families()),
-        scheduler_(store_, families_, SchedulerOptions{}, devices),
-        context_{store_, families_, scheduler_, devices, std::move(device_error)},
-        router_(make_api_router()) {}
+      : RoutedAppTest(std::move(devices), std::move(device_error)) {}
 
-  ApiResponse call(http::verb method, const std::string& target, const std::string& body = "") {
-    HttpRequest request{method, target, 11};
-    request.body() = body;
-    request.prepare_payload();
-    return router_.dispatch(request, context_);
-  }
   ApiResponse post_job(const std::string& body) { return call(http::verb::post, "/v1/jobs", body); }
-
-  std::size_t job_count() {
-    JobFilter filter;
-    filter.limit = 1000;
-    return store_.jobs(filter).size();
-  }
 
   // A bad request: the status, the error code, a message, and no new job.
   void expect_refused(const ApiResponse& response, HttpStatus status, const std::string& code,
@@ -72,13 +57,6 @@ class HandlersTest : public ::testing::Test {
     EXPECT_EQ(response.status, HttpStatus::accepted) << response.body;
     return response.json()["id"].get<std::int64_t>();
   }
-
-  test::TempDir dir_;
-  Store store_;
-  FamilyRegistry families_;
-  JobScheduler scheduler_;
-  AppContext context_;
-  Router router_;
 };
 
 const char* kGoodShape = R"("shape":{"M":64,"N":64,"K":64})";

@@ -9,6 +9,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
+#include "support/routed_app_test.hpp"
 #include "support/shipped_family.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
@@ -33,28 +34,12 @@ DeviceInfo fake_h100(int driver_version) {
 }
 
 // The scheduler is built but never started: handlers only enqueue, nothing compiles here.
-class KnowledgeHandlersTest : public ::testing::Test {
+class KnowledgeHandlersTest : public test::RoutedAppTest {
  protected:
   explicit KnowledgeHandlersTest(std::vector<DeviceInfo> devices = {})
-      : store_(dir_.path() / "kerntune.db"),
-        families_(test::shipped_families()),
-        scheduler_(store_, families_, SchedulerOptions{}, devices),
-        context_{store_, families_, scheduler_, devices, devices.empty() ? "no driver" : ""},
-        router_(make_api_router()) {}
+      : RoutedAppTest(devices, devices.empty() ? "no driver" : "") {}
 
-  ApiResponse call(http::verb method, const std::string& target, const std::string& body = "") {
-    HttpRequest request{method, target, 11};
-    request.body() = body;
-    request.prepare_payload();
-    return router_.dispatch(request, context_);
-  }
   ApiResponse get(const std::string& target) { return call(http::verb::get, target); }
-
-  std::size_t job_count() {
-    JobFilter filter;
-    filter.limit = 1000;
-    return store_.jobs(filter).size();
-  }
 
   // A finished tune job of a GEMM shape on the H100 with two measured variants (100 and 120 us),
   // keyed as the daemon keys it now unless `keys` says otherwise.
@@ -88,13 +73,6 @@ class KnowledgeHandlersTest : public ::testing::Test {
     job.family_hash = families_.find("gemm")->source_hash;
     return job;
   }
-
-  test::TempDir dir_;
-  Store store_;
-  FamilyRegistry families_;
-  JobScheduler scheduler_;
-  AppContext context_;
-  Router router_;
 };
 
 const Shape kTuned{{"M", 256}, {"N", 256}, {"K", 128}};
