@@ -254,13 +254,15 @@ void Store::record_compile(std::int64_t variant_id, const CompileResult& result,
 void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcome) {
   std::lock_guard lock(mutex_);
   db::with_context("record_outcome for variant " + std::to_string(variant_id), [&] {
-    touches_job_of_variant(variant_id);
     db::Transaction transaction(*db_, db::TransactionKind::write);
     const auto before = db::load_variant(*db_, variant_id);
     if (!before)
       throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
     const auto job = db::load_job(*db_, before->job_id);
     if (!job) throw std::runtime_error("variant " + std::to_string(variant_id) + " has no job");
+    // The rows just read say what this write touches (no lookup of its own, as others need).
+    mutex_.touches_job(job->id);
+    if (job->mode == JobMode::tune) mutex_.touches_fronts();
 
     db::Statement update(
         *db_, "UPDATE variants SET status = ?, failed_gate = ?, reason = ? WHERE id = ?");
