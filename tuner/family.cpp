@@ -189,6 +189,8 @@ Family load_family(const std::filesystem::path& dir) {
     root = ManifestJson::parse(read_text(file));
   } catch (const ManifestJson::parse_error& e) {
     throw FamilyError(file.string() + ": not valid JSON: " + e.what());
+  } catch (const ManifestJson::out_of_range& e) {  // a number beyond double's range
+    throw FamilyError(file.string() + ": a number out of range: " + e.what());
   }
   ManifestReader r(file);
   if (!root.is_object()) throw FamilyError(file.string() + ": must hold a JSON object");

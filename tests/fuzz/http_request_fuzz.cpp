@@ -37,15 +37,17 @@ bool parse_request(const std::uint8_t* data, std::size_t size, RequestParser& pa
     boost::beast::error_code ec;
     const std::size_t n = parser.put(boost::asio::const_buffer(data + used, size - used), ec);
     used += n;
-    if (ec == http::error::need_more && n > 0) continue;
-    if (ec == http::error::need_more || (!ec && n == 0)) {
-      // Everything there is has been offered: the connection ends here. With nothing received
-      // Beast's read reports end_of_stream without asking the parser (put_eof asserts got_some).
+    if (!ec && n > 0) continue;  // the header is done; the body follows in the same bytes
+    if (ec == http::error::need_more || !ec) {
+      // Every byte there is has been offered, and need_more asks for bytes beyond them (Beast's
+      // chunk parser asserts if offered the same ones again): the connection ends here. With
+      // nothing received Beast's read reports end_of_stream without asking the parser (put_eof
+      // asserts got_some).
       if (!parser.got_some()) return false;
       parser.put_eof(ec);
       return !ec && parser.is_done();
     }
-    if (ec) return false;
+    return false;
   }
   return true;
 }
