@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "db/rows.hpp"
 #include "tuner/pareto.hpp"
@@ -15,12 +16,36 @@ double footprint_bytes(const VariantRecord& variant) {
   return smem + 4.0 * registers * std::max(variant.threads, 0);
 }
 
+namespace {
+
+// A point of a front with the keys its job was tuned with.
+struct KeyedPoint {
+  ParetoPoint point;
+  int driver_version = 0;
+  std::string nvrtc_version;
+  std::string family_hash;
+};
+
+// True when a key known on both sides differs: the point was tuned with another driver, NVRTC or
+// family source than the job being recorded, so it is stale next to it (the same rule as
+// changed_keys in engine/result_keys, which the engine uses to flag answers). A key unknown on
+// either side (results from before the keys) never supersedes.
+bool superseded_by(const KeyedPoint& old, const JobRecord& job) {
+  auto differs = [](const std::string& a, const std::string& b) {
+    return !a.empty() && !b.empty() && a != b;
+  };
+  return (old.driver_version != 0 && job.driver_version != 0 &&
+          old.driver_version != job.driver_version) ||
+         differs(old.nvrtc_version, job.nvrtc_version) ||
+         differs(old.family_hash, job.family_hash);
+}
+
+}  // namespace
+
 void add_to_front(db::Connection& db, const JobRecord& job, const VariantRecord& variant) {
   if (!variant.timing || !variant.error)
     throw std::logic_error("add_to_front: variant " + std::to_string(variant.id) +
                            " has no timing or error");
-  const char* const problem =
-      " WHERE device_name = ? AND family = ? AND dtype = ? AND shape_key = ?";
   auto bind_problem = [&](db::Statement& statement) {
     statement.bind(1, job.device_name);
     statement.bind(2, job.family);
@@ -28,18 +53,29 @@ void add_to_front(db::Connection& db, const JobRecord& job, const VariantRecord&
     statement.bind(4, job.shape_key);
   };
 
+  // A re-tune after a change of driver, NVRTC or family source replaces the older results: their
+  // points leave the front even where they are faster, so /v1/best answers with what holds now.
   std::vector<ParetoPoint> points;
   db::Statement old_front(
-      db, std::string("SELECT variant_id, median_us, max_error, footprint FROM pareto") + problem);
+      db,
+      "SELECT p.variant_id, p.median_us, p.max_error, p.footprint, j.driver_version,"
+      " j.nvrtc_version, j.family_hash FROM pareto p JOIN variants v ON v.id = p.variant_id"
+      " JOIN jobs j ON j.id = v.job_id WHERE p.device_name = ? AND p.family = ? AND p.dtype = ?"
+      " AND p.shape_key = ?");
   bind_problem(old_front);
   while (old_front.step()) {
-    points.push_back({old_front.column(0).int64(), old_front.column(1).real(),
-                      old_front.column(2).real(), old_front.column(3).real()});
+    KeyedPoint old{{old_front.column(0).int64(), old_front.column(1).real(),
+                    old_front.column(2).real(), old_front.column(3).real()},
+                   old_front.column(4).integer(),
+                   old_front.column(5).text(),
+                   old_front.column(6).text()};
+    if (!superseded_by(old, job)) points.push_back(old.point);
   }
   points.push_back(
       {variant.id, variant.timing->median_us, variant.error->max_rel, footprint_bytes(variant)});
 
-  db::Statement clear(db, std::string("DELETE FROM pareto") + problem);
+  db::Statement clear(
+      db, "DELETE FROM pareto WHERE device_name = ? AND family = ? AND dtype = ? AND shape_key = ?");
   bind_problem(clear);
   clear.exec();
   db::Statement insert(db,

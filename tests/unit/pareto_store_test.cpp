@@ -91,6 +91,44 @@ TEST_P(ParetoStoreTest, BestIsTheFastestOnTheFrontOfTheRequestedDevice) {
   EXPECT_FALSE(store.best("gemm", "bf16", kShapeKey, "NVIDIA B200"));
 }
 
+// A re-tune after a driver, NVRTC or family-source change replaces the stale points even where
+// they were faster; points whose keys are unknown (tuned before the keys) stay.
+TEST_P(ParetoStoreTest, ARetuneWithChangedKeysReplacesTheStalePoints) {
+  Store store(db_path());
+  NewJob unkeyed_job = tune_job();
+  NewJob old_job = tune_job();
+  old_job.driver_version = 13000;
+  old_job.nvrtc_version = "13.0";
+  old_job.family_hash = std::string(64, 'a');
+  const auto unkeyed = plan(store, store.create_job(unkeyed_job), 1);
+  const auto old = plan(store, store.create_job(old_job), 2);
+  store.record_outcome(unkeyed[0].id, measured(9, 0.001));
+  store.record_outcome(old[0].id, measured(5, 0.02));
+  store.record_outcome(old[1].id, measured(6, 0.01));
+  auto front = [&] { return ids_of(store.pareto("gemm", "bf16", kShapeKey, "")); };
+  EXPECT_EQ(front(), (std::vector<std::int64_t>{old[0].id, old[1].id, unkeyed[0].id}));
+
+  // Same driver and NVRTC, new family sources: the old job's points go, though faster.
+  NewJob retune_job = old_job;
+  retune_job.family_hash = std::string(64, 'b');
+  const auto retuned = plan(store, store.create_job(retune_job), 1);
+  store.record_outcome(retuned[0].id, measured(7, 0.005));
+  EXPECT_EQ(front(), (std::vector<std::int64_t>{retuned[0].id, unkeyed[0].id}));
+  auto best = store.best("gemm", "bf16", kShapeKey, "");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->variant.id, retuned[0].id);
+
+  // A later point of the same keys competes as before; a new driver replaces again.
+  const auto same_keys = plan(store, store.create_job(retune_job), 1);
+  store.record_outcome(same_keys[0].id, measured(6.5, 0.005));
+  EXPECT_EQ(front(), (std::vector<std::int64_t>{same_keys[0].id, unkeyed[0].id}));
+  NewJob new_driver_job = retune_job;
+  new_driver_job.driver_version = 13010;
+  const auto new_driver = plan(store, store.create_job(new_driver_job), 1);
+  store.record_outcome(new_driver[0].id, measured(20, 0.0001));  // a trade-off with unkeyed
+  EXPECT_EQ(front(), (std::vector<std::int64_t>{unkeyed[0].id, new_driver[0].id}));
+}
+
 // One entry per front, ordered by family, device, dtype and shape, each with its fastest point.
 TEST_P(ParetoStoreTest, TunedProblemsListEachFrontWithItsFastestPoint) {
   Store store(db_path());
