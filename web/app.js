@@ -332,6 +332,22 @@ async function showVariant(id) {
   document.getElementById("close-details").addEventListener("click", () => panel.remove());
 }
 
+// Whether the job's results still hold: a driver, NVRTC or family-source change since it ran
+// makes them stale (still served, flagged; /v1/best?retune_stale=1 re-tunes).
+function staleness(job) {
+  if (!job.stale) return `<span id="job-staleness" class="current">current</span>`;
+  const keys = (job.stale_keys || []).map((k) => `${esc(k.key)} ${esc(shortKey(k.stored))} → ${esc(shortKey(k.current))}`);
+  return `<span id="job-staleness" class="stale" title="tuned with other keys than this daemon runs with">stale</span> <span class="reason">${keys.join("; ")}</span>`;
+}
+function shortKey(value) { return String(value).length > 12 ? String(value).slice(0, 12) + "…" : String(value); }
+
+// The tuned shapes whose fastest configs seeded the job's search, linked to their jobs.
+function warmStart(warm) {
+  if (!warm || !warm.from || !warm.from.length) return `<span id="job-warm-start" class="muted">none</span>`;
+  const sources = warm.from.map((f) => `<a href="#/jobs/${esc(f.job_id)}">${esc(shapeText(f.shape))}</a> (distance ${fmt(f.distance, 2)})`);
+  return `<span id="job-warm-start">${warm.seeds.length} seed(s) from ${sources.join(", ")}</span>`;
+}
+
 async function showJob(view, jobId) {
   view.innerHTML = `<h1>Job ${esc(jobId)}</h1><div id="job-summary" class="summary"></div>
     <div class="grid">
@@ -353,8 +369,11 @@ async function showJob(view, jobId) {
       ["GPU", job.device_name || "–"], ["arch", job.arch], ["status", null], ["progress", null],
       ["baseline", job.reference_us ? fmt(job.reference_us) + " µs" : "–"],
       ["variants/min", job.stats ? fmt(job.stats.variants_per_minute) : "–"],
+      ["results", null], ["warm start", null],
     ].map(([k, v]) => `<div><b>${k}</b>${k === "status" ? statusBadge(job.status) + (job.reason ? ` <span class="reason">${esc(job.reason)}</span>` : "")
-                                       : k === "progress" ? `<span id="job-progress">${progressBar(job.progress)}</span>` : esc(v)}</div>`).join("");
+                                       : k === "progress" ? `<span id="job-progress">${progressBar(job.progress)}</span>`
+                                       : k === "results" ? staleness(job)
+                                       : k === "warm start" ? warmStart(job.warm_start) : esc(v)}</div>`).join("");
     document.getElementById("job-best").innerHTML = best
       ? `<p><a href="#" id="best-link">variant ${best.id}</a> <code>${esc(best.template)} ${esc(configText(best.config))}</code></p>
          <p>${fmt(best.median_us)} µs${best.tflops ? `, ${fmt(best.tflops)} TFLOP/s` : ""}${best.speedup ? `, ${fmt(best.speedup, 2)}× the baseline` : ""}</p>`

@@ -110,6 +110,18 @@ class HistoryPage(unittest.TestCase):
         bars = self.js("const d = document.getElementById('plot-outcomes').data[0]; return [d.x, d.y]")
         self.assertEqual(dict(zip(bars[0], bars[1])), outcomes)
 
+        # Staleness: the job was tuned with other family sources than the daemon serves now.
+        staleness = self.browser.find_element(By.ID, "job-staleness")
+        self.assertEqual(staleness.text, "stale")
+        summary = self.browser.find_element(By.ID, "job-summary").text
+        self.assertIn(self.seed["main_job_stale_key"] + " aaaaaaaaaaaa…", summary)
+        # The warm start names the shape it came from and links to that job.
+        warm = self.browser.find_element(By.ID, "job-warm-start")
+        self.assertIn("1 seed(s) from", warm.text)
+        link = warm.find_element(By.TAG_NAME, "a")
+        self.assertTrue(link.get_attribute("href").endswith(f"#/jobs/{self.seed['main_job_warm_start_from']}"))
+        self.assertIn("M=2048", link.text)
+
         # The table: every variant that reached the gates.
         rows = self.browser.find_elements(By.CSS_SELECTOR, "#variant-table tbody tr")
         self.assertEqual(len(rows), self.seed["main_job_total"] - outcomes["pruned"])
@@ -156,6 +168,9 @@ class HistoryPage(unittest.TestCase):
         rows[0].click()
         WebDriverWait(self.browser, 30).until(lambda b: b.execute_script("return document.body.dataset.ready") == f"#/jobs/{self.seed['failed_job']}")
         self.assertIn("worker could not start", self.browser.find_element(By.ID, "job-summary").text)
+        # Tuned before the keys were recorded: nothing to call it stale on, and no warm start.
+        self.assertEqual(self.browser.find_element(By.ID, "job-staleness").text, "current")
+        self.assertEqual(self.browser.find_element(By.ID, "job-warm-start").text, "none")
         self.assert_console_clean()
 
     def test_live_progress_arrives_over_the_event_stream(self) -> None:

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/store.hpp"
+#include "tuner/config.hpp"
 
 namespace {
 
@@ -144,7 +145,21 @@ int main(int argc, char** argv) {
 
   // The main job: every kind of outcome, in an interleaved plan order.
   const double reference_us = 909.1;
-  const std::int64_t main_job = store.create_job(gemm_job(4096, "bf16", h100));
+  kt::NewJob main_request = gemm_job(4096, "bf16", h100);
+  // Tuned with other family sources than the shipped ones: the daemon shows its results stale.
+  main_request.family_hash = std::string(64, 'a');
+  // Seeded from the small job's shape, as a warm-started search records it.
+  const std::string small_key = kt::canonical_key({{"M", 2048}, {"N", 2048}, {"K", 2048}});
+  main_request.warm_start_json =
+      nlohmann::json{
+          {"from", {{{"shape_key", small_key}, {"distance", 0.6931}, {"job_id", small}}}},
+          {"seeds",
+           {{{"template", planned(0).template_name},
+             {"config", planned(0).config},
+             {"shape_key", small_key},
+             {"median_us", 118.5}}}}}
+          .dump();
+  const std::int64_t main_job = store.create_job(main_request);
   store.set_job_status(main_job, kt::JobStatus::running);
   store.set_job_reference(main_job, reference_us);
   std::vector<kt::VariantRecord> plan;
@@ -230,7 +245,9 @@ int main(int argc, char** argv) {
                               {"resource_exceeded", kResourceExceeded},
                               {"hang", kHangs},
                               {"pruned", kPruned}}},
-                            {"main_job_total", static_cast<int>(ordered.size()) + kPruned}};
+                            {"main_job_total", static_cast<int>(ordered.size()) + kPruned},
+                            {"main_job_stale_key", "family_hash"},
+                            {"main_job_warm_start_from", small}};
   std::cout << summary.dump() << std::endl;
   return 0;
 }

@@ -130,7 +130,9 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertEqual(near.nearest["shape_key"], "K=4096,M=4096,N=4096")
         self.assertAlmostEqual(near.nearest["distance"], 0.6931471805599453)
         self.assertEqual(near.job_id, self.daemon.seed["main_job"])
-        self.assertFalse(near.stale)
+        # The seeded job was tuned with other gemm sources than the daemon serves: flagged.
+        self.assertTrue(near.stale)
+        self.assertEqual([k["key"] for k in near.stale_keys], [self.daemon.seed["main_job_stale_key"]])
         self.assertIsNone(near.tuning_job)
         exact = self.client.best("gemm", SEEDED, "bf16", device="NVIDIA H100 80GB HBM3", nearest=True)
         self.assertTrue(exact.exact)
