@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Searched jobs against a whole-space job on the GPU (issue 15's GPU target).
 
-  search_gpu.py URL WHOLE_JOB_ID OUT.json [SEARCHER ...]   (default: local model random)
+  search_gpu.py URL WHOLE_JOB_ID OUT.json [SEARCHER[:cold|:warm] ...]   (default: local model random)
 
 For a finished whole-space job (every surviving variant measured, e.g. by bench/record_spaces.sh)
 it submits, for each searcher, the same problem with a budget of 10% of the variants the whole
@@ -9,6 +9,11 @@ space measured, and waits for it. Then one pinned job measures the whole space's
 searched job's winner side by side (the job's interleaved final comparison, so GPU drift between
 the jobs does not enter the ratio). Prints a table and writes OUT.json with every job's id, budget,
 wall seconds, best first-pass median and the pinned job's interleaved medians.
+A searcher named with ":cold" runs with "warm_start": false, with ":warm" with true (the default:
+the daemon warm-starts a learning searcher from the nearest tuned shapes of the problem, when it
+has any); each row records the job's warm start and, from its convergence (best so far after
+every measured variant), how many variants it measured before its best was within 3% of the whole
+space's first-pass best ("to_3pct", and that as a fraction of the whole space).
 Standard library only (runs on the GPU machine beside the slim binaries). First run on an H100 on
 2026-11-27: the searched jobs ran, the interleaved medians did not come back (it looked for them in
 the variant view, then at the job view's top level; they are in its "comparison"."final").
@@ -68,17 +73,31 @@ def main():
               "budget": budget, "searched": []}
     print(f"whole space: job {whole_id}, {measured} measured, best "
           f"{whole['best']['median_us']:.2f} us ({whole['best']['template']})", flush=True)
-    for searcher in searchers:
-        job = call(f"{base}/v1/jobs", "POST", dict(problem, budget=budget, search=searcher))
+    optimum = whole["best"]["median_us"]
+    for spec in searchers:
+        searcher, _, start = spec.partition(":")
+        body = dict(problem, budget=budget, search=searcher)
+        if start:
+            body["warm_start"] = start == "warm"
+        job = call(f"{base}/v1/jobs", "POST", body)
         done, wall = wait(base, job["id"])
         best = done.get("best")
-        row = {"searcher": searcher, "id": job["id"], "status": done["status"],
+        to_3pct = next((n for n, best_us in done.get("convergence") or []
+                        if best_us <= 1.03 * optimum), None)
+        warm = done.get("warm_start") or {}
+        row = {"searcher": spec, "id": job["id"], "status": done["status"],
                "wall_s": round(wall, 1),
                "best_median_us": best["median_us"] if best else None,
-               "best": config_of(best) if best else None}
+               "best": config_of(best) if best else None,
+               "warm_start_from": [f["shape_key"] for f in warm.get("from", [])],
+               "warm_start_seeds": len(warm.get("seeds", [])),
+               "to_3pct": to_3pct,
+               "to_3pct_fraction": round(to_3pct / measured, 4) if to_3pct else None,
+               "convergence": done.get("convergence")}
         report["searched"].append(row)
-        print(f"{searcher}: job {job['id']} {done['status']} in {wall:.0f} s, best "
-              f"{row['best_median_us']} us", flush=True)
+        print(f"{spec}: job {job['id']} {done['status']} in {wall:.0f} s, best "
+              f"{row['best_median_us']} us, within 3% after {to_3pct} measured, warm start "
+              f"from {row['warm_start_from'] or 'none'}", flush=True)
     # One pinned job: the winners side by side, interleaved.
     configs, seen = [], set()
     for entry in [report["whole"]["best"]] + [r["best"] for r in report["searched"] if r["best"]]:
@@ -111,13 +130,15 @@ def main():
     else:
         for row in report["searched"]:
             row["interleaved_us"], row["vs_whole"] = None, 1.0
-    print(f"\n| searcher | budget | wall s | best first pass us | interleaved us | vs whole space |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    print(f"| whole space | {measured} | | {report['whole']['best_median_us']:.2f} | "
+    print(f"\n| searcher | budget | wall s | best first pass us | measured until within 3% "
+          f"| interleaved us | vs whole space |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(f"| whole space | {measured} | | {report['whole']['best_median_us']:.2f} | | "
           f"{report['whole'].get('interleaved_us')} | 1 |")
     for row in report["searched"]:
         print(f"| {row['searcher']} | {budget} | {row['wall_s']} | {row['best_median_us']} | "
-              f"{row['interleaved_us']} | {row['vs_whole']} |")
+              f"{row['to_3pct']} ({row['to_3pct_fraction']}) | {row['interleaved_us']} | "
+              f"{row['vs_whole']} |")
     with open(out_path, "w") as f:
         json.dump(report, f, indent=1)
 
