@@ -138,4 +138,4 @@ if wants engine; then
 fi
 say "done"
 cat "$out/gemm/table.md" "$out/engine/table.md" "$out/dual/table.md" "$out/attention/table.md" \
-  2>/dev/null
+  2>/dev/null || true  # the phases not run have no table
