@@ -31,6 +31,9 @@ struct SchedulerOptions {
   std::filesystem::path worker_exe;  // kerntune-worker
   std::filesystem::path work_dir;    // cubins handed to workers live here
   int compile_threads = 0;           // 0: hardware concurrency
+  // Compile threads run this much nicer than the daemon: under contention NVRTC yields the cores
+  // to the HTTP and query threads, so a long compile job does not stretch request latencies.
+  int compile_nice = 10;
   TimingOptions timing;
   std::chrono::milliseconds min_watchdog{20000};  // worker timeout floor, reference time unknown
   std::uint64_t seed = 0;                         // 0: a random seed per daemon run

@@ -1,10 +1,18 @@
 #include "engine/thread_pool.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
 namespace kt {
 
-ThreadPool::ThreadPool(unsigned threads) {
+ThreadPool::ThreadPool(unsigned threads, int nice) {
   if (threads == 0) threads = 1;
-  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this, nice] { work(nice); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -16,7 +24,15 @@ ThreadPool::~ThreadPool() {
   for (auto& thread : threads_) thread.join();
 }
 
-void ThreadPool::work() {
+void ThreadPool::work(int nice) {
+  if (nice > 0) {
+    // On Linux a thread id names one thread to setpriority; the new value is relative to the
+    // process's own, which the thread inherited.
+    const int base = getpriority(PRIO_PROCESS, 0);
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), base + nice) != 0)
+      spdlog::warn("thread pool: could not lower a thread's priority by {}: {}", nice,
+                   std::strerror(errno));
+  }
   for (;;) {
     std::function<void()> task;
     {

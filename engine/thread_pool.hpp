@@ -14,7 +14,9 @@ namespace kt {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(unsigned threads);
+  // nice > 0 lowers the threads' scheduling priority (Linux: per thread), so that under
+  // contention they yield the cores to threads at the process's own priority.
+  explicit ThreadPool(unsigned threads, int nice = 0);
   ~ThreadPool();  // finishes queued tasks, then joins
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -35,7 +37,7 @@ class ThreadPool {
   unsigned size() const { return static_cast<unsigned>(threads_.size()); }
 
  private:
-  void work();
+  void work(int nice);
 
   std::mutex mutex_;
   std::condition_variable wake_;

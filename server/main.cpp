@@ -40,6 +40,7 @@ struct DaemonOptions {
   std::filesystem::path web_dir = kt::default_web_dir();
   std::filesystem::path work_dir;  // default: <db>.work next to the db (PostgreSQL: kerntune.work)
   int compile_threads = 0;
+  int compile_nice = 10;
   int io_threads = 2;
   int query_threads = kt::kDefaultReadConnections;
   std::size_t max_connections = kt::kDefaultMaxConnections;
@@ -192,6 +193,7 @@ int run_daemon(const DaemonOptions& options) {
                                : postgresql              ? std::filesystem::path("kerntune.work")
                                             : std::filesystem::path(options.db.string() + ".work");
   scheduler_options.compile_threads = options.compile_threads;
+  scheduler_options.compile_nice = options.compile_nice;
   std::filesystem::create_directories(scheduler_options.work_dir);
   kt::JobScheduler scheduler(store, families, scheduler_options, devices.devices);
   scheduler.start();
@@ -246,6 +248,11 @@ int main(int argc, char** argv) {
                  "scratch folder for cubins (default: <db>.work; kerntune.work for PostgreSQL)");
   app.add_option("--compile-threads", options.compile_threads, "NVRTC threads (0: one per core)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--compile-nice", options.compile_nice,
+                 "how much lower the NVRTC threads' priority is than the daemon's (0-19): under "
+                 "contention compiling yields the cores to serving requests")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

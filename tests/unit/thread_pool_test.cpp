@@ -4,6 +4,11 @@
 #include <chrono>
 #include <set>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace kt {
@@ -48,6 +53,17 @@ TEST(ThreadPool, DestructorFinishesQueuedTasks) {
     for (int i = 0; i < 20; ++i) pool.submit([&] { ++count; });
   }
   EXPECT_EQ(count.load(), 20);
+}
+
+TEST(ThreadPool, NiceThreadsRunAtALowerPriorityAndLeaveTheCallersAlone) {
+  const int base = getpriority(PRIO_PROCESS, 0);
+  auto thread_priority = [] { return getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())); };
+  ThreadPool nice_pool(2, 7);
+  EXPECT_EQ(nice_pool.submit(thread_priority).get(), std::min(19, base + 7));
+  ThreadPool plain_pool(1);
+  EXPECT_EQ(plain_pool.submit(thread_priority).get(), base);
+  EXPECT_EQ(thread_priority(), base);
+  EXPECT_EQ(getpriority(PRIO_PROCESS, 0), base);
 }
 
 }  // namespace
