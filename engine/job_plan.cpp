@@ -82,28 +82,34 @@ void add_pruned(std::vector<PrunedGroup>& groups, const std::string& template_na
 
 JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits,
                  bool whole_space) {
-  const std::vector<VariantPlan> plans =
-      job.pinned_configs_json.empty() ? enumerate_variants(family, job.shape, job.dtype, limits)
-                                      : plan_pinned(family, job, limits);
+  JobPlan out;
+  // Configs a constraint prunes are counted as they are enumerated and not kept; the rest (the
+  // survivors and the templates not written for the arch), in enumeration order.
+  std::vector<VariantPlan> kept;
+  auto count_or_keep = [&](VariantPlan&& plan) {
+    if (plan.pruned_by && !plan.unsupported_arch)
+      add_pruned(out.pruned, plan.tmpl->name, "constraint failed: " + *plan.pruned_by, plan.config);
+    else
+      kept.push_back(std::move(plan));
+  };
+  if (job.pinned_configs_json.empty())
+    for_each_variant(family, job.shape, job.dtype, limits, count_or_keep);
+  else
+    for (VariantPlan& plan : plan_pinned(family, job, limits)) count_or_keep(std::move(plan));
 
   std::vector<std::size_t> survivors;
-  for (std::size_t i = 0; i < plans.size(); ++i)
-    if (!plans[i].pruned_by && !plans[i].unsupported_arch) survivors.push_back(i);
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    if (!kept[i].unsupported_arch) survivors.push_back(i);
 
-  std::vector<bool> selected(plans.size(), true);
+  std::vector<bool> selected(kept.size(), true);
   if (!whole_space && job.budget > 0 && static_cast<std::int64_t>(survivors.size()) > job.budget) {
     for (std::size_t i : survivors) selected[i] = false;
-    for (std::size_t i : budget_sample(plans, survivors, job.budget, job.id)) selected[i] = true;
+    for (std::size_t i : budget_sample(kept, survivors, job.budget, job.id)) selected[i] = true;
   }
 
-  JobPlan out;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
+  for (std::size_t i = 0; i < kept.size(); ++i) {
     if (!selected[i]) continue;
-    const VariantPlan& plan = plans[i];
-    if (plan.pruned_by && !plan.unsupported_arch) {
-      add_pruned(out.pruned, plan.tmpl->name, "constraint failed: " + *plan.pruned_by, plan.config);
-      continue;
-    }
+    const VariantPlan& plan = kept[i];
     VariantRecord row;
     row.job_id = job.id;
     row.template_name = plan.tmpl->name;

@@ -83,7 +83,8 @@ std::optional<std::string> failing_constraint(const std::vector<Expression>& con
 }
 
 void enumerate_template(const TemplateSpec& tmpl, const Shape& shape, const std::string& dtype,
-                        const DeviceLimits& limits, std::vector<VariantPlan>& out) {
+                        const DeviceLimits& limits,
+                        const std::function<void(VariantPlan&&)>& visit) {
   std::vector<const AxisSpec*> axes;
   for (const AxisSpec& axis : tmpl.axes) {
     if (!axis_applies(axis, limits.arch)) continue;
@@ -111,7 +112,7 @@ void enumerate_template(const TemplateSpec& tmpl, const Shape& shape, const std:
       *axis_slots[a] = static_cast<double>(value);
     }
     plan.pruned_by = failing_constraint(constraints, bindings);
-    out.push_back(std::move(plan));
+    visit(std::move(plan));
 
     std::size_t a = axes.size();
     while (a > 0 && ++index[a - 1] == axes[a - 1]->values.size()) index[--a] = 0;
@@ -264,9 +265,8 @@ Bindings make_bindings(const Shape& shape, const Config& config, const std::stri
   return bindings;
 }
 
-std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& shape,
-                                            const std::string& dtype, const DeviceLimits& limits) {
-  std::vector<VariantPlan> plans;
+void for_each_variant(const Family& family, const Shape& shape, const std::string& dtype,
+                      const DeviceLimits& limits, const std::function<void(VariantPlan&&)>& visit) {
   for (const TemplateSpec& tmpl : family.templates) {
     if (!tmpl.archs.empty() && !contains(tmpl.archs, limits.arch)) {
       VariantPlan plan;
@@ -274,11 +274,18 @@ std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& s
       plan.unsupported_arch = true;
       plan.pruned_by = "template '" + tmpl.name + "' targets " + join(tmpl.archs) + ", not " +
                        (limits.arch.empty() ? "an unknown arch" : limits.arch);
-      plans.push_back(std::move(plan));
+      visit(std::move(plan));
       continue;
     }
-    enumerate_template(tmpl, shape, dtype, limits, plans);
+    enumerate_template(tmpl, shape, dtype, limits, visit);
   }
+}
+
+std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& shape,
+                                            const std::string& dtype, const DeviceLimits& limits) {
+  std::vector<VariantPlan> plans;
+  for_each_variant(family, shape, dtype, limits,
+                   [&plans](VariantPlan&& plan) { plans.push_back(std::move(plan)); });
   return plans;
 }
 

@@ -2,6 +2,7 @@
 // the manifest's constraints against the device's limits, and the evaluated launch of a variant.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +35,11 @@ Bindings make_bindings(const Shape& shape, const Config& config, const std::stri
 // unsupported_arch = true and an empty config.
 std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& shape,
                                             const std::string& dtype, const DeviceLimits& limits);
+
+// The same variants in the same order, each handed to `visit` and not kept: a space of 100,000
+// configurations, nearly all pruned, is planned without holding them all (about 1 KB each).
+void for_each_variant(const Family& family, const Shape& shape, const std::string& dtype,
+                      const DeviceLimits& limits, const std::function<void(VariantPlan&&)>& visit);
 
 // NVRTC options for a variant: -DKT_<AXIS>=<v> per axis, -DKT_DTYPE_BF16 / -DKT_DTYPE_FP16,
 // -DKT_SM=<sm>, then the template's own options. (The arch option is added by the compiler.)
