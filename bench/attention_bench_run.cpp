@@ -23,6 +23,10 @@
 namespace kt::bench {
 namespace {
 
+const ReportNames kAttentionReportNames{
+    "attention",        "attention.json",       kAttentionTableBegin,
+    kAttentionTableEnd, "SDPA timing included", ""};
+
 using Clock = std::chrono::steady_clock;
 
 void write_outputs(const AttentionReport& report, const std::filesystem::path& out_dir) {
@@ -241,49 +245,20 @@ void add_attention_bench_options(CLI::App& app, AttentionBenchOptions& options) 
       "interleaved with PyTorch SDPA (flash, cuDNN and default backends) in one process on the "
       "same GPU: <out-dir>/table.md and attention.json, a copy of the JSON at --latest, and "
       "optionally the README's table.");
-  app.add_option("--server", options.server, "kerntuned URL")->capture_default_str();
-  app.add_option("--budget", options.budget,
-                 "variants per shape through compile/measure (0 = all that survive the "
-                 "constraints)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_bench_run_options(app, options, kAttentionReportNames);
   app.add_option("--shape", options.shape_texts,
                  "BxHxSxD, BxHxSxDc (causal), either with :BUDGET; repeatable (default: the "
                  "issue-12 shapes)");
   app.add_option("--dtype", options.dtypes, "element types, repeatable")->capture_default_str();
-  app.add_option("--device", options.device, "GPU selector passed to the daemon (default: first)");
   app.add_option("--families", options.families,
                  "kernel_templates folder for evaluating launches (default: next to the program)");
-  app.add_option("--out-dir", options.out_dir,
-                 "where table.md and attention.json go (default "
-                 "bench/results/<date>-<device>-attention)");
-  app.add_option("--latest", options.latest, "copy of the JSON report (\"\" = none)")
-      ->capture_default_str();
-  app.add_option("--readme", options.readme,
-                 "replace the table between <!-- attention-table:begin --> and <!-- "
-                 "attention-table:end --> in this file");
-  app.add_option("--from-json", options.from_json,
-                 "re-render an existing attention.json (no daemon): table, latest copy, README")
-      ->check(CLI::ExistingFile);
   app.add_option("--work-dir", options.work_dir,
                  "keep the cubins, the script's argument file and its output here (default: a "
                  "temporary folder, removed at the end)");
-  app.add_option("--deadline-s", options.deadline_seconds,
-                 "time for the whole run, SDPA timing included; later shapes are skipped and a "
-                 "running job is cut short (0 = none)")
-      ->check(CLI::NonNegativeNumber);
   app.add_option("--sdpa-s", options.sdpa_seconds,
                  "of the deadline, the time kept for the SDPA script")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--job-timeout-s", options.job_timeout_seconds,
-                 "cancel a job after this long and keep its best so far (0 = none)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--poll-ms", options.poll_ms, "job polling interval")
-      ->capture_default_str()
-      ->check(CLI::Range(50, 60000));
-  app.add_option("--compile-only-arch", options.compile_only_arch,
-                 "dry run without a GPU: compile-only jobs for this arch, nothing timed");
   app.add_option("--candidates", options.candidates,
                  "per shape, the job's final-comparison candidates timed against SDPA")
       ->capture_default_str()
@@ -348,23 +323,9 @@ int run_attention_bench(const AttentionBenchOptions& options, std::ostream& log)
   } else {
     report = tune_and_compare(options, log, out_dir);
   }
-  const std::filesystem::path json_path = out_dir / "attention.json";
-  log << "wrote " << (out_dir / "table.md").string() << " and " << json_path.string() << std::endl;
-  if (!options.latest.empty() && std::filesystem::weakly_canonical(options.latest) !=
-                                     std::filesystem::weakly_canonical(json_path)) {
-    write_text_file(options.latest, attention_report_to_json(report).dump(2) + "\n");
-    log << "wrote " << options.latest.string() << std::endl;
-  }
-  if (!options.readme.empty()) {
-    const std::filesystem::path readme_dir =
-        std::filesystem::absolute(options.readme).parent_path();
-    const std::string raw =
-        std::filesystem::absolute(out_dir).lexically_relative(readme_dir).generic_string() + "/";
-    write_text_file(options.readme, replace_marked_section(read_text_file(options.readme),
-                                                           kAttentionTableBegin, kAttentionTableEnd,
-                                                           render_attention_table(report, raw)));
-    log << "updated the table in " << options.readme.string() << std::endl;
-  }
+  publish_report(
+      options, kAttentionReportNames, out_dir, attention_report_to_json(report),
+      [&report](const std::string& raw) { return render_attention_table(report, raw); }, log);
   std::cout << render_attention_table(report);
   const bool any_compared =
       std::any_of(report.rows.begin(), report.rows.end(),

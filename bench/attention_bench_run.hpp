@@ -13,27 +13,19 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/attention_report.hpp"
+#include "bench/bench_run_options.hpp"
 #include "bench/job_driver.hpp"
 
 namespace kt::bench {
 
-struct AttentionBenchOptions {
-  std::string server = "http://127.0.0.1:8080";
-  std::int64_t budget = 0;               // per shape (0 = all), unless the shape names one
+struct AttentionBenchOptions : BenchRunOptions {
+  AttentionBenchOptions() : BenchRunOptions("bench/results/attention-latest.json") {}
+
   std::vector<std::string> shape_texts;  // empty = issue12_shapes()
   std::vector<std::string> dtypes = {"bf16", "fp16"};
-  std::string device;
   std::filesystem::path families;  // "" = the daemon's default location next to the program
-  std::filesystem::path out_dir;   // "" = bench/results/<date>-<device>-attention
-  std::filesystem::path latest = "bench/results/attention-latest.json";  // "" = no copy
-  std::filesystem::path readme;
-  std::filesystem::path from_json;
   std::filesystem::path work_dir;  // cubins, argument file, script output; "" = a temp folder
-  double deadline_seconds = 0;     // tuning and SDPA timing together; 0 = none
-  double sdpa_seconds = 120;       // kept for the SDPA script out of the deadline
-  double job_timeout_seconds = 0;
-  int poll_ms = 1000;
-  std::string compile_only_arch;
+  double sdpa_seconds = 120;       // kept for the SDPA script out of the deadline_seconds
   int candidates = 3;  // per shape: the job's final-comparison candidates timed against SDPA
   std::string python = "python3";
   std::filesystem::path sdpa_script;   // "" = bench/sdpa_baseline.py of this checkout

@@ -16,6 +16,9 @@
 namespace kt::bench {
 namespace {
 
+const ReportNames kDualGemmReportNames{
+    "dual-gemm", "dual-gemm.json", kDualGemmTableBegin, kDualGemmTableEnd, "", ""};
+
 using Clock = std::chrono::steady_clock;
 
 void write_outputs(const DualGemmReport& report, const std::filesystem::path& out_dir) {
@@ -101,44 +104,15 @@ void add_dual_gemm_bench_options(CLI::App& app, DualGemmBenchOptions& options) {
       "unfused baseline (two cuBLASLt GEMMs per group and the SiLU-multiply kernel) re-measured "
       "interleaved in the same job, with the ratio's 95% interval: <out-dir>/table.md and "
       "dual-gemm.json, a copy of the JSON at --latest, and optionally the README's table.");
-  app.add_option("--server", options.server, "kerntuned URL")->capture_default_str();
-  app.add_option("--budget", options.budget,
-                 "variants per shape through compile/measure (0 = all that survive the "
-                 "constraints)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_bench_run_options(app, options, kDualGemmReportNames);
   app.add_option("--shape", options.shape_texts,
                  "GxMxNxK or GxMxNxK:BUDGET, repeatable (default: the issue-13 shapes)");
   app.add_option("--dtype", options.dtype, "element type (bf16, fp16)")->capture_default_str();
-  app.add_option("--device", options.device, "GPU selector passed to the daemon (default: first)");
   app.add_option("--copy-json", options.copy_json,
                  "read the copy bandwidth from this kt-copy-bandwidth output instead of running it")
       ->check(CLI::ExistingFile);
   app.add_option("--copy-gbps", options.copy_gbps, "use this copy bandwidth (GB/s)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--out-dir", options.out_dir,
-                 "where table.md and dual-gemm.json go (default "
-                 "bench/results/<date>-<device>-dual-gemm)");
-  app.add_option("--latest", options.latest, "copy of the JSON report (\"\" = none)")
-      ->capture_default_str();
-  app.add_option("--readme", options.readme,
-                 "replace the table between <!-- dual-gemm-table:begin --> and <!-- "
-                 "dual-gemm-table:end --> in this file");
-  app.add_option("--from-json", options.from_json,
-                 "re-render an existing dual-gemm.json (no daemon): table, latest copy, README")
-      ->check(CLI::ExistingFile);
-  app.add_option("--deadline-s", options.deadline_seconds,
-                 "time for the whole run; later shapes are skipped and a running job is cut "
-                 "short (0 = none)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--job-timeout-s", options.job_timeout_seconds,
-                 "cancel a job after this long and keep its best so far (0 = none)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--poll-ms", options.poll_ms, "job polling interval")
-      ->capture_default_str()
-      ->check(CLI::Range(50, 60000));
-  app.add_option("--compile-only-arch", options.compile_only_arch,
-                 "dry run without a GPU: compile-only jobs for this arch, nothing timed");
   app.get_option("--copy-json")->excludes("--copy-gbps");
   app.get_option("--from-json")
       ->excludes("--shape")
@@ -185,23 +159,9 @@ int run_dual_gemm_bench(const DualGemmBenchOptions& options, std::ostream& log) 
   } else {
     report = tune_all_shapes(options, log, out_dir);
   }
-  const std::filesystem::path json_path = out_dir / "dual-gemm.json";
-  log << "wrote " << (out_dir / "table.md").string() << " and " << json_path.string() << std::endl;
-  if (!options.latest.empty() && std::filesystem::weakly_canonical(options.latest) !=
-                                     std::filesystem::weakly_canonical(json_path)) {
-    write_text_file(options.latest, dual_gemm_report_to_json(report).dump(2) + "\n");
-    log << "wrote " << options.latest.string() << std::endl;
-  }
-  if (!options.readme.empty()) {
-    const std::filesystem::path readme_dir =
-        std::filesystem::absolute(options.readme).parent_path();
-    const std::string raw =
-        std::filesystem::absolute(out_dir).lexically_relative(readme_dir).generic_string() + "/";
-    write_text_file(options.readme,
-                    replace_marked_section(read_text_file(options.readme), kDualGemmTableBegin,
-                                           kDualGemmTableEnd, render_dual_gemm_table(report, raw)));
-    log << "updated the table in " << options.readme.string() << std::endl;
-  }
+  publish_report(
+      options, kDualGemmReportNames, out_dir, dual_gemm_report_to_json(report),
+      [&report](const std::string& raw) { return render_dual_gemm_table(report, raw); }, log);
   std::cout << render_dual_gemm_table(report);
   const bool any_measured =
       std::any_of(report.rows.begin(), report.rows.end(),

@@ -12,27 +12,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/bench_run_options.hpp"
 #include "bench/dual_gemm_report.hpp"
 #include "bench/job_driver.hpp"
 
 namespace kt::bench {
 
-struct DualGemmBenchOptions {
-  std::string server = "http://127.0.0.1:8080";
-  std::int64_t budget = 0;  // per shape (0 = all), unless the shape names one ("GxMxNxK:BUDGET")
+struct DualGemmBenchOptions : BenchRunOptions {
+  DualGemmBenchOptions() : BenchRunOptions("bench/results/dual-gemm-latest.json") {}
+
   std::vector<std::string> shape_texts;  // empty = issue13_shapes()
   std::string dtype = "bf16";
-  std::string device;
   std::filesystem::path copy_json;
   double copy_gbps = 0;
-  std::filesystem::path out_dir;  // "" = bench/results/<date>-<device>-dual-gemm
-  std::filesystem::path latest = "bench/results/dual-gemm-latest.json";  // "" = no copy
-  std::filesystem::path readme;
-  std::filesystem::path from_json;
-  double deadline_seconds = 0;
-  double job_timeout_seconds = 0;
-  int poll_ms = 1000;
-  std::string compile_only_arch;
 
   std::vector<DualGemmShape> shapes;  // filled by finish_dual_gemm_bench_options
 };

@@ -15,6 +15,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+const ReportNames kGemmReportNames{
+    "gemm",
+    "gemm.json",
+    kGemmTableBegin,
+    kGemmTableEnd,
+    "",
+    "a shape's own timeout (MxNxK:BUDGET:TIMEOUT_S, --shape-set) takes precedence"};
+
 std::string device_of_job(const nlohmann::json& job) {
   return job.contains("device_name") && job.at("device_name").is_string()
              ? job.at("device_name").get<std::string>()
@@ -211,12 +219,7 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
       "heuristic's top algorithms), re-measured interleaved in the same job on the same GPU, "
       "with the ratio's 95% interval: <out-dir>/table.md and gemm.json, a copy of the JSON at "
       "--latest, and optionally the README's table.");
-  app.add_option("--server", options.server, "kerntuned URL")->capture_default_str();
-  app.add_option("--budget", options.budget,
-                 "variants per shape through compile/measure (0 = all that survive the "
-                 "constraints)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  add_bench_run_options(app, options, kGemmReportNames);
   app.add_option("--shape", options.shape_texts,
                  "MxNxK, MxNxK:BUDGET or MxNxK:BUDGET:TIMEOUT_S, repeatable (default: the "
                  "issue-4 shapes at --budget)");
@@ -225,36 +228,11 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
                  "nine), models (issue 14's ten real-model shapes) or all (both)")
       ->check(CLI::IsMember(gemm_shape_set_names()));
   app.add_option("--dtype", options.dtype, "element type")->capture_default_str();
-  app.add_option("--device", options.device, "GPU selector passed to the daemon (default: first)");
   app.add_option("--copy-json", options.copy_json,
                  "read the copy bandwidth from this kt-copy-bandwidth output instead of running it")
       ->check(CLI::ExistingFile);
   app.add_option("--copy-gbps", options.copy_gbps, "use this copy bandwidth (GB/s)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--out-dir", options.out_dir,
-                 "where table.md and gemm.json go (default bench/results/<date>-<device>-gemm)");
-  app.add_option("--latest", options.latest, "copy of the JSON report (\"\" = none)")
-      ->capture_default_str();
-  app.add_option("--readme", options.readme,
-                 "replace the table between <!-- gemm-table:begin --> and <!-- gemm-table:end --> "
-                 "in this file");
-  app.add_option("--from-json", options.from_json,
-                 "re-render an existing gemm.json (no daemon): table, latest copy, README")
-      ->check(CLI::ExistingFile);
-  app.add_option("--deadline-s", options.deadline_seconds,
-                 "time for the whole run; later shapes are skipped and a running job is cut "
-                 "short (0 = none)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--job-timeout-s", options.job_timeout_seconds,
-                 "cancel a job after this long and keep its best so far (0 = none); a shape's "
-                 "own timeout (MxNxK:BUDGET:TIMEOUT_S, --shape-set) takes precedence")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--poll-ms", options.poll_ms, "job polling interval")
-      ->capture_default_str()
-      ->check(CLI::Range(50, 60000));
-  app.add_option("--compile-only-arch", options.compile_only_arch,
-                 "dry run without a GPU: compile-only jobs for this arch, nothing timed (tests "
-                 "the program and the daemon path)");
   app.add_option("--repeat", options.repeat,
                  "final comparisons per shape: the tuning job's, then N-1 jobs pinned to its "
                  "final-comparison candidates (each compared in a freshly started worker); the "
@@ -411,24 +389,9 @@ int run_gemm_bench(const GemmBenchOptions& options, std::ostream& log) {
   } else {
     report = tune_all_shapes(options, log, out_dir);
   }
-  log << "wrote " << (out_dir / "table.md").string() << " and " << (out_dir / "gemm.json").string()
-      << std::endl;
-  if (!options.latest.empty() && std::filesystem::weakly_canonical(options.latest) !=
-                                     std::filesystem::weakly_canonical(out_dir / "gemm.json")) {
-    write_text_file(options.latest, gemm_report_to_json(report).dump(2) + "\n");
-    log << "wrote " << options.latest.string() << std::endl;
-  }
-  if (!options.readme.empty()) {
-    const std::string text = read_text_file(options.readme);
-    // The link is relative to the README's folder, as GitHub resolves it.
-    const std::filesystem::path readme_dir =
-        std::filesystem::absolute(options.readme).parent_path();
-    const std::string raw =
-        std::filesystem::absolute(out_dir).lexically_relative(readme_dir).generic_string() + "/";
-    write_text_file(options.readme, replace_marked_section(text, kGemmTableBegin, kGemmTableEnd,
-                                                           render_gemm_table(report, raw)));
-    log << "updated the table in " << options.readme.string() << std::endl;
-  }
+  publish_report(
+      options, kGemmReportNames, out_dir, gemm_report_to_json(report),
+      [&report](const std::string& raw) { return render_gemm_table(report, raw); }, log);
   std::cout << render_gemm_table(report);
   // Nothing measured is a failed run, unless nothing was meant to be (re-render, dry run).
   const bool any_measured = std::any_of(report.rows.begin(), report.rows.end(),

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_run_options.hpp"
 #include "bench/bench_session.hpp"
 #include "bench/gemm_report.hpp"
 #include "bench/gemm_shape_sets.hpp"
@@ -23,23 +24,14 @@
 
 namespace kt::bench {
 
-struct GemmBenchOptions {
-  std::string server = "http://127.0.0.1:8080";
-  std::int64_t budget = 0;  // per shape (0 = all), unless the shape names one ("MxNxK:BUDGET")
+struct GemmBenchOptions : BenchRunOptions {
+  GemmBenchOptions() : BenchRunOptions("bench/results/gemm-latest.json") {}
+
   std::vector<std::string> shape_texts;  // "" = shape_set, else issue4_shapes()
   std::string shape_set;  // gemm_shape_sets.hpp: "issue4", "models", "all"; "" = none
   std::string dtype = "bf16";
-  std::string device;               // daemon device selector; "" = its first GPU
   std::filesystem::path copy_json;  // kt-copy-bandwidth output to read instead of running it
   double copy_gbps = 0;             // > 0: use this instead of measuring
-  std::filesystem::path out_dir;    // "" = bench/results/<date>-<device>-gemm
-  std::filesystem::path latest = "bench/results/gemm-latest.json";  // "" = no copy
-  std::filesystem::path readme;                                     // "" = leave the README alone
-  std::filesystem::path from_json;  // re-render this report; no daemon, no GPU
-  double deadline_seconds = 0;      // 0 = none; later shapes are skipped once it has passed
-  double job_timeout_seconds = 0;   // 0 = none; a job past it is cancelled (best so far kept)
-  int poll_ms = 1000;
-  std::string compile_only_arch;  // dry run without a GPU: compile-only jobs, nothing timed
   int repeat = 1;  // final comparisons per shape: the tuning job's, then pinned jobs (>= 1)
 
   std::vector<GemmShape> shapes;  // filled by finish_gemm_bench_options
