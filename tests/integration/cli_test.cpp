@@ -11,6 +11,7 @@
 #include "bench/daemon_process.hpp"
 #include "client/kerntune_client.hpp"
 #include "db/store.hpp"
+#include "support/baseline_fixtures.hpp"
 #include "support/child_process.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
@@ -89,6 +90,42 @@ TEST_F(CliTest, ShowListsEveryVariantOfAJobLargerThanAPage) {
        at = text.out.find("gemm_mma", at + 1))
     ++rows;
   EXPECT_EQ(rows, variant_ids.size());
+}
+
+// Issue 14: when the library wins the final comparison, `kerntune best` answers with the library
+// call and puts our best beside it; `kerntune history` says how many compared jobs ours won.
+TEST_F(CliTest, BestAnswersWithTheLibraryWhenItWinsAndJobsCountOurWins) {
+  {
+    Store store(db_);
+    test::seed_compared_job(store, {{"M", 128}, {"N", 4096}, {"K", 7168}}, 30.2, 30.5, 26.6,
+                            {0.872, 0.868, 0.875});
+    test::seed_compared_job(store, {{"M", 4096}, {"N", 4096}, {"K", 4096}}, 25.0, 25.1, 26.6,
+                            {1.06, 1.04, 1.08});
+  }
+  Daemon daemon(dir_.path(), db_, "baseline");
+  ASSERT_TRUE(daemon.healthy_within(30s)) << daemon.log();
+
+  const CliRun lost =
+      kerntune(daemon.url(), {"best", "gemm", "--shape", "M=128,N=4096,K=7168", "--dtype", "bf16"});
+  ASSERT_EQ(lost.exit_code, 0) << lost.err;
+  EXPECT_TRUE(contains(lost.out, "is faster for this shape: call the library.")) << lost.out;
+  EXPECT_TRUE(contains(lost.out, "cublasLt 130100")) << lost.out;
+  EXPECT_TRUE(contains(lost.out, "our best:  wgmma_tma_ws")) << lost.out;
+  EXPECT_TRUE(contains(lost.out, "why:       ")) << lost.out;
+  EXPECT_FALSE(contains(lost.out, "template:")) << lost.out;
+
+  const CliRun won = kerntune(
+      daemon.url(), {"best", "gemm", "--shape", "M=4096,N=4096,K=4096", "--dtype", "bf16"});
+  ASSERT_EQ(won.exit_code, 0) << won.err;
+  EXPECT_TRUE(contains(won.out, "template:  wgmma_tma_ws")) << won.out;
+  EXPECT_FALSE(contains(won.out, "call the library")) << won.out;
+
+  const CliRun jobs = kerntune(daemon.url(), {"history"});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_TRUE(contains(jobs.out,
+                       "our kernels beat the baseline (final comparison, interval above "
+                       "1) in 1 of 2 compared jobs listed"))
+      << jobs.out;
 }
 
 // Issue 15: an untuned shape answered with the nearest tuned one says so plainly, a result of
