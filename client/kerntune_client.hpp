@@ -87,6 +87,10 @@ class Client {
   nlohmann::json health() const;
   nlohmann::json families() const;
   nlohmann::json devices() const;
+  // POST /v1/families with {"manifest", "sources"}: the registration (202 compiling, or 200 when
+  // this version is already registered). family_upload_from_dir builds the body from a folder.
+  nlohmann::json register_family(const nlohmann::json& upload) const;
+  nlohmann::json family_registration(const std::string& id) const;
 
   nlohmann::json submit_job(const JobSpec& spec) const;
   nlohmann::json job(std::int64_t id) const;

@@ -9,6 +9,7 @@
 
 #include "client/cli_context.hpp"
 #include "client/export_command.hpp"
+#include "client/family_command.hpp"
 #include "client/http_transport.hpp"
 #include "client/query_commands.hpp"
 #include "client/submit_command.hpp"
@@ -135,6 +136,16 @@ int main(int argc, char** argv) {
       app.add_subcommand("export", "a job's variants as a recorded space for kt-replay");
   export_cmd->add_option("job_id", export_id, "job id (a whole-space job: budget 0)")->required();
   export_cmd->add_option("-o,--output", export_path, "file to write (\"-\": stdout)")->required();
+  auto* family_cmd = app.add_subcommand("family", "register a kernel family over the API");
+  family_cmd->require_subcommand(1);
+  std::string family_dir;
+  family_cmd
+      ->add_subcommand("add",
+                       "register the family in DIR (manifest.json and its .cuh/.cu/.h sources) "
+                       "with a daemon started with --allow-user-families; waits for its compile")
+      ->add_option("dir", family_dir, "the family's folder")
+      ->required();
+
   auto* kernel_cmd = app.add_subcommand("kernel", "download a variant's compiled cubin");
   kernel_cmd->add_option("variant_id", kernel_id, "variant id")->required();
   kernel_cmd->add_option("-o,--output", kernel_path, "file to write (default variant-ID.cubin)");
@@ -169,6 +180,7 @@ int main(int argc, char** argv) {
     if (name == "cancel") return kt::run_cancel(ctx, cancel_id);
     if (name == "wait") return kt::run_wait(ctx, wait_id, submit.poll);
     if (name == "export") return kt::run_export(ctx, export_id, export_path);
+    if (name == "family") return kt::run_family_add(ctx, family_dir);
     if (name == "kernel")
       return kt::run_kernel(
           ctx, kernel_id,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tuner/compile/nvrtc_compiler.hpp"
@@ -193,6 +194,18 @@ struct TunedProblem {
   std::string shape_key;
   int front_size = 0;
   VariantRecord best;
+};
+
+// One version of a family a client registered (POST /v1/families): what it sent, and what the
+// compile it was accepted with said.
+struct RegisteredFamilyRecord {
+  std::int64_t id = 0;  // a newer version has a larger id
+  std::string name;
+  std::string source_hash;  // Family::source_hash
+  std::string manifest_json;
+  std::vector<std::pair<std::string, std::string>> sources;  // file name -> text
+  std::string compile_json;  // the variant compiled before it was accepted, and how it went
+  std::string created_at;
 };
 
 struct JobFilter {

@@ -301,6 +301,20 @@ ALTER TABLE jobs ADD COLUMN nvrtc_version TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN family_hash TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN warm_start_json TEXT NOT NULL DEFAULT '';
 )sql"},
+      // Families over the API (issue 16): every version a client registered, its manifest and
+      // sources as sent (the daemon writes them out again at start), the newest per name served.
+      {7, R"sql(
+CREATE TABLE registered_families (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  manifest_json TEXT NOT NULL,
+  sources_json TEXT NOT NULL,
+  compile_json TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL,
+  UNIQUE (name, source_hash)
+);
+)sql"},
   };
   return steps;
 }

@@ -166,6 +166,15 @@ class Store {
                                                const std::string& shape_key,
                                                const std::string& device_name);
 
+  // Families registered over the API (db/registered_family_store.cpp). Saving a version again makes
+  // it the newest of its name; returns its id.
+  std::int64_t save_registered_family(const RegisteredFamilyRecord& family);
+  // The newest version of every registered family, by name.
+  std::vector<RegisteredFamilyRecord> registered_families();
+  // Counts as a write that may have changed any answer, without writing: for a change answers
+  // depend on that is not in the store (the family registry serving a new version).
+  void note_outside_change();
+
   // Changes whenever a write of this store commits: an answer computed from reads that began when
   // it had a value is still the answer while it keeps it (writes of other daemons sharing a
   // PostgreSQL database are not seen).

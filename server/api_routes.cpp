@@ -2,6 +2,7 @@
 
 #include "server/answer_cache.hpp"
 #include "server/api_document.hpp"
+#include "server/family_handlers.hpp"
 #include "server/job_handlers.hpp"
 #include "server/metrics_text.hpp"
 #include "server/query_handlers.hpp"
@@ -32,6 +33,9 @@ Router make_api_router() {
   router.add(verb::get, "/v1/history", remembered(get_history, AnswerScope::everything),
              remembered_answer(AnswerScope::everything));
   router.add(verb::get, "/v1/families", get_families);
+  // Checks the upload on the query pool; the compile runs on the registrar's own thread.
+  router.add(verb::post, "/v1/families", register_family);
+  router.add(verb::get, "/v1/families/registrations/{id}", get_family_registration);
   router.add(verb::get, "/v1/devices", get_devices);
   router.add(verb::get, "/v1/tuned", get_tuned);
   // The history page (static files; the page itself reads the API above).

@@ -19,6 +19,7 @@
 namespace kt {
 
 class EventStreamSlots;
+class FamilyRegistrar;
 
 #ifndef KT_VERSION
 #define KT_VERSION "0.0.0"
@@ -39,6 +40,8 @@ struct AppContext {
   // Answers of the remembered read routes, valid until the store's next write (shared: the
   // context stays copyable).
   std::shared_ptr<AnswerCache> answers = std::make_shared<AnswerCache>();
+  // Families over the API (kerntuned --allow-user-families); null: POST /v1/families is refused.
+  FamilyRegistrar* registrar = nullptr;
   // The open event streams against their cap; set by HttpServer::start (null before).
   std::shared_ptr<EventStreamSlots> event_streams = nullptr;
 };

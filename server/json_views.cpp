@@ -277,7 +277,10 @@ nlohmann::json family_to_json(const Family& family) {
           {"reference", family.reference.kind},
           {"tolerance", tolerance},
           {"baseline", baseline_summary(family)},
-          {"templates", templates}};
+          {"templates", templates},
+          // Registered over the API or shipped; the version results are keyed to (family_hash).
+          {"origin", family.registered ? "registered" : "shipped"},
+          {"source_hash", family.source_hash}};
 }
 
 }  // namespace kt

@@ -22,6 +22,7 @@
 
 #include "db/connection.hpp"
 #include "db/store.hpp"
+#include "engine/family_registrar.hpp"
 #include "engine/job_scheduler.hpp"
 #include "engine/worker_client.hpp"
 #include "server/access_control.hpp"
@@ -49,6 +50,7 @@ struct DaemonOptions {
   std::filesystem::path token_file;  // empty: no token required
   bool insecure = false;             // serve off loopback without a token
   bool public_reads = false;         // with a token: GET and HEAD need none
+  bool allow_user_families = false;  // POST /v1/families registers a client's family
   std::string log_level = "info";
 };
 
@@ -160,6 +162,29 @@ kt::ProbeResult probe(kt::Store& store, const std::filesystem::path& worker) {
   return result;
 }
 
+// Families clients registered (--allow-user-families): served again from the store, and
+// POST /v1/families open. Without the option they stay in the store, unserved.
+std::unique_ptr<kt::FamilyRegistrar> user_families(const DaemonOptions& options, kt::Store& store,
+                                                   kt::FamilyRegistry& families,
+                                                   const std::filesystem::path& work_dir,
+                                                   const std::vector<kt::DeviceInfo>& devices) {
+  if (!options.allow_user_families) {
+    if (const auto stored = store.registered_families(); !stored.empty())
+      spdlog::warn("{} registered famil{} in the store not served: --allow-user-families is off",
+                   stored.size(), stored.size() == 1 ? "y" : "ies");
+    return nullptr;
+  }
+  std::vector<std::string> archs;
+  for (const kt::DeviceInfo& device : devices) archs.push_back(device.arch);
+  auto registrar =
+      std::make_unique<kt::FamilyRegistrar>(store, families, work_dir / "families", archs);
+  const std::size_t loaded = registrar->reload();
+  spdlog::info(
+      "families over the API: on (POST /v1/families); {} registered famil{} served from {}", loaded,
+      loaded == 1 ? "y" : "ies", registrar->root().string());
+  return registrar;
+}
+
 int run_daemon(const DaemonOptions& options) {
   const kt::ListenAddress address = kt::parse_listen_address(options.listen);
   const kt::AccessPolicy access = access_policy(options, address);
@@ -183,7 +208,6 @@ int run_daemon(const DaemonOptions& options) {
 
   kt::FamilyRegistry families;
   load_families(families, options.families_dir);
-  require_families(families, options.families_dir, options.allow_empty);
   const kt::ProbeResult devices = probe(store, options.worker);
 
   kt::SchedulerOptions scheduler_options;
@@ -195,10 +219,15 @@ int run_daemon(const DaemonOptions& options) {
   scheduler_options.compile_threads = options.compile_threads;
   scheduler_options.compile_nice = options.compile_nice;
   std::filesystem::create_directories(scheduler_options.work_dir);
+  // Before the scheduler starts: resumed jobs of a registered family find it.
+  std::unique_ptr<kt::FamilyRegistrar> registrar =
+      user_families(options, store, families, scheduler_options.work_dir, devices.devices);
+  require_families(families, options.families_dir, options.allow_empty);
   kt::JobScheduler scheduler(store, families, scheduler_options, devices.devices);
   scheduler.start();
 
   kt::AppContext context{store, families, scheduler, devices.devices, devices.error};
+  context.registrar = registrar.get();
   context.access = access;
   context.web_dir = options.web_dir;
   if (!std::filesystem::is_regular_file(options.web_dir / "index.html"))
@@ -282,6 +311,9 @@ int main(int argc, char** argv) {
       ->excludes(token_file);
   app.add_flag("--public-reads", options.public_reads,
                "with --token-file: GET and HEAD need no token, only changes do");
+  app.add_flag("--allow-user-families", options.allow_user_families,
+               "let clients register kernel families (POST /v1/families): their device code is "
+               "compiled and, in tune jobs, run on this host's GPUs");
   app.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

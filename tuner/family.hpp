@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -134,6 +135,9 @@ struct Family {
   // SHA-256 of the manifest and every device source (family_source_hash): a stored result is
   // stale once the family it was tuned with changed. "" for a family built in code.
   std::string source_hash;
+  // Registered by a client (POST /v1/families) rather than shipped in a families folder: only
+  // such a family may be replaced by a newer version.
+  bool registered = false;
 };
 
 // The arguments a template's kernel takes: its own list if it has one, else the family's.
@@ -154,19 +158,32 @@ std::string family_source_hash(const Family& family);
 // Bytes of one element of a dtype name ("bf16" -> 2, "f32" -> 4); 0 if unknown.
 int dtype_bytes(const std::string& dtype);
 
+// Thread-safe: a family registered over the API is added or replaced while jobs and queries read
+// the registry. A pointer it hands out stays valid for the registry's life, also after its family
+// was replaced by a newer version (a running job keeps the version it started with).
 class FamilyRegistry {
  public:
+  FamilyRegistry() = default;
+  FamilyRegistry(FamilyRegistry&& other) noexcept;
+  FamilyRegistry& operator=(FamilyRegistry&& other) noexcept;
+
   // Loads every subfolder of root holding a manifest.json. Broken families are skipped and
   // reported in errors(), the rest stay usable.
   void load_root(const std::filesystem::path& root);
   // Adds one family; throws FamilyError if the name is taken.
   void add(Family family);
+  // Adds a registered family (Family::registered), or replaces the registered family of its name
+  // with this version. Throws FamilyError if the name is a shipped family's.
+  void put_registered(Family family);
   const Family* find(const std::string& name) const;
   std::vector<const Family*> all() const;
-  const std::vector<std::string>& errors() const { return errors_; }
+  std::vector<std::string> errors() const;
+  void add_error(std::string error);
 
  private:
+  mutable std::shared_mutex mutex_;
   std::vector<std::unique_ptr<Family>> families_;
+  std::vector<std::unique_ptr<Family>> replaced_;  // older versions, kept for their readers
   std::vector<std::string> errors_;
 };
 

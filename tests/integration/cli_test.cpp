@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <fstream>
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -261,6 +262,51 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
 // The exit codes the README documents: 0 success, 1 refused by the server or bad arguments,
 // 2 `submit --wait` ended with the job failed or cancelled, 3 daemon unreachable (tested above).
 // Each mistake says what would have been right.
+// kerntune family add DIR: the worked example registered (and a second time: unchanged), a copy
+// that does not compile refused with NVRTC's log (exit 1), and a daemon without
+// --allow-user-families refusing with the option named.
+TEST_F(CliTest, FamilyAddRegistersAFolderAndShowsWhyOneIsRefused) {
+  const std::string example =
+      (test::source_dir() / "kernel_templates" / "examples" / "wmma_gemm").string();
+  {
+    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db_,
+                                dir_.path() / "kerntuned-families.log",
+                                {"--families", (test::source_dir() / "kernel_templates").string(),
+                                 "--allow-user-families"});
+    ASSERT_TRUE(daemon.healthy_within(30s)) << daemon.log();
+    const CliRun added = kerntune(daemon.url(), {"family", "add", example});
+    ASSERT_EQ(added.exit_code, 0) << added.err;
+    EXPECT_TRUE(contains(added.out, "family wmma_gemm registered"));
+    EXPECT_TRUE(contains(added.out, "compiled for sm_80"));
+    EXPECT_TRUE(contains(added.err, "compiling one variant"));
+    const CliRun again = kerntune(daemon.url(), {"family", "add", example});
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_TRUE(contains(again.out, "already registered"));
+    EXPECT_TRUE(contains(kerntune(daemon.url(), {"families"}).out, "wmma_gemm"));
+
+    const auto broken = dir_.path() / "broken_wmma";
+    std::filesystem::create_directories(broken);
+    for (const char* file : {"manifest.json", "wmma_gemm.cuh", "wmma_gemm_reference.cuh"})
+      std::filesystem::copy_file(std::filesystem::path(example) / file, broken / file);
+    std::ofstream(broken / "wmma_gemm.cuh", std::ios::app) << "\nnot_cuda_at_all;\n";
+    const CliRun refused = kerntune(daemon.url(), {"family", "add", broken.string()});
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_TRUE(contains(refused.err, "did not compile"));
+    EXPECT_TRUE(contains(refused.err, "NVRTC log"));
+    EXPECT_TRUE(contains(refused.err, "not_cuda_at_all"));
+    const CliRun missing =
+        kerntune(daemon.url(), {"family", "add", (dir_.path() / "none").string()});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_TRUE(contains(missing.err, "manifest.json"));
+  }
+  Daemon plain(dir_.path(), db_, "plain");
+  ASSERT_TRUE(plain.healthy_within(30s)) << plain.log();
+  const CliRun off = kerntune(plain.url(), {"family", "add", example});
+  EXPECT_EQ(off.exit_code, 1);
+  EXPECT_TRUE(contains(off.err, "--allow-user-families"));
+  EXPECT_TRUE(contains(off.err, "HTTP 403"));
+}
+
 TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
   Daemon daemon(dir_.path(), db_, "mistakes");
   ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();

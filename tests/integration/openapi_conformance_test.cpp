@@ -1,12 +1,20 @@
 // docs/openapi.json kept true: every route of the router is documented and every documented
 // route exists; then a real daemon on loopback (a seeded store, a compile-mode job through NVRTC,
-// no GPU) is driven to every documented status of every route, and each JSON body, success and
-// error alike, is validated against the documented schema with valijson (Debian's JSON Schema
-// validator). A status a case gets that the document does not list fails too.
+// no GPU; a family registered over the API) is driven to every documented status of every route,
+// and each JSON body, success and error alike, is validated against the documented schema with
+// valijson (Debian's JSON Schema validator). A status a case gets that the document does not list
+// fails too.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -97,6 +105,59 @@ std::int64_t seed_tuned_job(Store& store) {
   store.set_job_status(job_id, JobStatus::done);
   return job_id;
 }
+
+// The worked example of kernel_templates/README.md as POST /v1/families takes it.
+nlohmann::ordered_json example_family_upload() {
+  const auto dir = test::source_dir() / "kernel_templates" / "examples" / "wmma_gemm";
+  auto text = [&](const std::string& file) {
+    std::ifstream in(dir / file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  nlohmann::ordered_json body;
+  body["manifest"] = nlohmann::ordered_json::parse(text("manifest.json"));
+  for (const std::string file : {"wmma_gemm.cuh", "wmma_gemm_reference.cuh"})
+    body["sources"][file] = text(file);
+  return body;
+}
+
+// An event stream held open on a plain socket (HttpTransport reads a reply to its end).
+class OpenStream {
+ public:
+  OpenStream(unsigned short port, const std::string& target)
+      : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return;
+    const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) < 0) return;
+  }
+  ~OpenStream() { close(fd_); }
+  OpenStream(const OpenStream&) = delete;
+  OpenStream& operator=(const OpenStream&) = delete;
+
+  // True once `text` arrived within the limit.
+  bool has(const std::string& text, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (received_.find(text) == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd watched{fd_, POLLIN, 0};
+      if (left <= 0ms || poll(&watched, 1, static_cast<int>(left.count())) <= 0) return false;
+      char buffer[4096];
+      const ssize_t got = recv(fd_, buffer, sizeof buffer, 0);
+      if (got <= 0) return false;
+      received_.append(buffer, static_cast<std::size_t>(got));
+    }
+    return true;
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  int fd_;
+  std::string received_;
+};
 
 class OpenApiConformanceTest : public ::testing::Test {
  protected:
@@ -231,10 +292,11 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
 
   std::set<std::tuple<std::string, std::string, std::string>> exercised;
   std::set<std::string> seen_events;  // the third event of each stream
-  auto check = [&](const Case& c) {
+  // Each case on the daemon of this test unless another one is named.
+  auto check = [&](const Case& c, const HttpTransport* via = nullptr) {
     const std::string method = lower(std::string(http::to_string(c.method)));
     SCOPED_TRACE(method + " " + c.target.substr(0, 120));
-    const HttpReply reply = send(c.method, c.target, c.body);
+    const HttpReply reply = (via != nullptr ? *via : transport_).send(c.method, c.target, c.body);
     EXPECT_EQ(reply.status, c.status) << reply.body.substr(0, 400);
     const std::string status = std::to_string(reply.status);
     exercised.insert({c.path, method, status});
@@ -286,6 +348,58 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
   check({http::verb::get, "/v1/best",
          "/v1/best?family=gemm&dtype=bf16&M=1024&N=256&K=128&tune_on_miss=1&nearest=1", "", 202});
   daemon_.context.devices.clear();
+
+  // Families over the API: refused until the daemon allows them, then each answer.
+  const std::string family = example_family_upload().dump();
+  auto with_name = [](const std::string& name) {
+    nlohmann::ordered_json body = example_family_upload();
+    body["manifest"]["name"] = name;
+    return body.dump();
+  };
+  nlohmann::ordered_json oversized = example_family_upload();
+  oversized["sources"]["big.cuh"] = std::string(300 * 1024, ' ');
+  nlohmann::ordered_json broken = example_family_upload();
+  broken["manifest"]["dtypes"] = {"fp64"};
+  check({http::verb::post, "/v1/families", "/v1/families", family, 403});
+  check({http::verb::get, "/v1/families/registrations/{id}", "/v1/families/registrations/x", "",
+         403});
+  daemon_.allow_user_families();
+  const HttpReply accepted = send(http::verb::post, "/v1/families", family);
+  check({http::verb::post, "/v1/families", "/v1/families", with_name("wmma_gemm_b"), 202});
+  const std::string registration =
+      "/v1/families/registrations/" + nlohmann::json::parse(accepted.body)["id"].get<std::string>();
+  for (int i = 0; i < 1200; ++i) {
+    if (nlohmann::json::parse(send(http::verb::get, registration).body)["status"] != "compiling")
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  check({http::verb::get, "/v1/families/registrations/{id}", registration, "", 200});
+  check({http::verb::post, "/v1/families", "/v1/families", family, 200});
+  check({http::verb::post, "/v1/families", "/v1/families", with_name("../up"), 400});
+  check({http::verb::post, "/v1/families", "/v1/families", with_name("gemm"), 409});
+  check({http::verb::post, "/v1/families", "/v1/families", oversized.dump(), 413});
+  check({http::verb::post, "/v1/families", "/v1/families", broken.dump(), 422});
+  check({http::verb::get, "/v1/families/registrations/{id}", "/v1/families/registrations/nope", "",
+         404});
+  check({http::verb::get, "/v1/families", "/v1/families", "", 200});  // a registered one listed
+
+  // Event streams past --max-event-streams: a daemon capped at one, whose one stream follows a
+  // job that stays queued (stored, never enqueued).
+  ServerOptions capped_options = test::InProcessDaemon::loopback_server();
+  capped_options.max_event_streams = 1;
+  test::InProcessDaemon capped(capped_options);
+  NewJob queued;
+  queued.family = "gemm";
+  queued.shape = {{"M", 64}, {"N", 64}, {"K", 64}};
+  queued.dtype = "bf16";
+  queued.mode = JobMode::compile;
+  queued.arch = "sm_90a";
+  const std::string events =
+      "/v1/jobs/" + std::to_string(capped.store.create_job(queued)) + "/events";
+  OpenStream held(capped.server.port(), events);
+  ASSERT_TRUE(held.has("event: status", 10s)) << held.received();
+  const HttpTransport capped_transport(parse_server_url(capped.url), 10s, "");
+  check({http::verb::get, "/v1/jobs/{id}/events", events, "", 503}, &capped_transport);
   EXPECT_TRUE(seen_events.count("best")) << "no stream carried a best event to validate";
   // Every documented status of every route was driven by a case above.
   for (const auto& [path, operations] : document["paths"].items())

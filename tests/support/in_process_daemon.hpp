@@ -5,10 +5,12 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "db/store.hpp"
+#include "engine/family_registrar.hpp"
 #include "engine/job_scheduler.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
@@ -32,7 +34,16 @@ class InProcessDaemon {
   }
   ~InProcessDaemon() {
     server.stop();
+    registrar.reset();
     scheduler.stop();
+  }
+
+  // As kerntuned --allow-user-families: POST /v1/families open, registered families served.
+  void allow_user_families() {
+    registrar =
+        std::make_unique<FamilyRegistrar>(store, families, dir.path() / "work" / "families");
+    registrar->reload();
+    context.registrar = registrar.get();
   }
   InProcessDaemon(const InProcessDaemon&) = delete;
   InProcessDaemon& operator=(const InProcessDaemon&) = delete;
@@ -43,7 +54,8 @@ class InProcessDaemon {
   JobScheduler scheduler;
   AppContext context;
   HttpServer server;
-  std::string url;  // http://127.0.0.1:<port>
+  std::unique_ptr<FamilyRegistrar> registrar;  // null until allow_user_families()
+  std::string url;                             // http://127.0.0.1:<port>
 
   // 127.0.0.1, a free port, two I/O threads: start from these to change one.
   static ServerOptions loopback_server() {

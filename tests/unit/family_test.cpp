@@ -406,6 +406,35 @@ TEST(FamilyRegistry, CommonFolderIsSharedAndNotAFamily) {
   EXPECT_EQ(sources[2].first, "tiny_common.h");
 }
 
+// A registered family is added, then replaced by its next version; a pointer to the older one
+// stays valid (a running job holds it); a shipped family is never replaced.
+TEST(FamilyRegistry, RegisteredFamiliesAreReplacedByTheirNextVersionShippedOnesNever) {
+  test::TempDir root;
+  test::write_tiny_family(root.path() / "tiny", test::tiny_family_manifest());
+  FamilyRegistry registry;
+  registry.load_root(root.path());
+  ASSERT_NE(registry.find("tiny"), nullptr);
+  EXPECT_FALSE(registry.find("tiny")->registered);
+  Family shipped_copy = *registry.find("tiny");
+  EXPECT_THROW(registry.put_registered(std::move(shipped_copy)), FamilyError);
+
+  auto manifest = test::tiny_family_manifest();
+  manifest["name"] = "mine";
+  test::write_tiny_family(root.path() / "other" / "mine", manifest);
+  Family first = load_family(root.path() / "other" / "mine");
+  first.source_hash = "v1";
+  registry.put_registered(first);
+  const Family* held = registry.find("mine");
+  ASSERT_NE(held, nullptr);
+  EXPECT_TRUE(held->registered);
+  Family second = first;
+  second.source_hash = "v2";
+  registry.put_registered(std::move(second));
+  EXPECT_EQ(registry.find("mine")->source_hash, "v2");
+  EXPECT_EQ(held->source_hash, "v1") << "the older version lives on for its readers";
+  EXPECT_EQ(registry.all().size(), 2u);
+}
+
 TEST(FamilyRegistry, MissingRootIsAnError) {
   FamilyRegistry registry;
   registry.load_root("/nonexistent/kerntune/families");

@@ -29,12 +29,12 @@ class SqliteStoreTest : public StoreFixture {};
 TEST_P(StoreTest, FreshDatabaseGetsTheLatestSchemaAndReopensUnchanged) {
   {
     Store store(db_path());
-    EXPECT_EQ(store.schema_version(), 6);
+    EXPECT_EQ(store.schema_version(), 7);
     store.create_job(tune_job());
   }
   {
     Store reopened(db_path());
-    EXPECT_EQ(reopened.schema_version(), 6);
+    EXPECT_EQ(reopened.schema_version(), 7);
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
   if (GetParam() == db::Dialect::postgresql) {
@@ -80,7 +80,7 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed)
     raw.exec("PRAGMA user_version = 5");
   }
   Store store(db_path());
-  EXPECT_EQ(store.schema_version(), 6);
+  EXPECT_EQ(store.schema_version(), 7);
   const auto job = store.job(id);
   ASSERT_TRUE(job);
   EXPECT_EQ(job->shape, kShape);

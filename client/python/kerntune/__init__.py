@@ -7,15 +7,17 @@
     for event in client.events(job.id):    # or the events themselves: status, progress, best, end
         print(event.name, event.data)
     best = client.best("gemm", {"M": 4096, "N": 4096, "K": 4096}, "bf16")
+    client.register_family("my_family/")  # a daemon started with --allow-user-families
 """
 
 from .client import Client, read_token_file, token_from_environment
-from .errors import ApiError, DaemonUnreachable, JobFailed, KerntuneError, NotTunedYet, TokenError
+from .errors import (ApiError, DaemonUnreachable, FamilyNotRegistered, JobFailed, KerntuneError, NotTunedYet,
+                     TokenError)
 from .models import Best, Job, JobEvent, Kernel, NumericError, ParetoFront, Progress, Timing, Variant
 
 __all__ = [
     "Client", "read_token_file", "token_from_environment",
-    "ApiError", "DaemonUnreachable", "JobFailed", "KerntuneError", "NotTunedYet", "TokenError",
+    "ApiError", "DaemonUnreachable", "FamilyNotRegistered", "JobFailed", "KerntuneError", "NotTunedYet", "TokenError",
     "Best", "Job", "JobEvent", "Kernel", "NumericError", "ParetoFront", "Progress", "Timing", "Variant",
 ]
 __version__ = "0.1.0"

@@ -12,7 +12,8 @@ import urllib.parse
 import urllib.request
 from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Union
 
-from .errors import ApiError, DaemonUnreachable, JobFailed, NotTunedYet, TokenError, error_from_response
+from .errors import (ApiError, DaemonUnreachable, FamilyNotRegistered, JobFailed, NotTunedYet, TokenError,
+                     error_from_response)
 from .models import Best, Job, JobEvent, Kernel, ParetoFront, Variant
 from .progress import ProgressBar
 
@@ -121,6 +122,38 @@ class Client:
 
     def devices(self) -> Dict[str, Any]:
         return self._json("GET", "/v1/devices")
+
+    def register_family(self, folder: Optional[str] = None, *, manifest: Optional[Dict[str, Any]] = None,
+                        sources: Optional[Dict[str, str]] = None, wait: bool = True, interval: float = 0.5,
+                        timeout: Optional[float] = 600.0) -> Dict[str, Any]:
+        """Registers a kernel family with a daemon started with --allow-user-families (POST
+        /v1/families): from `folder` (its manifest.json and every .cuh, .cu and .h beside it), or
+        from `manifest` and `sources` (file name -> text). The daemon checks it (ApiError 400,
+        409, 413 or 422 with every manifest problem) and compiles one variant; with wait=True
+        this polls until it is done and returns the registration (status "registered"), or raises
+        FamilyNotRegistered carrying NVRTC's log. wait=False returns at once (status "compiling",
+        or "registered" with unchanged=True when this version is already registered)."""
+        if folder is not None:
+            with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as file:
+                manifest = json.load(file)
+            sources = {}
+            for name in sorted(os.listdir(folder)):
+                path = os.path.join(folder, name)
+                if os.path.isfile(path) and os.path.splitext(name)[1] in (".cuh", ".cu", ".h"):
+                    with open(path, encoding="utf-8") as file:
+                        sources[name] = file.read()
+        if manifest is None or sources is None:
+            raise ValueError("register_family needs a folder, or a manifest and its sources")
+        registration = self._json("POST", "/v1/families", body={"manifest": manifest, "sources": sources})
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while wait and registration["status"] == "compiling":
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"family {registration['family']} still compiling after {timeout} s")
+            time.sleep(interval)
+            registration = self._json("GET", "/v1/families/registrations/" + registration["id"])
+        if registration["status"] == "failed":
+            raise FamilyNotRegistered(registration)
+        return registration
 
     def submit(self, family: str, shape: Dict[str, int], dtype: str, *, mode: str = "tune",
                arch: Optional[str] = None, device: Optional[Union[int, str]] = None,

@@ -49,6 +49,18 @@ class NotTunedYet(KerntuneError):
         self.new_job = new_job
 
 
+class FamilyNotRegistered(KerntuneError):
+    """register_family(): the daemon took the upload but the variant it compiled first did not
+    compile (or the registration failed otherwise): `registration` is the daemon's answer, with
+    NVRTC's log in registration["compile"]["log"]."""
+
+    def __init__(self, registration: Any):
+        super().__init__(f"family {registration.get('family')} not registered: {registration.get('message')}")
+        self.registration = registration
+        compile_result = registration.get("compile") or {}
+        self.log = compile_result.get("log", "")
+
+
 class TokenError(KerntuneError):
     """KERNTUNE_TOKEN / KERNTUNE_TOKEN_FILE is set but unusable."""
 

@@ -4,6 +4,7 @@ GPU) and a store seeded with measured variants (for best, pareto and tuned)."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import socket
 import stat
@@ -169,6 +170,11 @@ class ClientAgainstDaemon(unittest.TestCase):
             self.client.cancel(self.daemon.seed["main_job"])
         self.assertEqual((caught.exception.status, caught.exception.code), (409, "job_finished"))
 
+    def test_registering_a_family_needs_the_daemons_option(self) -> None:
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.register_family(manifest={"name": "mine"}, sources={})
+        self.assertEqual((caught.exception.status, caught.exception.code), (403, "user_families_disabled"))
+
     def test_waiting_past_the_timeout_raises(self) -> None:
         # Many variants, so the job is still running when cancelled.
         job = self.client.submit("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=50)
@@ -178,6 +184,56 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertIn(cancelled.status, ("queued", "running", "cancelled"))
         with self.assertRaises(kerntune.JobFailed):
             self.client.wait(job.id, interval=0.2, timeout=120, progress=False, raise_on_failure=True)
+
+
+class ClientRegistersFamilies(unittest.TestCase):
+    """register_family() against a daemon started with --allow-user-families: the worked example
+    of kernel_templates/README.md (a WMMA kernel with tile-size macros) registered from its
+    folder and tuned in a compile-mode job; a compile error raised with NVRTC's log."""
+
+    EXAMPLE = os.path.join(os.environ.get("KERNTUNE_FAMILIES", ""), "examples", "wmma_gemm")
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.daemon = Daemon(["--allow-user-families"], seed=False)
+        cls.client = kerntune.Client(cls.daemon.url, timeout=20)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.daemon.stop()
+
+    def test_the_worked_example_registers_and_its_macros_are_tuned(self) -> None:
+        registration = self.client.register_family(self.EXAMPLE)
+        self.assertEqual(registration["status"], "registered", registration)
+        self.assertTrue(registration["compile"]["ok"])
+        listed = {family["name"]: family for family in self.client.families()}
+        self.assertEqual(listed["wmma_gemm"]["origin"], "registered")
+        self.assertEqual(listed["wmma_gemm"]["source_hash"], registration["source_hash"])
+        again = self.client.register_family(self.EXAMPLE, wait=False)
+        self.assertTrue(again["unchanged"])
+        job = self.client.submit("wmma_gemm", {"M": 128, "N": 128, "K": 64}, "fp16", mode="compile",
+                                 arch="sm_80", budget=2)
+        done = self.client.wait(job.id, progress=False, interval=0.2, timeout=240)
+        self.assertEqual(done.status, "done", done.reason)
+
+    def test_a_compile_error_raises_with_the_nvrtc_log(self) -> None:
+        with open(os.path.join(self.EXAMPLE, "manifest.json"), encoding="utf-8") as file:
+            manifest = json.load(file)
+        manifest["name"] = "broken_wmma"
+        with open(os.path.join(self.EXAMPLE, "wmma_gemm.cuh"), encoding="utf-8") as file:
+            kernel = file.read() + "\nnot_cuda_at_all;\n"
+        with open(os.path.join(self.EXAMPLE, "wmma_gemm_reference.cuh"), encoding="utf-8") as file:
+            reference = file.read()
+        with self.assertRaises(kerntune.FamilyNotRegistered) as caught:
+            self.client.register_family(manifest=manifest, sources={
+                "wmma_gemm.cuh": kernel, "wmma_gemm_reference.cuh": reference})
+        self.assertIn("not_cuda_at_all", caught.exception.log)
+        self.assertNotIn("broken_wmma", [family["name"] for family in self.client.families()])
+
+    def test_a_bad_name_is_an_api_error(self) -> None:
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.register_family(manifest={"name": "../etc"}, sources={})
+        self.assertEqual((caught.exception.status, caught.exception.code), (400, "invalid_family_name"))
 
 
 class ClientWithoutDaemon(unittest.TestCase):

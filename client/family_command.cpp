@@ -1,0 +1,93 @@
+#include "client/family_command.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "client/kerntune_client.hpp"
+
+namespace kt {
+namespace {
+
+std::string file_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string text_field(const nlohmann::json& json, const char* key) {
+  const auto found = json.find(key);
+  return found != json.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+}  // namespace
+
+nlohmann::ordered_json family_upload_from_dir(const std::filesystem::path& dir) {
+  const auto manifest_file = dir / "manifest.json";
+  nlohmann::ordered_json upload;
+  try {
+    upload["manifest"] = nlohmann::ordered_json::parse(file_text(manifest_file));
+  } catch (const nlohmann::json::parse_error& error) {
+    throw std::runtime_error(manifest_file.string() + " is not JSON: " + error.what());
+  }
+  std::vector<std::filesystem::path> sources;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const auto extension = entry.path().extension();
+    if (entry.is_regular_file() && (extension == ".cuh" || extension == ".cu" || extension == ".h"))
+      sources.push_back(entry.path());
+  }
+  if (ec) throw std::runtime_error("cannot list " + dir.string() + ": " + ec.message());
+  std::sort(sources.begin(), sources.end());
+  upload["sources"] = nlohmann::ordered_json::object();
+  for (const auto& file : sources) upload["sources"][file.filename().string()] = file_text(file);
+  return upload;
+}
+
+int run_family_add(const CliContext& ctx, const std::filesystem::path& dir,
+                   std::chrono::milliseconds poll) {
+  const nlohmann::ordered_json upload = family_upload_from_dir(dir);
+  nlohmann::json registration = ctx.client.register_family(nlohmann::json(upload));
+  const std::string name = text_field(registration, "family");
+  const std::string version = text_field(registration, "source_hash").substr(0, 12);
+  if (!ctx.json && registration.value("status", "") == "compiling")
+    ctx.err << "family " << name << " (version " << version
+            << "): checked, compiling one variant...\n";
+  while (registration.value("status", "") == "compiling") {
+    std::this_thread::sleep_for(poll);
+    registration = ctx.client.family_registration(text_field(registration, "id"));
+  }
+  const bool registered = registration.value("status", "") == "registered";
+  if (ctx.json) {
+    ctx.out << registration.dump(2) << '\n';
+    return registered ? kExitOk : kExitError;
+  }
+  const nlohmann::json compile = registration.value("compile", nlohmann::json());
+  if (!registered) {
+    ctx.err << "family " << name << " not registered: " << text_field(registration, "message")
+            << '\n';
+    if (compile.is_object() && !text_field(compile, "log").empty())
+      ctx.err << "NVRTC log:\n" << text_field(compile, "log") << '\n';
+    return kExitError;
+  }
+  ctx.out << "family " << name << " registered (version " << version << ")";
+  if (registration.value("unchanged", false))
+    ctx.out << ": this version was already registered\n";
+  else if (compile.is_object())
+    ctx.out << ": " << text_field(compile, "template") << " "
+            << compile.value("config", nlohmann::json()).dump() << " compiled for "
+            << text_field(compile, "arch") << " in "
+            << static_cast<long long>(compile.value("compile_ms", 0.0)) << " ms\n";
+  else
+    ctx.out << '\n';
+  if (registration["previous_hash"].is_string())
+    ctx.out << "results of the previous version ("
+            << registration["previous_hash"].get<std::string>().substr(0, 12)
+            << ") are now stale\n";
+  return kExitOk;
+}
+
+}  // namespace kt

@@ -1,0 +1,72 @@
+// kt::Store: the families clients registered over the API, every version kept, the newest served.
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "db/connection.hpp"
+#include "db/rows.hpp"
+#include "db/store.hpp"
+
+namespace kt {
+
+std::int64_t Store::save_registered_family(const RegisteredFamilyRecord& family) {
+  nlohmann::json sources = nlohmann::json::object();
+  for (const auto& [name, text] : family.sources) sources[name] = text;
+  std::lock_guard lock(mutex_);  // no touches_*: the families every answer may read changed
+  return db::with_context("save_registered_family " + family.name, [&] {
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    // A version registered again becomes the newest: a new row, a larger id.
+    db::Statement drop(*db_, "DELETE FROM registered_families WHERE name = ? AND source_hash = ?");
+    drop.bind(1, family.name);
+    drop.bind(2, family.source_hash);
+    drop.exec();
+    std::int64_t id = 0;
+    {  // finished before the commit
+      db::Statement insert(*db_,
+                           "INSERT INTO registered_families (name, source_hash, manifest_json,"
+                           " sources_json, compile_json, created_at) VALUES (?, ?, ?, ?, ?, " +
+                               db::now_sql(db_->dialect()) + ") RETURNING id");
+      insert.bind(1, family.name);
+      insert.bind(2, family.source_hash);
+      insert.bind(3, family.manifest_json);
+      insert.bind(4, sources.dump());
+      insert.bind(5, family.compile_json);
+      if (!insert.step()) throw std::runtime_error("no id came back");
+      id = insert.column(0).int64();
+    }
+    transaction.commit();
+    return id;
+  });
+}
+
+std::vector<RegisteredFamilyRecord> Store::registered_families() {
+  const auto reader = readers_->acquire();
+  return db::with_context("registered_families", [&] {
+    db::Statement query(*reader,
+                        "SELECT f.id, f.name, f.source_hash, f.manifest_json, f.sources_json,"
+                        " f.compile_json, f.created_at FROM registered_families f"
+                        " WHERE f.id = (SELECT MAX(g.id) FROM registered_families g"
+                        " WHERE g.name = f.name) ORDER BY f.name");
+    std::vector<RegisteredFamilyRecord> families;
+    while (query.step()) {
+      RegisteredFamilyRecord family;
+      family.id = query.column(0).int64();
+      family.name = query.column(1).text();
+      family.source_hash = query.column(2).text();
+      family.manifest_json = query.column(3).text();
+      const nlohmann::json sources = nlohmann::json::parse(query.column(4).text());
+      for (const auto& [name, text] : sources.items())
+        family.sources.emplace_back(name, text.get<std::string>());
+      family.compile_json = query.column(5).text();
+      family.created_at = query.column(6).text();
+      families.push_back(std::move(family));
+    }
+    return families;
+  });
+}
+
+void Store::note_outside_change() {
+  std::lock_guard lock(mutex_);  // an unlock without touches_* counts as a write of any scope
+}
+
+}  // namespace kt

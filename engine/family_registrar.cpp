@@ -1,0 +1,357 @@
+#include "engine/family_registrar.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <random>
+
+#include "tuner/compile/nvrtc_compiler.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/variant_space.hpp"
+
+namespace kt {
+namespace {
+
+constexpr std::size_t kKeptRegistrations = 256;
+// Probe shape of the compile before accepting, for dims without a default: a size most
+// constraints admit (the compile itself does not depend on the shape).
+constexpr std::int64_t kProbeDim = 1024;
+
+bool is_word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+std::string random_id() {
+  std::random_device device;
+  std::uniform_int_distribution<unsigned> nibble(0, 15);
+  std::string id;
+  for (int i = 0; i < 16; ++i) id += "0123456789abcdef"[nibble(device)];
+  return id;
+}
+
+void write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+}
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) throw std::runtime_error("cannot read " + file.string());
+  return text;
+}
+
+// A load_family message about the staging folder, as the client knows the upload.
+std::string without_folder(std::string message, const std::filesystem::path& dir) {
+  for (const std::string& prefix : {dir.string() + "/", dir.string()}) {
+    const std::string replacement = prefix.back() == '/' ? "" : "the upload";
+    for (std::size_t at = message.find(prefix); at != std::string::npos;
+         at = message.find(prefix, at + replacement.size()))
+      message.replace(at, prefix.size(), replacement);
+  }
+  return message;
+}
+
+// The variant compiled before accepting: the first of the first template's archs that a GPU of
+// this host has (else the first arch kerntune knows limits for), the first dtype, and the first
+// configuration the constraints admit at the probe shape (the first one at all if none does).
+struct ProbeVariant {
+  const TemplateSpec* tmpl = nullptr;
+  Config config;
+  std::string dtype;
+  DeviceLimits limits;
+};
+
+std::optional<ProbeVariant> probe_variant(const Family& family,
+                                          const std::vector<std::string>& archs,
+                                          std::string& why_not) {
+  if (family.templates.empty() || family.dtypes.empty()) {
+    why_not = "the family has no template or no dtype";
+    return std::nullopt;
+  }
+  const TemplateSpec& first = family.templates.front();
+  std::optional<DeviceLimits> limits;
+  for (const std::string& arch : first.archs)
+    if (std::find(archs.begin(), archs.end(), arch) != archs.end()) limits = limits_for_arch(arch);
+  for (std::size_t i = 0; !limits && i < first.archs.size(); ++i)
+    limits = limits_for_arch(first.archs[i]);
+  if (!limits) {
+    why_not = "template " + first.name + " names no arch kerntune knows (known: ";
+    for (const std::string& arch : known_archs()) why_not += arch + " ";
+    why_not.back() = ')';
+    return std::nullopt;
+  }
+  Shape shape;
+  for (const DimSpec& dim : family.dims)
+    shape[dim.name] = dim.default_value.value_or(std::clamp(kProbeDim, dim.min, dim.max));
+  ProbeVariant probe;
+  probe.dtype = family.dtypes.front();
+  probe.limits = *limits;
+  const std::vector<VariantPlan> plans = enumerate_variants(family, shape, probe.dtype, *limits);
+  const VariantPlan* chosen = nullptr;
+  for (const VariantPlan& plan : plans)
+    if (!plan.unsupported_arch && !plan.pruned_by) {
+      chosen = &plan;
+      break;
+    }
+  for (std::size_t i = 0; chosen == nullptr && i < plans.size(); ++i)
+    if (!plans[i].unsupported_arch) chosen = &plans[i];
+  if (chosen == nullptr) {
+    why_not = "no template of the family is written for " + limits->arch;
+    return std::nullopt;
+  }
+  probe.tmpl = chosen->tmpl;
+  probe.config = chosen->config;
+  return probe;
+}
+
+}  // namespace
+
+bool is_safe_family_name(std::string_view name) {
+  return !name.empty() && name.size() <= kMaxFamilyNameChars &&
+         !std::isdigit(static_cast<unsigned char>(name.front())) &&
+         std::all_of(name.begin(), name.end(), is_word_char);
+}
+
+bool is_safe_source_name(std::string_view name) {
+  if (name.size() > kMaxFamilyNameChars) return false;
+  const std::size_t dot = name.find('.');
+  if (dot == 0 || dot == std::string_view::npos) return false;
+  const std::string_view stem = name.substr(0, dot);
+  const std::string_view extension = name.substr(dot);
+  return std::all_of(stem.begin(), stem.end(), is_word_char) &&
+         (extension == ".cuh" || extension == ".cu" || extension == ".h");
+}
+
+const char* to_string(FamilyRegistration::Status status) {
+  switch (status) {
+    case FamilyRegistration::Status::compiling:
+      return "compiling";
+    case FamilyRegistration::Status::registered:
+      return "registered";
+    case FamilyRegistration::Status::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+FamilyRegistrar::FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
+                                 std::vector<std::string> archs)
+    : store_(store),
+      registry_(registry),
+      root_(std::move(root)),
+      archs_(std::move(archs)),
+      worker_(std::make_unique<ThreadPool>(1)) {
+  std::filesystem::create_directories(root_);
+  // Uploads a previous daemon was checking or compiling when it stopped.
+  std::error_code ec;
+  std::filesystem::remove_all(root_ / ".staging", ec);
+}
+
+FamilyRegistrar::~FamilyRegistrar() {
+  worker_.reset();  // finishes the queued registrations while the members they use still live
+}
+
+std::filesystem::path FamilyRegistrar::write_family(
+    const std::filesystem::path& dir, const std::string& manifest_text,
+    const std::vector<std::pair<std::string, std::string>>& sources) {
+  std::filesystem::create_directories(dir);
+  write_text(dir / "manifest.json", manifest_text);
+  for (const auto& [name, text] : sources) {
+    if (!is_safe_source_name(name))  // checked by submit; a store edited by hand is not
+      throw FamilyError("source file name '" + name.substr(0, 80) + "' is not allowed");
+    write_text(dir / name, text);
+  }
+  return dir;
+}
+
+std::size_t FamilyRegistrar::reload() {
+  std::size_t loaded = 0;
+  for (const RegisteredFamilyRecord& stored : store_.registered_families()) {
+    try {
+      if (!is_safe_family_name(stored.name) || stored.source_hash.size() != 64 ||
+          !std::all_of(stored.source_hash.begin(), stored.source_hash.end(), is_word_char))
+        throw FamilyError("its name or source hash is not a safe folder name");
+      const auto dir = root_ / stored.name / stored.source_hash;
+      std::filesystem::remove_all(dir);
+      write_family(dir, stored.manifest_json, stored.sources);
+      Family family = load_family(dir);
+      if (family.name != stored.name || family.source_hash != stored.source_hash)
+        throw FamilyError("it loads as " + family.name + " " + family.source_hash +
+                          " (another kerntune version hashes it differently)");
+      registry_.put_registered(std::move(family));
+      ++loaded;
+    } catch (const std::exception& error) {
+      spdlog::error("registered family {} not served: {}", stored.name.substr(0, 80), error.what());
+      registry_.add_error("registered family " + stored.name.substr(0, 80) + " (" +
+                          stored.source_hash.substr(0, 12) + "): " + error.what());
+    }
+  }
+  return loaded;
+}
+
+FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
+  using Kind = FamilyUploadError::Kind;
+  if (!upload.manifest.is_object() || !upload.manifest.contains("name") ||
+      !upload.manifest["name"].is_string())
+    throw FamilyUploadError(Kind::invalid_manifest, "manifest: 'name' must be a string");
+  const std::string name = upload.manifest["name"].get<std::string>();
+  if (!is_safe_family_name(name))
+    throw FamilyUploadError(Kind::invalid_upload, "family name must be an identifier of at most " +
+                                                      std::to_string(kMaxFamilyNameChars) +
+                                                      " characters ([A-Za-z_][A-Za-z0-9_]*)");
+  if (upload.sources.size() > kMaxFamilySources)
+    throw FamilyUploadError(Kind::too_large, std::to_string(upload.sources.size()) +
+                                                 " source files; at most " +
+                                                 std::to_string(kMaxFamilySources) + " are taken");
+  for (const auto& [file, text] : upload.sources) {
+    if (!is_safe_source_name(file))
+      throw FamilyUploadError(Kind::invalid_upload,
+                              "source file names must match [A-Za-z0-9_]+.(cuh|cu|h), at most " +
+                                  std::to_string(kMaxFamilyNameChars) + " characters");
+    if (text.size() > kMaxFamilySourceBytes)
+      throw FamilyUploadError(Kind::too_large,
+                              "source " + file + " has " + std::to_string(text.size()) +
+                                  " bytes; at most " + std::to_string(kMaxFamilySourceBytes) +
+                                  " per file are taken");
+  }
+  const Family* served = registry_.find(name);
+  if (served != nullptr && !served->registered)
+    throw FamilyUploadError(Kind::name_taken, "family " + name +
+                                                  " is shipped with the daemon; register yours "
+                                                  "under another name");
+
+  FamilyRegistration registration;
+  registration.id = random_id();
+  registration.family = name;
+  const auto staged = root_ / ".staging" / registration.id;
+  Family family;
+  try {
+    write_family(staged, upload.manifest.dump(2), upload.sources);
+    family = load_family(staged);
+  } catch (const FamilyError& error) {
+    std::error_code ec;
+    std::filesystem::remove_all(staged, ec);
+    throw FamilyUploadError(Kind::invalid_manifest, without_folder(error.what(), staged));
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(staged, ec);
+    throw;
+  }
+  registration.source_hash = family.source_hash;
+  if (served != nullptr) registration.previous_hash = served->source_hash;
+  if (served != nullptr && served->source_hash == family.source_hash) {
+    std::error_code ec;
+    std::filesystem::remove_all(staged, ec);
+    registration.status = FamilyRegistration::Status::registered;
+    registration.unchanged = true;
+    registration.message = "this version of " + name + " is already registered";
+    return registration;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    registrations_[registration.id] = registration;
+  }
+  worker_->submit([this, id = registration.id, staged] { compile_and_register(id, staged); });
+  return registration;
+}
+
+std::optional<FamilyRegistration> FamilyRegistrar::find(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  const auto found = registrations_.find(id);
+  if (found == registrations_.end()) return std::nullopt;
+  return found->second;
+}
+
+void FamilyRegistrar::update(const std::string& id,
+                             const std::function<void(FamilyRegistration&)>& change) {
+  std::lock_guard lock(mutex_);
+  auto found = registrations_.find(id);
+  if (found == registrations_.end()) return;
+  change(found->second);
+  if (found->second.status == FamilyRegistration::Status::compiling) return;
+  finished_.push_back(id);
+  while (finished_.size() > kKeptRegistrations) {
+    registrations_.erase(finished_.front());
+    finished_.pop_front();
+  }
+}
+
+void FamilyRegistrar::compile_and_register(const std::string& id,
+                                           const std::filesystem::path& staged) {
+  const auto fail = [&](const std::string& message, nlohmann::json compile) {
+    std::error_code ec;
+    std::filesystem::remove_all(staged, ec);
+    update(id, [&](FamilyRegistration& r) {
+      r.status = FamilyRegistration::Status::failed;
+      r.message = message;
+      r.compile = std::move(compile);
+    });
+    spdlog::warn("family registration {}: {}", id, message);
+  };
+  try {
+    const Family staged_family = load_family(staged);
+    std::string why_not;
+    const auto probe = probe_variant(staged_family, archs_, why_not);
+    if (!probe) return fail("nothing to compile: " + why_not, nullptr);
+    const CompileResult result = compile_kernel(
+        compile_request(staged_family, *probe->tmpl, probe->config, probe->dtype, probe->limits));
+    nlohmann::json compile = {{"template", probe->tmpl->name},
+                              {"kernel", probe->tmpl->kernel},
+                              {"arch", probe->limits.arch},
+                              {"dtype", probe->dtype},
+                              {"config", probe->config},
+                              {"ok", result.ok},
+                              {"compile_ms", result.compile_ms},
+                              {"registers", result.ok ? result.resources.registers : -1},
+                              {"log", without_folder(result.log, staged)}};
+    if (!result.ok)
+      return fail("variant " + canonical_key(probe->config) + " of template " + probe->tmpl->name +
+                      " did not compile for " + probe->limits.arch +
+                      " (the NVRTC log is in compile.log)",
+                  std::move(compile));
+
+    // Accepted: into its own folder, the store, then the registry.
+    const auto dir = root_ / staged_family.name / staged_family.source_hash;
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir.parent_path());
+    std::filesystem::rename(staged, dir);
+    Family family = load_family(dir);
+    RegisteredFamilyRecord record;
+    record.name = family.name;
+    record.source_hash = family.source_hash;
+    // What was written, as written: reloading it must give the same family and hash.
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().filename() != "manifest.json")
+        record.sources.emplace_back(entry.path().filename().string(), read_text(entry.path()));
+    std::sort(record.sources.begin(), record.sources.end());
+    record.manifest_json = read_text(dir / "manifest.json");
+    compile["log"] = without_folder(result.log, dir);
+    record.compile_json = compile.dump();
+    store_.save_registered_family(record);
+    const Family* previous = registry_.find(family.name);
+    const std::string previous_hash = previous != nullptr ? previous->source_hash : "";
+    registry_.put_registered(std::move(family));
+    // Answers remembered from before judged staleness against the older version.
+    store_.note_outside_change();
+    update(id, [&](FamilyRegistration& r) {
+      r.status = FamilyRegistration::Status::registered;
+      r.previous_hash = previous_hash;
+      r.compile = compile;
+      r.message = previous_hash.empty()
+                      ? "registered"
+                      : "registered; results of the previous version are now stale";
+    });
+    spdlog::info("family {} registered (version {})", record.name,
+                 record.source_hash.substr(0, 12));
+  } catch (const std::exception& error) {
+    fail(error.what(), nullptr);
+  }
+}
+
+}  // namespace kt

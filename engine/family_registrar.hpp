@@ -1,0 +1,115 @@
+// Families over the API: a client's manifest and device sources become a family the daemon
+// serves. submit() checks the upload where it is called (names, sizes, the manifest as
+// load_family reads it) and queues the rest on the registrar's own thread, off the I/O threads and
+// the query pool: compiling one variant with NVRTC, then storing the version (the store is the
+// authority; the daemon-owned folder <root>/<name>/<source hash>/ is written from it) and serving
+// it in place of the older version of its name, whose results are then stale (family_hash).
+// A failed registration changes nothing but its own status, kept in memory for the client to
+// read (GET /v1/families/registrations/{id}).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "db/store.hpp"
+#include "engine/thread_pool.hpp"
+#include "tuner/family.hpp"
+
+namespace kt {
+
+// Limits on an upload (the HTTP body limit caps the whole of it too).
+inline constexpr std::size_t kMaxFamilySources = 32;
+inline constexpr std::size_t kMaxFamilySourceBytes = 256 * 1024;
+inline constexpr std::size_t kMaxFamilyNameChars = 64;
+
+// An identifier of at most kMaxFamilyNameChars: [A-Za-z_][A-Za-z0-9_]*.
+bool is_safe_family_name(std::string_view name);
+// [A-Za-z0-9_]+ then .cuh, .cu or .h, at most kMaxFamilyNameChars: never a path.
+bool is_safe_source_name(std::string_view name);
+
+struct FamilyUpload {
+  nlohmann::ordered_json manifest;  // as sent (axis order matters); its "name" names the family
+  std::vector<std::pair<std::string, std::string>> sources;  // file name -> text
+};
+
+// An upload refused before anything was written: bad names or sizes (the caller's 400/413 had
+// it checked first), the manifest (every problem load_family found), a shipped family's name.
+class FamilyUploadError : public std::runtime_error {
+ public:
+  enum class Kind { invalid_upload, too_large, invalid_manifest, name_taken };
+  FamilyUploadError(Kind kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+struct FamilyRegistration {
+  enum class Status { compiling, registered, failed };
+  std::string id;  // random: a restarted daemon never answers for another registration's id
+  std::string family;
+  std::string source_hash;
+  std::string previous_hash;  // the version it replaces ("" for a new name)
+  Status status = Status::compiling;
+  bool unchanged = false;  // this version was already the one served: nothing was compiled
+  std::string message;     // why it failed; what happened when it succeeded
+  // The variant compiled before accepting: template, kernel, arch, dtype, config, ok, log, ...
+  nlohmann::json compile;  // null until compiled
+};
+
+const char* to_string(FamilyRegistration::Status status);
+
+class FamilyRegistrar {
+ public:
+  // root: the daemon-owned folder the families are written to (created if needed). archs: the
+  // archs of this host's GPUs, preferred for the compile when a template is written for them.
+  FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
+                  std::vector<std::string> archs = {});
+  ~FamilyRegistrar();  // finishes the queued registrations
+  FamilyRegistrar(const FamilyRegistrar&) = delete;
+  FamilyRegistrar& operator=(const FamilyRegistrar&) = delete;
+
+  // Serves the newest stored version of every registered family (written out to root again),
+  // after a restart. A version that no longer loads is reported in the registry's errors.
+  // Returns how many were loaded.
+  std::size_t reload();
+
+  // Checks the upload and queues its compile: the registration, compiling, or registered and
+  // unchanged when this very version is already served. Throws FamilyUploadError.
+  FamilyRegistration submit(const FamilyUpload& upload);
+  std::optional<FamilyRegistration> find(const std::string& id) const;
+  const std::filesystem::path& root() const { return root_; }
+
+ private:
+  void compile_and_register(const std::string& id, const std::filesystem::path& staged);
+  void update(const std::string& id, const std::function<void(FamilyRegistration&)>& change);
+  std::filesystem::path write_family(
+      const std::filesystem::path& dir, const std::string& manifest_text,
+      const std::vector<std::pair<std::string, std::string>>& sources);
+
+  Store& store_;
+  FamilyRegistry& registry_;
+  std::filesystem::path root_;
+  std::vector<std::string> archs_;
+  mutable std::mutex mutex_;
+  std::map<std::string, FamilyRegistration> registrations_;
+  std::deque<std::string> finished_;    // oldest first, to forget beyond a bound
+  std::unique_ptr<ThreadPool> worker_;  // last: joined first
+};
+
+}  // namespace kt

@@ -1,0 +1,25 @@
+// Families over the API (kerntuned --allow-user-families): a client registers a family with its
+// manifest and device sources, then polls the registration while the daemon compiles one variant
+// off the I/O threads (engine/family_registrar.hpp). Pure functions of (request, context).
+#pragma once
+
+#include "server/api_response.hpp"
+#include "server/app_context.hpp"
+#include "server/router.hpp"
+
+namespace kt {
+
+// POST /v1/families, body {"manifest": {...}, "sources": {"file.cuh": "text", ...}}.
+//   202 + Location: checked, one variant compiling (poll the registration)
+//   200: this very version is already registered (nothing compiled)
+//   400: not JSON, unknown fields, a name not matching the safe patterns
+//   403: the daemon was not started with --allow-user-families
+//   409: the name is a shipped family's
+//   413: the body, a source, or the number of sources over the limits
+//   422: the manifest as load_family reads it, with every problem
+ApiResponse register_family(const ApiRequest& request, AppContext& context);
+// GET /v1/families/registrations/{id}: compiling, registered or failed (with the NVRTC log);
+// 404 for an id this daemon does not know (registrations are kept in memory, the newest 256).
+ApiResponse get_family_registration(const ApiRequest& request, AppContext& context);
+
+}  // namespace kt

@@ -1,0 +1,301 @@
+// Families over the API against a real daemon on loopback: POST /v1/families refused (403) without
+// --allow-user-families; bad names, oversized uploads, a broken manifest and a shipped name refused
+// with a clear 4xx that changes nothing (store, folder, registry); the worked example of
+// kernel_templates/README.md (a WMMA kernel with tile-size macros, including <mma.h> and
+// <cuda_fp16.h>) compiled with real NVRTC before it is accepted, listed, tuned in a compile-mode
+// job; an NVRTC error coming back with its log; a second version making the first one's results
+// stale; registered families surviving a restart of a real kerntuned.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "bench/daemon_process.hpp"
+#include "client/http_transport.hpp"
+#include "support/in_process_daemon.hpp"
+#include "support/test_paths.hpp"
+
+namespace kt {
+namespace {
+
+namespace http = boost::beast::http;
+using namespace std::chrono_literals;
+
+std::string file_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The worked example, as `kerntune family add kernel_templates/examples/wmma_gemm` sends it.
+nlohmann::ordered_json example_upload() {
+  const auto dir = test::source_dir() / "kernel_templates" / "examples" / "wmma_gemm";
+  nlohmann::ordered_json body;
+  body["manifest"] = nlohmann::ordered_json::parse(file_text(dir / "manifest.json"));
+  body["sources"]["wmma_gemm.cuh"] = file_text(dir / "wmma_gemm.cuh");
+  body["sources"]["wmma_gemm_reference.cuh"] = file_text(dir / "wmma_gemm_reference.cuh");
+  return body;
+}
+
+class Api {
+ public:
+  explicit Api(const std::string& url) : transport_(parse_server_url(url), 120s, "") {}
+  HttpReply send(http::verb method, const std::string& target, const std::string& body = "") {
+    return transport_.send(method, target, body);
+  }
+  HttpReply post_family(const nlohmann::ordered_json& body) {
+    return send(http::verb::post, "/v1/families", body.dump());
+  }
+  nlohmann::json get(const std::string& target) {
+    const HttpReply reply = send(http::verb::get, target);
+    EXPECT_EQ(reply.status, 200) << target << ": " << reply.body;
+    return nlohmann::json::parse(reply.body);
+  }
+  // Polls the registration until it is no longer compiling.
+  nlohmann::json settled(const HttpReply& accepted) {
+    EXPECT_EQ(accepted.status, 202) << accepted.body;
+    const std::string id = nlohmann::json::parse(accepted.body)["id"];
+    nlohmann::json state;
+    for (int i = 0; i < 1200; ++i) {
+      state = get("/v1/families/registrations/" + id);
+      if (state["status"] != "compiling") break;
+      std::this_thread::sleep_for(100ms);
+    }
+    return state;
+  }
+  nlohmann::json family(const std::string& name) {
+    const nlohmann::json listed = get("/v1/families");
+    for (const auto& family : listed["families"])
+      if (family["name"] == name) return family;
+    return nullptr;
+  }
+  nlohmann::json finished_job(const std::string& body) {
+    const HttpReply created = send(http::verb::post, "/v1/jobs", body);
+    EXPECT_EQ(created.status, 202) << created.body;
+    const std::string id = nlohmann::json::parse(created.body)["id"].dump();
+    nlohmann::json job;
+    for (int i = 0; i < 1200; ++i) {
+      job = get("/v1/jobs/" + id);
+      if (job["status"] != "queued" && job["status"] != "running") break;
+      std::this_thread::sleep_for(100ms);
+    }
+    return job;
+  }
+
+ private:
+  HttpTransport transport_;
+};
+
+const std::string kCompileJob =
+    R"({"family":"wmma_gemm","shape":{"M":128,"N":128,"K":64},"dtype":"fp16","mode":"compile",
+        "arch":"sm_80","budget":3})";
+
+std::size_t entries(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::size_t count = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); ++it)
+    if (it->is_regular_file()) ++count;
+  return count;
+}
+
+TEST(UserFamiliesTest, RegistrationIsRefusedWithoutTheOption) {
+  test::InProcessDaemon daemon;
+  Api api(daemon.url);
+  const HttpReply refused = api.post_family(example_upload());
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_NE(refused.body.find("--allow-user-families"), std::string::npos) << refused.body;
+  EXPECT_EQ(api.send(http::verb::get, "/v1/families/registrations/abc").status, 403);
+  EXPECT_TRUE(api.family("wmma_gemm").is_null());
+  EXPECT_TRUE(daemon.store.registered_families().empty());
+}
+
+TEST(UserFamiliesTest, BadUploadsGetAClearErrorAndChangeNothing) {
+  test::InProcessDaemon daemon;
+  daemon.allow_user_families();
+  Api api(daemon.url);
+  struct Bad {
+    std::string what;
+    nlohmann::ordered_json body;
+    int status;
+    std::string says;  // part of the message
+  };
+  std::vector<Bad> cases;
+  auto with = [](const std::function<void(nlohmann::ordered_json&)>& change) {
+    nlohmann::ordered_json body = example_upload();
+    change(body);
+    return body;
+  };
+  cases.push_back({"a family name with a path",
+                   with([](auto& b) { b["manifest"]["name"] = "../x"; }), 400, "is not allowed"});
+  cases.push_back({"a dotted family name", with([](auto& b) { b["manifest"]["name"] = "a.b"; }),
+                   400, "identifier"});
+  cases.push_back({"a source name with a path",
+                   with([](auto& b) { b["sources"]["../evil.cuh"] = "x"; }), 400,
+                   "[A-Za-z0-9_]+.(cuh|cu|h)"});
+  cases.push_back({"a source that is not device code",
+                   with([](auto& b) { b["sources"]["run.sh"] = "rm -rf /"; }), 400, "not allowed"});
+  cases.push_back({"a source over the size limit",
+                   with([](auto& b) { b["sources"]["big.cuh"] = std::string(300 * 1024, ' '); }),
+                   413, "per file"});
+  cases.push_back({"too many sources", with([](auto& b) {
+                     for (int i = 0; i < 40; ++i) b["sources"]["s" + std::to_string(i) + ".h"] = "";
+                   }),
+                   413, "at most 32"});
+  cases.push_back(
+      {"an unknown field", with([](auto& b) { b["path"] = "/tmp/x"; }), 400, "unknown field"});
+  cases.push_back({"a manifest with two problems", with([](auto& b) {
+                     b["manifest"]["dtypes"] = {"fp64"};
+                     b["manifest"]["templates"][0]["source"] = "missing.cuh";
+                   }),
+                   422, "fp64"});
+  cases.push_back({"a shipped family's name", with([](auto& b) { b["manifest"]["name"] = "gemm"; }),
+                   409, "shipped"});
+  for (const Bad& bad : cases) {
+    SCOPED_TRACE(bad.what);
+    const HttpReply reply = api.post_family(bad.body);
+    EXPECT_EQ(reply.status, bad.status) << reply.body;
+    const nlohmann::json error = nlohmann::json::parse(reply.body)["error"];
+    EXPECT_NE(error["message"].get<std::string>().find(bad.says), std::string::npos) << error;
+  }
+  // Both problems of the broken manifest, named by field, without the daemon's folder.
+  const HttpReply broken = api.post_family(cases[7].body);
+  const std::string message = nlohmann::json::parse(broken.body)["error"]["message"];
+  EXPECT_NE(message.find("missing.cuh"), std::string::npos) << message;
+  EXPECT_NE(message.find("fp64"), std::string::npos) << message;
+  EXPECT_EQ(message.find(daemon.dir.path().string()), std::string::npos) << message;
+  // A body over the daemon's limit never reaches the handler.
+  EXPECT_EQ(api.send(http::verb::post, "/v1/families", std::string(2 << 20, ' ')).status, 413);
+  EXPECT_EQ(api.send(http::verb::post, "/v1/families", "{").status, 400);
+
+  EXPECT_TRUE(daemon.store.registered_families().empty());
+  EXPECT_EQ(entries(daemon.registrar->root()), 0u);
+  EXPECT_TRUE(api.family("wmma_gemm").is_null());
+  EXPECT_TRUE(api.family("gemm")["origin"] == "shipped");
+}
+
+TEST(UserFamiliesTest, TheWorkedExampleCompilesIsListedAndTunedAndANewVersionMakesResultsStale) {
+  test::InProcessDaemon daemon;
+  daemon.allow_user_families();
+  Api api(daemon.url);
+
+  const HttpReply accepted = api.post_family(example_upload());
+  ASSERT_EQ(accepted.status, 202) << accepted.body;
+  EXPECT_NE(std::find_if(accepted.headers.begin(), accepted.headers.end(),
+                         [](const auto& h) { return h.first == "Location"; }),
+            accepted.headers.end());
+  const nlohmann::json registered = api.settled(accepted);
+  ASSERT_EQ(registered["status"], "registered") << registered.dump(2);
+  EXPECT_EQ(registered["compile"]["ok"], true);
+  EXPECT_EQ(registered["compile"]["arch"], "sm_80");  // no GPU here: the template's first arch
+  EXPECT_EQ(registered["compile"]["template"], "wmma_direct");
+  EXPECT_GT(registered["compile"]["registers"].get<int>(), 0);
+  EXPECT_TRUE(registered["previous_hash"].is_null());
+  const std::string first_hash = registered["source_hash"];
+
+  const nlohmann::json listed = api.family("wmma_gemm");
+  ASSERT_TRUE(listed.is_object());
+  EXPECT_EQ(listed["origin"], "registered");
+  EXPECT_EQ(listed["source_hash"], first_hash);
+  // Stored, and written to the daemon's folder under its version.
+  const auto stored = daemon.store.registered_families();
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].source_hash, first_hash);
+  EXPECT_TRUE(std::filesystem::is_regular_file(daemon.registrar->root() / "wmma_gemm" / first_hash /
+                                               "wmma_gemm.cuh"));
+
+  // The same version again: nothing to do.
+  const HttpReply again = api.post_family(example_upload());
+  EXPECT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(nlohmann::json::parse(again.body)["unchanged"], true);
+
+  // Its macros tuned: a compile-mode job over the variant space, through NVRTC.
+  const nlohmann::json job = api.finished_job(kCompileJob);
+  ASSERT_EQ(job["status"], "done") << job.dump(2);
+  EXPECT_EQ(job["stale"], false);
+  const nlohmann::json page =
+      api.get("/v1/jobs/" + job["id"].dump() + "/variants?exclude_pruned=1");
+  int compiled = 0;
+  for (const auto& variant : page["variants"]) compiled += variant["has_kernel"] == true;
+  EXPECT_EQ(compiled, 3) << page.dump(2);
+
+  // A second version: registered in place of the first, whose results are now stale.
+  nlohmann::ordered_json changed = example_upload();
+  changed["sources"]["wmma_gemm.cuh"] =
+      "// version 2\n" + changed["sources"]["wmma_gemm.cuh"].get<std::string>();
+  const nlohmann::json second = api.settled(api.post_family(changed));
+  ASSERT_EQ(second["status"], "registered") << second.dump(2);
+  EXPECT_EQ(second["previous_hash"], first_hash);
+  EXPECT_NE(second["source_hash"], first_hash);
+  EXPECT_EQ(api.family("wmma_gemm")["source_hash"], second["source_hash"]);
+  const nlohmann::json old_job = api.get("/v1/jobs/" + job["id"].dump());
+  EXPECT_EQ(old_job["stale"], true) << old_job.dump(2);
+  ASSERT_EQ(old_job["stale_keys"].size(), 1u) << old_job.dump(2);
+  EXPECT_EQ(old_job["stale_keys"][0]["key"], "family_hash");
+  EXPECT_EQ(old_job["stale_keys"][0]["stored"], first_hash);
+  EXPECT_EQ(old_job["stale_keys"][0]["current"], second["source_hash"]);
+  // The history answer (remembered between writes) says so too.
+  const nlohmann::json history = api.get("/v1/history?family=wmma_gemm");
+  ASSERT_EQ(history["jobs"].size(), 1u);
+  EXPECT_EQ(history["jobs"][0]["stale"], true);
+  // A job of the new version is not stale.
+  EXPECT_EQ(api.finished_job(kCompileJob)["stale"], false);
+}
+
+TEST(UserFamiliesTest, ACompileErrorComesBackWithTheNvrtcLogAndChangesNothing) {
+  test::InProcessDaemon daemon;
+  daemon.allow_user_families();
+  Api api(daemon.url);
+  nlohmann::ordered_json broken = example_upload();
+  broken["sources"]["wmma_gemm.cuh"] =
+      broken["sources"]["wmma_gemm.cuh"].get<std::string>() + "\nthis_is_not_cuda;\n";
+  const nlohmann::json failed = api.settled(api.post_family(broken));
+  ASSERT_EQ(failed["status"], "failed") << failed.dump(2);
+  EXPECT_EQ(failed["compile"]["ok"], false);
+  EXPECT_NE(failed["compile"]["log"].get<std::string>().find("this_is_not_cuda"), std::string::npos)
+      << failed.dump(2);
+  EXPECT_NE(failed["message"].get<std::string>().find("did not compile"), std::string::npos);
+  EXPECT_TRUE(daemon.store.registered_families().empty());
+  EXPECT_EQ(entries(daemon.registrar->root()), 0u);
+  EXPECT_TRUE(api.family("wmma_gemm").is_null());
+  EXPECT_EQ(api.send(http::verb::get, "/v1/families/registrations/nope").status, 404);
+}
+
+TEST(UserFamiliesTest, RegisteredFamiliesSurviveARestartOfTheDaemon) {
+  test::TempDir dir;
+  const auto db = dir.path() / "kerntune.db";
+  const std::vector<std::string> args{"--allow-user-families", "--families",
+                                      (test::source_dir() / "kernel_templates").string()};
+  std::string hash;
+  {
+    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "first.log",
+                                args);
+    daemon.wait_healthy(60s);
+    Api api(daemon.url());
+    const nlohmann::json registered = api.settled(api.post_family(example_upload()));
+    ASSERT_EQ(registered["status"], "registered") << registered.dump(2);
+    hash = registered["source_hash"];
+    daemon.stop();
+  }
+  {
+    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "second.log",
+                                args);
+    daemon.wait_healthy(60s);
+    Api api(daemon.url());
+    const nlohmann::json listed = api.family("wmma_gemm");
+    ASSERT_TRUE(listed.is_object()) << daemon.log_tail();
+    EXPECT_EQ(listed["source_hash"], hash);
+    EXPECT_EQ(api.finished_job(kCompileJob)["status"], "done");
+    daemon.stop();
+  }
+  {  // Without the option the family stays in the store, unserved, and the log says so.
+    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "third.log",
+                                std::vector<std::string>{"--families", args[2]});
+    daemon.wait_healthy(60s);
+    EXPECT_TRUE(Api(daemon.url()).family("wmma_gemm").is_null());
+    EXPECT_TRUE(daemon.wait_for_log("--allow-user-families is off", 5s)) << daemon.log_tail();
+  }
+}
+
+}  // namespace
+}  // namespace kt
