@@ -45,6 +45,7 @@ EventStream::EventStream(beast::tcp_stream& stream, std::shared_ptr<void> owner,
     : stream_(stream),
       owner_(std::move(owner)),
       hub_(hub),
+      told_(settings.resume_from),
       pending_(std::move(initial)),
       version_(version),
       settings_(settings),
@@ -85,10 +86,10 @@ void EventStream::write_next() {
   std::string text = std::move(queued_);
   queued_.clear();
   if (pending_ && !ending_) {
-    text += job_events_text(sent_.get(), *pending_, settings_.decorate_end);
-    sent_ = std::move(pending_);
+    text += job_events_since(told_ ? &*told_ : nullptr, *pending_, settings_.decorate_end);
+    told_ = digests_of(*pending_);
+    ending_ = is_finished(pending_->job.status);
     pending_.reset();
-    ending_ = is_finished(sent_->job.status);
   }
   if (text.empty()) {
     if (ending_) close();

@@ -59,6 +59,8 @@ struct EventStreamSettings {
   std::chrono::milliseconds heartbeat{15000};
   std::chrono::seconds write_timeout{30};
   JobViewDecorator decorate_end;  // the end event's job view as the job route gives it
+  // What the client holds already (its Last-Event-ID): only what differs is sent.
+  std::optional<EventDigests> resume_from;
 };
 
 class EventStream : public std::enable_shared_from_this<EventStream> {
@@ -84,10 +86,10 @@ class EventStream : public std::enable_shared_from_this<EventStream> {
   std::shared_ptr<void> owner_;
   JobEventHub& hub_;
   JobEventHub::Subscription subscription_;
-  JobEventHub::Snapshot sent_;     // what the client was told last
-  JobEventHub::Snapshot pending_;  // newer, not yet written
-  std::string queued_;             // text waiting for the write in flight (headers, heartbeat)
-  std::string writing_text_;       // the text of the write in flight
+  std::optional<EventDigests> told_;  // what the client holds (nullopt: nothing yet)
+  JobEventHub::Snapshot pending_;     // newer, not yet written
+  std::string queued_;                // text waiting for the write in flight (headers, heartbeat)
+  std::string writing_text_;          // the text of the write in flight
   unsigned version_;
   EventStreamSettings settings_;
   EventStreamSlots::Slot slot_;

@@ -8,10 +8,16 @@
 //   event: end       the job (as GET /v1/jobs/{id}, without stats and plots)  once it finished;
 //                    the server closes the stream after it
 // The first snapshot of a stream (before = null) sends status, progress and best (if any).
+// Every event carries an id: digests of the status, progress and best data the client holds once
+// it has that event. A client that reconnects with Last-Event-ID (EventSource does it by itself)
+// resumes from there: only the events whose data differs from what that id says it holds come
+// again (and end, once the job finished), never a repeat of what it had.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -19,8 +25,22 @@
 
 namespace kt {
 
-// One event: "event: NAME\ndata: JSON\n\n" (the JSON on one line).
-std::string sse_event(const std::string& name, const nlohmann::json& data);
+// One event: "event: NAME\ndata: JSON\n\n" (the JSON on one line), after "id: ID\n" when given.
+std::string sse_event(const std::string& name, const nlohmann::json& data,
+                      const std::string& id = "");
+
+// What a client holds of a job: 16 hex digits of SHA-256 of each event's data ("" = none).
+struct EventDigests {
+  std::string status;
+  std::string progress;
+  std::string best;
+  bool operator==(const EventDigests&) const = default;
+};
+EventDigests digests_of(const JobSnapshot& snapshot);
+// "STATUS-PROGRESS-BEST": an event's id.
+std::string event_id(const EventDigests& digests);
+// The digests of an id this server wrote; nullopt for anything else (the stream starts afresh).
+std::optional<EventDigests> parse_event_id(std::string_view id);
 // A comment line that keeps proxies from closing an idle stream.
 inline constexpr const char* kSseHeartbeat = ": keep-alive\n\n";
 
@@ -30,5 +50,8 @@ using JobViewDecorator = std::function<void(nlohmann::json& view, const JobRecor
 // The events that take a client who saw `before` (null: nothing yet) to `after`.
 std::string job_events_text(const JobSnapshot* before, const JobSnapshot& after,
                             const JobViewDecorator& decorate_end = {});
+// The same from what the client holds (null: nothing yet), e.g. after a Last-Event-ID.
+std::string job_events_since(const EventDigests* told, const JobSnapshot& after,
+                             const JobViewDecorator& decorate_end = {});
 
 }  // namespace kt

@@ -137,6 +137,10 @@ void Session::start_event_stream(ApiResponse api) {
   stream_settings.decorate_end = [context](nlohmann::json& view, const JobRecord& job) {
     add_staleness(view, job, *context);  // in memory: the daemon's keys against the job's
   };
+  // A reconnecting client: resume after what it holds. An id this server did not write (or of
+  // another job: its digests match nothing) starts the stream afresh.
+  if (const auto last = request.find("Last-Event-ID"); last != request.end())
+    stream_settings.resume_from = parse_event_id(std::string_view(last->value()));
   std::make_shared<EventStream>(stream_, shared_from_this(), context->scheduler.events(),
                                 std::move(api.event_stream), request.version(), stream_settings,
                                 std::move(*slot))

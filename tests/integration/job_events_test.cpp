@@ -69,8 +69,9 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   bool connected() const { return connected_; }
-  void get(const std::string& target) {
-    const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  void get(const std::string& target, const std::string& headers = "") {
+    const std::string request =
+        "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers + "\r\n";
     ASSERT_EQ(send(fd_, request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
   }
@@ -200,6 +201,52 @@ TEST(JobEventsTest, UnknownJobIs404WithTheStandardErrorBody) {
                 .send(boost::beast::http::verb::get, "/v1/jobs/x/events")
                 .status,
             400);
+}
+
+// The id line of the event named `name` in a raw stream ("" if none).
+std::string id_of(const std::string& stream, const std::string& name) {
+  const std::size_t event = stream.find("event: " + name + "\n");
+  if (event == std::string::npos) return "";
+  const std::size_t id = stream.rfind("id: ", event);
+  if (id == std::string::npos) return "";
+  return stream.substr(id + 4, stream.find('\n', id) - id - 4);
+}
+
+TEST(JobEventsTest, AClientReconnectingWithLastEventIdGetsNoEventItAlreadyHad) {
+  test::InProcessDaemon daemon;
+  const Client client(daemon.url);
+  const auto id = client.submit_job(compile_spec(2))["id"].get<std::int64_t>();
+  follow(client, id);  // until it ended
+  const std::string target = "/v1/jobs/" + std::to_string(id) + "/events";
+  RawConnection whole(daemon.server.port());
+  whole.get(target);
+  ASSERT_TRUE(whole.closed_within(10s));
+  for (const std::string name : {"status", "progress", "end"})
+    ASSERT_FALSE(id_of(whole.received, name).empty()) << name << " has no id:\n" << whole.received;
+
+  // Had everything up to end: only end again (the job is over), nothing repeated.
+  RawConnection resumed(daemon.server.port());
+  resumed.get(target, "Last-Event-ID: " + id_of(whole.received, "end") + "\r\n");
+  ASSERT_TRUE(resumed.closed_within(10s));
+  EXPECT_NE(resumed.received.find("event: end"), std::string::npos) << resumed.received;
+  EXPECT_EQ(resumed.received.find("event: status"), std::string::npos) << resumed.received;
+  EXPECT_EQ(resumed.received.find("event: progress"), std::string::npos) << resumed.received;
+
+  // Had only the first event: the rest, not the status again.
+  RawConnection after_status(daemon.server.port());
+  after_status.get(target, "Last-Event-ID: " + id_of(whole.received, "status") + "\r\n");
+  ASSERT_TRUE(after_status.closed_within(10s));
+  EXPECT_EQ(after_status.received.find("event: status"), std::string::npos)
+      << after_status.received;
+  EXPECT_NE(after_status.received.find("event: progress"), std::string::npos)
+      << after_status.received;
+  EXPECT_NE(after_status.received.find("event: end"), std::string::npos) << after_status.received;
+
+  // An id the server never wrote: the whole state, as a new client gets it.
+  RawConnection stranger(daemon.server.port());
+  stranger.get(target, "Last-Event-ID: 42\r\n");
+  ASSERT_TRUE(stranger.closed_within(10s));
+  EXPECT_NE(stranger.received.find("event: status"), std::string::npos) << stranger.received;
 }
 
 TEST(JobEventsTest, StreamsPastTheCapAre503WhileHealthStaysFastAndAClosedStreamFreesItsSlot) {

@@ -58,6 +58,44 @@ TEST(JobEventText, FirstSnapshotSendsStatusAndProgressThenOnlyWhatChanged) {
   EXPECT_EQ(names(parsed(job_events_text(&later, later))), "");
 }
 
+// Each event's id says what the client holds once it has it; a stream resumed from an id sends
+// only what differs from it, and an id this server did not write is not taken.
+TEST(JobEventText, EveryEventHasAnIdAndAResumedStreamRepeatsNothingItHad) {
+  const JobSnapshot first = running_job();
+  const std::string opening = job_events_text(nullptr, first);
+  ASSERT_EQ(opening.rfind("id: ", 0), 0u) << opening;
+  const std::size_t second_id = opening.find("id: ", 1);
+  ASSERT_NE(second_id, std::string::npos) << opening;
+  const std::string after_status = opening.substr(4, opening.find('\n') - 4);
+  const std::string after_progress =
+      opening.substr(second_id + 4, opening.find('\n', second_id) - second_id - 4);
+  const auto held_status = parse_event_id(after_status);
+  const auto held_both = parse_event_id(after_progress);
+  ASSERT_TRUE(held_status) << after_status;
+  ASSERT_TRUE(held_both) << after_progress;
+  EXPECT_EQ(*held_both, digests_of(first));
+
+  // Had everything: nothing again. Had only the status: the progress, not the status.
+  EXPECT_EQ(job_events_since(&*held_both, first), "");
+  EXPECT_EQ(names(parsed(job_events_since(&*held_status, first))), "progress");
+  // Missed a change of progress and a new best while away: those two.
+  JobSnapshot later = first;
+  later.progress.finished = 3;
+  later.best = VariantRecord{};
+  later.best->id = 99;
+  later.best->job_id = 7;
+  EXPECT_EQ(names(parsed(job_events_since(&*held_both, later))), "progress best");
+  // A finished job always ends with end, after only what changed.
+  const auto before_done = parse_event_id(event_id(digests_of(later)));
+  ASSERT_TRUE(before_done);
+  later.job.status = JobStatus::done;
+  EXPECT_EQ(names(parsed(job_events_since(&*before_done, later))), "status end");
+
+  for (const std::string bad : {"", "42", "a-b-c", "x--", "0123456789abcdef-0123456789abcdeg-"})
+    EXPECT_FALSE(parse_event_id(bad)) << bad;
+  EXPECT_TRUE(parse_event_id("--"));  // holds nothing: everything is sent
+}
+
 TEST(JobEventText, FinishedJobEndsWithTheJobAndAReasonTravelsInStatus) {
   const JobSnapshot before = running_job();
   JobSnapshot failed = before;
