@@ -141,12 +141,12 @@ const char* to_string(FamilyRegistration::Status status) {
 }
 
 FamilyRegistrar::FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
-                                 std::vector<std::string> archs)
+                                 std::vector<std::string> archs, int nice)
     : store_(store),
       registry_(registry),
       root_(std::move(root)),
       archs_(std::move(archs)),
-      worker_(std::make_unique<ThreadPool>(1)) {
+      worker_(std::make_unique<ThreadPool>(1, nice)) {
   std::filesystem::create_directories(root_);
   // Uploads a previous daemon was checking or compiling when it stopped.
   std::error_code ec;

@@ -78,8 +78,9 @@ class FamilyRegistrar {
  public:
   // root: the daemon-owned folder the families are written to (created if needed). archs: the
   // archs of this host's GPUs, preferred for the compile when a template is written for them.
+  // nice: the compile thread's priority below the daemon's (as --compile-nice for jobs).
   FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
-                  std::vector<std::string> archs = {});
+                  std::vector<std::string> archs = {}, int nice = 0);
   ~FamilyRegistrar();  // finishes the queued registrations
   FamilyRegistrar(const FamilyRegistrar&) = delete;
   FamilyRegistrar& operator=(const FamilyRegistrar&) = delete;

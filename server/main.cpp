@@ -176,8 +176,8 @@ std::unique_ptr<kt::FamilyRegistrar> user_families(const DaemonOptions& options,
   }
   std::vector<std::string> archs;
   for (const kt::DeviceInfo& device : devices) archs.push_back(device.arch);
-  auto registrar =
-      std::make_unique<kt::FamilyRegistrar>(store, families, work_dir / "families", archs);
+  auto registrar = std::make_unique<kt::FamilyRegistrar>(store, families, work_dir / "families",
+                                                         archs, options.compile_nice);
   const std::size_t loaded = registrar->reload();
   spdlog::info(
       "families over the API: on (POST /v1/families); {} registered famil{} served from {}", loaded,

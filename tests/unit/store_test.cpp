@@ -38,12 +38,12 @@ TEST_P(StoreTest, FreshDatabaseGetsTheLatestSchemaAndReopensUnchanged) {
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
   if (GetParam() == db::Dialect::postgresql) {
-    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 6);
+    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 7);
     return;
   }
   SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
-  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 6);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 7);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
@@ -77,6 +77,7 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed)
     SQLite::Database raw(db_path(), SQLite::OPEN_READWRITE);
     for (const char* column : {"driver_version", "nvrtc_version", "family_hash", "warm_start_json"})
       raw.exec(std::string("ALTER TABLE jobs DROP COLUMN ") + column);
+    raw.exec("DROP TABLE registered_families");  // schema 7's, after the keys
     raw.exec("PRAGMA user_version = 5");
   }
   Store store(db_path());
