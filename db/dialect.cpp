@@ -13,6 +13,17 @@ std::string now_sql(Dialect dialect) {
   return "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
 }
 
+std::string now_ms_sql(Dialect dialect) {
+  if (dialect == Dialect::sqlite)
+    return "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+  // statement_timestamp(): stable within the statement, so a condition on it can use an index.
+  return "CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000 AS BIGINT)";
+}
+
+std::string claim_rows_sql(Dialect dialect) {
+  return dialect == Dialect::postgresql ? " FOR UPDATE SKIP LOCKED" : "";
+}
+
 std::string schema_sql(std::string_view sqlite_sql, Dialect dialect) {
   std::string sql(sqlite_sql);
   if (dialect == Dialect::sqlite) return sql;

@@ -15,6 +15,15 @@ namespace kt::db {
 // "2025-01-31T12:34:56.789Z".
 std::string now_sql(Dialect dialect);
 
+// An expression for the current time in milliseconds since the Unix epoch (an integer), the
+// clock of a lease: the database's, so daemons on hosts with skewed clocks agree on expiries.
+std::string now_ms_sql(Dialect dialect);
+
+// What follows a SELECT that claims rows for an update: PostgreSQL locks them and skips rows
+// another transaction holds ("FOR UPDATE SKIP LOCKED"); SQLite has one writer and no such
+// clause, so nothing.
+std::string claim_rows_sql(Dialect dialect);
+
 // A migration step's DDL in the dialect. SQLite's text is the source; for PostgreSQL its types
 // become their PostgreSQL equivalents: INTEGER (64-bit in SQLite) -> BIGINT, REAL (double in
 // SQLite) -> DOUBLE PRECISION, BLOB -> BYTEA, INTEGER PRIMARY KEY [AUTOINCREMENT] -> an identity

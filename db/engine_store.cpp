@@ -37,12 +37,15 @@ void Store::record_worker_time(std::int64_t variant_id, int gpu_ordinal, double 
   std::lock_guard lock(mutex_);
   db::with_context("record_worker_time for variant " + std::to_string(variant_id), [&] {
     touches_job_of_variant(variant_id);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    require_lease(variant_id);
     db::Statement update(*db_, "UPDATE variants SET gpu_ordinal = ?, measure_ms = ? WHERE id = ?");
     update.bind(1, gpu_ordinal);
     update.bind(2, measure_ms);
     update.bind(3, variant_id);
     if (update.exec() == 0)
       throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
+    transaction.commit();
   });
 }
 

@@ -36,8 +36,7 @@ bool superseded_by(const KeyedPoint& old, const JobRecord& job) {
   };
   return (old.driver_version != 0 && job.driver_version != 0 &&
           old.driver_version != job.driver_version) ||
-         differs(old.nvrtc_version, job.nvrtc_version) ||
-         differs(old.family_hash, job.family_hash);
+         differs(old.nvrtc_version, job.nvrtc_version) || differs(old.family_hash, job.family_hash);
 }
 
 }  // namespace
@@ -75,7 +74,8 @@ void add_to_front(db::Connection& db, const JobRecord& job, const VariantRecord&
       {variant.id, variant.timing->median_us, variant.error->max_rel, footprint_bytes(variant)});
 
   db::Statement clear(
-      db, "DELETE FROM pareto WHERE device_name = ? AND family = ? AND dtype = ? AND shape_key = ?");
+      db,
+      "DELETE FROM pareto WHERE device_name = ? AND family = ? AND dtype = ? AND shape_key = ?");
   bind_problem(clear);
   clear.exec();
   db::Statement insert(db,
@@ -134,7 +134,7 @@ std::optional<BestEntry> Store::best(const std::string& family, const std::strin
   constexpr std::size_t kMaxCachedBest = 4096;
   const std::string key = family + '\n' + dtype + '\n' + shape_key + '\n' + device_name;
   // Read before the query: a write that commits meanwhile makes the entry stale at once.
-  const std::uint64_t writes = mutex_.fronts_stamp();
+  const std::uint64_t writes = fronts_write_stamp();
   {
     std::lock_guard lock(best_cache_mutex_);
     const auto cached = best_cache_.find(key);

@@ -315,6 +315,27 @@ CREATE TABLE registered_families (
   UNIQUE (name, source_hash)
 );
 )sql"},
+      // A fleet (issue 17): daemons sharing one database register themselves, and a job's planned
+      // variants are claimed with leases (owner, expiry in ms since the epoch, database time), so
+      // two daemons never run the same variant; a lease that expires counts on the variant.
+      {8, R"sql(
+CREATE TABLE daemons (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  gpus_json TEXT NOT NULL DEFAULT '[]',
+  lease_ms INTEGER NOT NULL,
+  started_at TEXT NOT NULL,
+  heartbeat_ms INTEGER NOT NULL,
+  stopped INTEGER NOT NULL DEFAULT 0
+);
+ALTER TABLE variants ADD COLUMN lease_owner INTEGER;
+ALTER TABLE variants ADD COLUMN lease_expires_ms INTEGER;
+ALTER TABLE variants ADD COLUMN lease_expiries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE variants ADD COLUMN lease_history TEXT NOT NULL DEFAULT '';
+CREATE INDEX variants_by_lease ON variants(lease_owner, lease_expires_ms)
+  WHERE lease_owner IS NOT NULL;
+)sql"},
   };
   return steps;
 }

@@ -31,7 +31,8 @@ void write_job_status(db::Connection& db, std::int64_t id, JobStatus status,
   update.bind(3, id);
   if (update.exec() == 0 || status != JobStatus::cancelled) return;
   db::Statement close_pending(db,
-                              "UPDATE variants SET status = 'cancelled', reason = 'job cancelled'"
+                              "UPDATE variants SET status = 'cancelled', reason = 'job cancelled',"
+                              " lease_owner = NULL, lease_expires_ms = NULL"
                               " WHERE job_id = ? AND status = 'pending'");
   close_pending.bind(1, id);
   close_pending.exec();
@@ -44,6 +45,7 @@ Store::Store(const std::filesystem::path& path, int read_connections) {
   try {
     db_ = db::open_connection(location, db::Access::write);
     db::migrate(*db_);
+    shared_ = db_->dialect() == db::Dialect::postgresql;
     // After the migration: a reader must never see a half-made schema.
     readers_ = std::make_unique<db::ReadPool>(location, read_connections);
   } catch (const std::exception& e) {

@@ -45,6 +45,37 @@ struct JobPage {
 
 inline constexpr int kDefaultReadConnections = 4;
 
+// A write for a variant from a daemon that no longer holds its lease (it expired and another
+// daemon claimed the variant, or the variant already has its outcome): nothing was written.
+class LeaseLost : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A daemon of the fleet sharing this database (db/lease_store.cpp).
+struct DaemonRecord {
+  std::int64_t id = 0;
+  std::string host;
+  int pid = 0;
+  std::string gpus_json;  // the GPUs it found: [{"ordinal", "name", "uuid", "arch"}]
+  std::int64_t lease_ms = 0;
+  std::string started_at;
+  std::int64_t heartbeat_age_ms = 0;  // since its last heartbeat, by the database's clock
+  bool stopped = false;               // stopped cleanly (its leases were released)
+  bool alive = false;                 // not stopped, and its last heartbeat within lease_ms
+};
+
+// What expire_leases did.
+struct LeaseExpiry {
+  std::int64_t returned = 0;  // variants planned again, for any daemon to claim
+  std::int64_t faulted = 0;   // variants at their second expiry, recorded crashed
+};
+
+// A lease's terms: how long a claim lasts without a heartbeat.
+inline constexpr std::int64_t kDefaultLeaseMs = 30000;
+// A variant whose lease expired this many times is recorded as a fault, not planned again.
+inline constexpr int kLeaseExpiriesToFault = 2;
+
 class Store {
  public:
   // Opens the database: a path is an SQLite file (created if needed, WAL and foreign keys on); a
@@ -138,6 +169,33 @@ class Store {
   // NVRTC milliseconds of each of the job's variants that was compiled (cache hits excluded).
   std::vector<double> compile_times_ms(std::int64_t job_id);
 
+  // The fleet (db/lease_store.cpp). A daemon registers once (host, pid, GPUs, lease length);
+  // from then on this store writes a variant's compile results and outcome only while that
+  // daemon holds the variant's lease, else LeaseLost. Without a registration (tools, tests) no
+  // lease is checked. On SQLite (one daemon per file) registering also releases every earlier
+  // daemon's leases, which a restart takes over; on PostgreSQL they wait for their expiry.
+  std::int64_t register_daemon(const std::string& host, int pid, const std::string& gpus_json,
+                               std::int64_t lease_ms = kDefaultLeaseMs);
+  std::optional<std::int64_t> daemon_id() const;
+  // True for PostgreSQL: other daemons may share the database.
+  bool shared() const { return shared_; }
+  std::vector<DaemonRecord> daemons();
+  // Extends the daemon's heartbeat and every lease it holds by its lease length.
+  void heartbeat();
+  // Expired leases (any daemon's) go back to planned; a variant at its kLeaseExpiriesToFault-th
+  // expiry is recorded crashed with the daemons that died holding it, not planned again.
+  LeaseExpiry expire_leases();
+  // Claims up to `limit` of the job's planned variants that no daemon holds (after expiring the
+  // expired leases), in id order, for the registered daemon (registered on first use if none).
+  std::vector<VariantRecord> claim_variants(std::int64_t job_id, int limit);
+  // Claims one variant (a searched job's pick); false when another daemon holds it or it has its
+  // outcome.
+  bool claim_variant(std::int64_t variant_id);
+  // How many of the job's planned variants other daemons hold under a lease not yet expired.
+  std::int64_t leased_elsewhere(std::int64_t job_id);
+  // The daemon stops cleanly: its leases go back to planned without counting as expiries.
+  void release_leases();
+
   // Compile cache.
   std::optional<KernelBlob> find_kernel(const std::string& key);
   void put_kernel(const KernelBlob& blob);
@@ -176,14 +234,19 @@ class Store {
   void note_outside_change();
 
   // Changes whenever a write of this store commits: an answer computed from reads that began when
-  // it had a value is still the answer while it keeps it (writes of other daemons sharing a
-  // PostgreSQL database are not seen).
-  std::uint64_t write_count() const { return mutex_.writes(); }
+  // it had a value is still the answer while it keeps it.
+  // On PostgreSQL every call returns a new value: other daemons' writes are not counted here, so
+  // nothing may be kept on the strength of an unchanged count.
+  std::uint64_t write_count() const { return shared_ ? fresh_stamp() : mutex_.writes(); }
   // The same for what one job's rows say (its variants, counts, pages) and for the fronts and
   // /v1/best: they change only with writes that may have changed those, so an answer about a
   // finished job outlives another job's progress.
-  std::uint64_t job_write_stamp(std::int64_t job_id) const { return mutex_.job_stamp(job_id); }
-  std::uint64_t fronts_write_stamp() const { return mutex_.fronts_stamp(); }
+  std::uint64_t job_write_stamp(std::int64_t job_id) const {
+    return shared_ ? fresh_stamp() : mutex_.job_stamp(job_id);
+  }
+  std::uint64_t fronts_write_stamp() const {
+    return shared_ ? fresh_stamp() : mutex_.fronts_stamp();
+  }
 
   // Calls observer with every statement any connection runs from now on (empty: stop). For
   // tests that check the API's query plans; call it while the store is idle.
@@ -197,6 +260,21 @@ class Store {
   // the job is a tune job (only those rank on a front). One primary-key lookup each.
   void touches_job(std::int64_t job_id);
   void touches_job_of_variant(std::int64_t variant_id);
+
+  // The registered daemon's id, or 0; set under mutex_.
+  std::atomic<std::int64_t> daemon_id_{0};
+  std::int64_t lease_ms_ = kDefaultLeaseMs;
+  // PostgreSQL: other daemons write too, so no answer is kept by this process's write stamps.
+  bool shared_ = false;
+  mutable std::atomic<std::uint64_t> fresh_stamp_{0};
+  std::uint64_t fresh_stamp() const {
+    return (std::uint64_t{1} << 63) | fresh_stamp_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::int64_t ensure_daemon();  // registers one for this host and process if none
+  // record_outcome's write, inside the caller's transaction (mutex_ held).
+  void write_outcome(std::int64_t variant_id, const VariantOutcome& outcome);
+  // Throws LeaseLost unless the registered daemon (if any) holds the variant's lease. mutex_ held.
+  void require_lease(std::int64_t variant_id);
 
   db::WriterMutex mutex_;  // the writer
   struct CachedBest {

@@ -201,6 +201,8 @@ void Store::record_loaded_resources(std::int64_t variant_id, int registers, int 
   std::lock_guard lock(mutex_);
   db::with_context("record_loaded_resources for variant " + std::to_string(variant_id), [&] {
     touches_job_of_variant(variant_id);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    require_lease(variant_id);
     db::Statement update(*db_,
                          "UPDATE variants SET registers = CASE WHEN ? >= 0 THEN ? ELSE registers"
                          " END, smem_bytes = CASE WHEN ? >= 0 THEN ? ELSE smem_bytes END"
@@ -211,6 +213,7 @@ void Store::record_loaded_resources(std::int64_t variant_id, int registers, int 
     update.bind(4, smem_bytes);
     update.bind(5, variant_id);
     update.exec();
+    transaction.commit();
   });
 }
 
@@ -231,6 +234,8 @@ void Store::record_compile(std::int64_t variant_id, const CompileResult& result,
   std::lock_guard lock(mutex_);
   db::with_context("record_compile for variant " + std::to_string(variant_id), [&] {
     touches_job_of_variant(variant_id);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    require_lease(variant_id);
     // A failed compile has no resource report: keep the "unknown" values.
     const ResourceUsage& r = result.resources;
     db::Statement update(
@@ -248,6 +253,7 @@ void Store::record_compile(std::int64_t variant_id, const CompileResult& result,
     update.bind(8, variant_id);
     if (update.exec() == 0)
       throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
+    transaction.commit();
   });
 }
 
@@ -255,6 +261,14 @@ void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcom
   std::lock_guard lock(mutex_);
   db::with_context("record_outcome for variant " + std::to_string(variant_id), [&] {
     db::Transaction transaction(*db_, db::TransactionKind::write);
+    require_lease(variant_id);
+    write_outcome(variant_id, outcome);
+    transaction.commit();
+  });
+}
+
+void Store::write_outcome(std::int64_t variant_id, const VariantOutcome& outcome) {
+  {
     const auto before = db::load_variant(*db_, variant_id);
     if (!before)
       throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
@@ -264,8 +278,10 @@ void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcom
     mutex_.touches_job(job->id);
     if (job->mode == JobMode::tune) mutex_.touches_fronts();
 
-    db::Statement update(
-        *db_, "UPDATE variants SET status = ?, failed_gate = ?, reason = ? WHERE id = ?");
+    // An outcome ends the variant's lease: nobody writes it again but its lease holder, now gone.
+    db::Statement update(*db_,
+                         "UPDATE variants SET status = ?, failed_gate = ?, reason = ?,"
+                         " lease_owner = NULL, lease_expires_ms = NULL WHERE id = ?");
     update.bind(1, std::string(to_string(outcome.status)));
     update.bind(2, outcome.failed_gate);
     update.bind(3, outcome.reason);
@@ -294,8 +310,7 @@ void Store::record_outcome(std::int64_t variant_id, const VariantOutcome& outcom
     update_best_variant(*db_, before->job_id);
     if (outcome.status == VariantStatus::measured && job->mode == JobMode::tune && outcome.timing)
       db::append_convergence(*db_, before->job_id, variant_id, outcome.timing->median_us);
-    transaction.commit();
-  });
+  }
 }
 
 JobProgress Store::progress(std::int64_t job_id) {

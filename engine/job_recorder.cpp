@@ -16,9 +16,10 @@ void record_compiled(Store& store, const CompiledVariant& cv) {
 }
 
 void record_measured(Store& store, const MeasuredVariant& measured) {
+  // The outcome last: it ends the variant's lease, and only the lease holder writes the variant.
   store.record_loaded_resources(measured.variant_id, measured.registers, measured.smem_bytes);
-  store.record_outcome(measured.variant_id, measured.outcome);
   store.record_worker_time(measured.variant_id, measured.gpu_ordinal, measured.measure_ms);
+  store.record_outcome(measured.variant_id, measured.outcome);
 }
 
 }  // namespace kt

@@ -1,6 +1,6 @@
 // Where a job's gates meet the store: the runner hands over what the compile and GPU steps
 // returned and these record it. Only the runner calls them, so it is the one writer of a job's
-// variants.
+// variants. A variant whose lease this daemon lost (db/lease_store.cpp) throws LeaseLost.
 #pragma once
 
 #include "db/store.hpp"

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -74,32 +75,42 @@ class JobExecution {
     if (uses_searcher(job_)) return run_searched();
     const JobPlan plan = plan_job(family_, job_, limits_);
     const auto rows = ctx_.store.plan_variants(job_.id, plan.rows, plan.pruned);
-    std::vector<VariantRecord> pending;
+    std::size_t pending = 0;
     for (const auto& row : rows)
-      if (row.status == VariantStatus::pending) pending.push_back(row);
+      if (row.status == VariantStatus::pending) ++pending;
     std::int64_t pruned = 0;
     for (const PrunedGroup& group : plan.pruned) pruned += group.count;
     spdlog::info("job {}: {} {} {} on {} ({}): {} variants planned, {} pruned, {} to run", job_.id,
                  family_.name, job_.shape_key, job_.dtype, limits_.arch,
                  job_.mode == JobMode::compile ? "compile only" : to_string(job_.pipeline),
-                 rows.size(), pruned, pending.size());
+                 rows.size(), pruned, pending);
 
     // Before any variant reaches a GPU: a reference that cannot be compiled fails the job here.
     if (job_.mode == JobMode::tune && family_.reference.kind == "kernel")
       reference_cubin_ = prepare_reference_kernel(cached_kernel(), ctx_.store, family_, job_.dtype,
                                                   limits_, ctx_.options.work_dir);
 
+    // The variants are claimed in batches (leases, db/lease_store.cpp): other daemons on the same
+    // database take the rest. Once nothing is left to claim, the variants other daemons hold are
+    // waited for: their leases end in an outcome or expire, and an expired one is claimed here.
     bool finished = false;
-    if (job_.mode == JobMode::compile)
-      finished = run_compile_only(pending);
-    else if (job_.pipeline == Pipeline::serial)
-      finished = run_serial(pending);
-    else
-      finished = run_pipelined(pending);
+    for (;;) {
+      const NextVariant next = claimed_in_batches();
+      if (job_.mode == JobMode::compile)
+        finished = run_compile_only(next);
+      else if (job_.pipeline == Pipeline::serial)
+        finished = run_serial(next);
+      else
+        finished = run_pipelined(next, 2 * ctx_.compile_pool.size());
+      if (!finished) return;
+      const Wait wait = wait_for_other_daemons();
+      if (wait == Wait::interrupted) return;
+      if (wait == Wait::over) break;
+    }
     if (!finished) return;
     publish_timing();
     if (job_.mode == JobMode::tune) {
-      if (interrupted()) return finish_interrupted(pending);
+      if (interrupted()) return finish_interrupted();
       final_comparison();
     }
     ctx_.store.set_job_status(job_.id, JobStatus::done);
@@ -110,11 +121,50 @@ class JobExecution {
  private:
   using NextVariant = std::function<std::optional<VariantRecord>()>;
 
-  static NextVariant from_list(const std::vector<VariantRecord>& pending) {
-    return [&pending, next = std::size_t{0}]() mutable -> std::optional<VariantRecord> {
-      if (next < pending.size()) return pending[next++];
-      return std::nullopt;
+  // The job's planned variants that no daemon holds, claimed for this one a batch at a time.
+  NextVariant claimed_in_batches() {
+    const int batch = static_cast<int>(std::max<std::size_t>(
+        2, 2 * std::max<std::size_t>(ctx_.compile_pool.size(), ctx_.ordinals.size())));
+    return [this, batch,
+            claimed = std::deque<VariantRecord>()]() mutable -> std::optional<VariantRecord> {
+      if (claimed.empty() && !interrupted())
+        for (VariantRecord& v : ctx_.store.claim_variants(job_.id, batch))
+          claimed.push_back(std::move(v));
+      if (claimed.empty()) return std::nullopt;
+      VariantRecord next = std::move(claimed.front());
+      claimed.pop_front();
+      return next;
     };
+  }
+
+  // Nothing left to claim: while other daemons hold some of the job's variants, waits for them
+  // (polling at the heartbeat) until some became claimable again (released, or an expired
+  // lease), none is pending (the sweep is over), or the job was interrupted (and left paused or
+  // cancelled by finish_interrupted).
+  enum class Wait { claimable, over, interrupted };
+  Wait wait_for_other_daemons() {
+    bool told = false;
+    for (;;) {
+      const auto progress = ctx_.store.progress(job_.id);
+      const auto pending = progress.by_status.find("pending");
+      if (pending == progress.by_status.end() || pending->second == 0) return Wait::over;
+      const std::int64_t elsewhere = ctx_.store.leased_elsewhere(job_.id);
+      if (elsewhere < pending->second) return Wait::claimable;  // released or expired
+      if (!told) {
+        spdlog::info("job {}: {} variants run on other daemons; waiting for their outcomes",
+                     job_.id, elsewhere);
+        told = true;
+      }
+      const auto until = std::chrono::steady_clock::now() + ctx_.options.heartbeat;
+      while (std::chrono::steady_clock::now() < until) {
+        if (interrupted()) {
+          finish_interrupted();
+          return Wait::interrupted;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      ctx_.store.expire_leases();
+    }
   }
 
   // A searched job (engine/job_search.hpp): the searcher hands out batches while the pipeline
@@ -130,13 +180,18 @@ class JobExecution {
                  job_.id, family_.name, job_.shape_key, job_.dtype, limits_.arch, job_.search,
                  candidates.size(), job_.budget, batch);
     SearchFeed feed(ctx_.store, job_, std::move(candidates), batch);
-    const bool finished =
-        run_pipelined([&] { return feed.next(base_wall_seconds_ + timeline_.wall_seconds()); },
-                      batch, feed.handed_out());
+    // Each pick is claimed before it runs: one another daemon holds (or finished) is skipped.
+    const bool finished = run_pipelined(
+        [&]() -> std::optional<VariantRecord> {
+          while (auto pick = feed.next(base_wall_seconds_ + timeline_.wall_seconds()))
+            if (ctx_.store.claim_variant(pick->id)) return pick;
+          return std::nullopt;
+        },
+        batch);
     if (!finished) return;
     spdlog::info("job {}: {} search stopped: {}", job_.id, job_.search, to_string(feed.stopped()));
     publish_timing();
-    if (interrupted()) return finish_interrupted(feed.handed_out());
+    if (interrupted()) return finish_interrupted();
     final_comparison();
     ctx_.store.set_job_status(job_.id, JobStatus::done);
   }
@@ -158,10 +213,9 @@ class JobExecution {
     return true;
   }
 
-  bool run_compile_only(const std::vector<VariantRecord>& pending) {
+  bool run_compile_only(const NextVariant& next) {
     CompileQueue compiling;
     DrainOnExit drain_on_exit{compiling};
-    const NextVariant next = from_list(pending);
     bool more = true;
     while (more || !compiling.empty()) {
       // Serial: one compile at a time, the baseline for compile throughput too.
@@ -173,14 +227,18 @@ class JobExecution {
       compiling.pop_front();
       if (interrupted()) {
         drain(compiling);
-        finish_interrupted(pending);
+        finish_interrupted();
         return false;
       }
       if (!cv.failure) {
         VariantOutcome outcome;
         outcome.status = VariantStatus::compiled;
-        ctx_.store.record_outcome(cv.variant_id, outcome);
-        if (ctx_.metrics) ctx_.metrics->variant_ended(VariantStatus::compiled);
+        try {
+          ctx_.store.record_outcome(cv.variant_id, outcome);
+          if (ctx_.metrics) ctx_.metrics->variant_ended(VariantStatus::compiled);
+        } catch (const LeaseLost& lost) {
+          spdlog::warn("job {}: {}", job_.id, lost.what());
+        }
       }
       changed();
       publish_timing();
@@ -190,13 +248,7 @@ class JobExecution {
 
   // Compiles run ahead on every core; each compiled variant goes to whichever GPU of the job's
   // model is free next. At most two variants per GPU wait compiled, so a cancel drops little.
-  bool run_pipelined(const std::vector<VariantRecord>& pending) {
-    return run_pipelined(from_list(pending), 2 * ctx_.compile_pool.size(), pending);
-  }
-
-  // `pending`: the rows a cancel marks cancelled (those `next` handed out, for a searched job).
-  bool run_pipelined(const NextVariant& next, std::size_t lookahead,
-                     const std::vector<VariantRecord>& pending) {
+  bool run_pipelined(const NextVariant& next, std::size_t lookahead) {
     GpuJobScope scope(*ctx_.gpus, job_.id, ctx_.ordinals);
     ctx_.store.set_job_gpus(job_.id, static_cast<int>(ctx_.ordinals.size()));
     timeline_.mark_start(JobTimeline::Clock::now());
@@ -212,7 +264,7 @@ class JobExecution {
       if (interrupted()) {
         drain(compiling);
         stop_gpu_work();
-        finish_interrupted(pending);
+        finish_interrupted();
         return false;
       }
       rethrow_task_error();
@@ -226,17 +278,17 @@ class JobExecution {
   }
 
   // One variant at a time on the job's own GPU: compile it here, measure it, then the next.
-  bool run_serial(const std::vector<VariantRecord>& pending) {
+  bool run_serial(const NextVariant& next) {
     const int home = ctx_.ordinals.front();
     GpuJobScope scope(*ctx_.gpus, job_.id, {home});
     ctx_.store.set_job_gpus(job_.id, 1);
     timeline_.mark_start(JobTimeline::Clock::now());
-    for (const VariantRecord& variant : pending) {
+    while (auto variant = next()) {
       if (interrupted()) {
-        finish_interrupted(pending);
+        finish_interrupted();
         return false;
       }
-      CompiledVariant cv = compile(variant);
+      CompiledVariant cv = compile(*variant);
       if (cv.failure) continue;
       post_measure(std::move(cv), home);
       ctx_.gpus->wait_below(job_.id, 1);
@@ -261,7 +313,12 @@ class JobExecution {
                 has_speedup_baseline(family_) ? std::optional<double>(baseline_us) : std::nullopt;
             const MeasuredVariant measured = measure_variant(worker, device, on_gpu, *compiled,
                                                              speedup_over, ctx_.options, timeline_);
-            record_measured(ctx_.store, measured);
+            try {
+              record_measured(ctx_.store, measured);
+            } catch (const LeaseLost& lost) {
+              spdlog::warn("job {}: {}", job_.id, lost.what());
+              return;
+            }
             changed();
             if (ctx_.metrics) {
               ctx_.metrics->variant_ended(measured.outcome.status);
@@ -447,7 +504,17 @@ class JobExecution {
   // Gates 1-2 for one variant, recorded as they come back (on the compile pool's threads).
   CompiledVariant compile(const VariantRecord& variant) {
     CompiledVariant cv = compile_variant(cached_kernel(), family_, job_, variant, limits_);
-    record_compiled(ctx_.store, cv);
+    try {
+      record_compiled(ctx_.store, cv);
+    } catch (const LeaseLost& lost) {
+      // Another daemon owns the variant now (or the job was cancelled): it is not ours to go on.
+      spdlog::warn("job {}: {}", job_.id, lost.what());
+      VariantOutcome dropped;
+      dropped.status = VariantStatus::cancelled;
+      dropped.reason = lost.what();
+      cv.failure = dropped;
+      return cv;
+    }
     if (cv.failure) changed();
     attach_reference(cv);
     if (ctx_.metrics) {
@@ -488,20 +555,13 @@ class JobExecution {
     ctx_.gpus->wait_below(job_.id, 1);
   }
 
-  void finish_interrupted(const std::vector<VariantRecord>& pending) {
+  // Paused for a shutdown (the leases go back at stop), or cancelled: the store closes every
+  // pending variant of the job with the cancel, whichever daemon held it.
+  void finish_interrupted() {
     publish_timing();
     if (ctx_.stopping && ctx_.stopping()) {
       spdlog::info("job {}: paused for shutdown; it resumes when the daemon restarts", job_.id);
       return;
-    }
-    for (const auto& variant : pending) {
-      const auto current = ctx_.store.variant(variant.id);
-      if (current && current->status == VariantStatus::pending) {
-        VariantOutcome outcome;
-        outcome.status = VariantStatus::cancelled;
-        outcome.reason = "job cancelled";
-        ctx_.store.record_outcome(variant.id, outcome);
-      }
     }
     ctx_.store.set_job_status(job_.id, JobStatus::cancelled, "cancelled by request");
     spdlog::info("job {}: cancelled", job_.id);

@@ -43,6 +43,11 @@ struct SchedulerOptions {
   // first-pass medians) and the family's baseline are re-measured interleaved on one GPU; the
   // job's result (winner, speedup and its interval) comes from those samples (< 1: none).
   int final_candidates = 5;
+  // The fleet (db/lease_store.cpp): a job's variants are claimed in batches under a lease of this
+  // length, which a heartbeat extends this often; the heartbeat also expires other daemons'
+  // lapsed leases and looks for jobs other daemons queued.
+  std::chrono::milliseconds lease{30000};
+  std::chrono::milliseconds heartbeat{10000};
 };
 
 struct JobRunContext {

@@ -1,7 +1,12 @@
 #include "engine/job_scheduler.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -68,10 +73,57 @@ void JobScheduler::start() {
     for (std::size_t i = 0; i < queue->runners; ++i)
       queue->threads.emplace_back([this, raw] { run_queue(*raw); });
   }
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const DeviceInfo& device : devices_)
+    gpus.push_back({{"ordinal", device.ordinal},
+                    {"name", device.name},
+                    {"uuid", device.uuid},
+                    {"arch", device.arch}});
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
+  const std::int64_t daemon =
+      store_.register_daemon(host, static_cast<int>(getpid()), gpus.dump(), options_.lease.count());
+  spdlog::info("daemon {} on {}: leases of {} ms, heartbeat every {} ms", daemon, host,
+               options_.lease.count(), options_.heartbeat.count());
   const auto unfinished = store_.unfinished_jobs();
   if (!unfinished.empty())
     spdlog::info("resuming {} unfinished job(s) from the store", unfinished.size());
   for (std::int64_t id : unfinished) resume(id);
+  heartbeat_ = std::thread([this] { keep_leases(); });
+}
+
+void JobScheduler::keep_leases() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    heartbeat_wake_.wait_for(lock, options_.heartbeat, [&] { return stopping_; });
+    if (stopping_) return;
+    lock.unlock();
+    try {
+      store_.heartbeat();
+      const LeaseExpiry expiry = store_.expire_leases();
+      if (expiry.returned + expiry.faulted > 0)
+        spdlog::warn(
+            "leases of a lost daemon expired: {} variants planned again, {} recorded as "
+            "faults (their second expiry)",
+            expiry.returned, expiry.faulted);
+      take_up_unfinished_jobs();
+    } catch (const std::exception& e) {
+      spdlog::warn("heartbeat: {}", e.what());
+    }
+    lock.lock();
+  }
+}
+
+void JobScheduler::take_up_unfinished_jobs() {
+  for (const std::int64_t id : store_.unfinished_jobs()) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      if (active_.count(id) != 0 || left_to_others_.count(id) != 0) continue;
+    }
+    spdlog::info("job {}: unfinished, queued by another daemon; taking up its variants", id);
+    resume(id);
+  }
 }
 
 void JobScheduler::resume(std::int64_t job_id) {
@@ -80,6 +132,13 @@ void JobScheduler::resume(std::int64_t job_id) {
   try {
     enqueue(*job, resolve_target(target_spec_of(*job), devices_));
   } catch (const TargetError& error) {
+    if (store_.shared()) {
+      // Another daemon of the fleet may have the GPU; this one leaves the job alone.
+      std::lock_guard lock(mutex_);
+      if (left_to_others_.insert(job_id).second)
+        spdlog::info("job {}: left to other daemons: {}", job_id, error.what());
+      return;
+    }
     const std::string reason = job->mode == JobMode::compile
                                    ? error.what()
                                    : "device " + job->device_name + " (" + job->device_uuid +
@@ -97,6 +156,8 @@ void JobScheduler::stop() {
     stopping_ = true;
   }
   for (auto& queue : queues_) queue->wake.notify_all();
+  heartbeat_wake_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
   // Runners first: a job winding down still waits for its running GPU task, which needs a lane.
   for (auto& queue : queues_) {
     for (auto& thread : queue->threads)
@@ -105,7 +166,13 @@ void JobScheduler::stop() {
   }
   gpu_pool_->stop();
   events_.stop();
+  try {
+    store_.release_leases();  // nothing runs now: what was claimed goes back for anyone
+  } catch (const std::exception& e) {
+    spdlog::warn("releasing this daemon's leases: {} (they expire instead)", e.what());
+  }
   std::lock_guard lock(mutex_);
+  active_.clear();
   started_ = false;
 }
 
@@ -138,6 +205,7 @@ void JobScheduler::enqueue(const JobRecord& job, JobTarget target) {
   }
   {
     std::lock_guard lock(mutex_);
+    if (!active_.insert(job.id).second) return;  // already queued or running here
     queue->waiting.push_back({job.id, std::move(target), std::move(ordinals)});
     metrics_.job_queued();
   }
@@ -176,6 +244,10 @@ void JobScheduler::run_queue(Queue& queue) {
     run_job(next.job_id, ctx);
     events_.touch(next.job_id);  // its last state: done, failed, cancelled (or paused)
     // Counted here, where every way a runner ends meets (a job paused for shutdown is not).
+    {
+      std::lock_guard lock(mutex_);
+      active_.erase(next.job_id);
+    }
     const auto ended = store_.job(next.job_id);
     if (ended && (ended->status == JobStatus::done || ended->status == JobStatus::failed ||
                   ended->status == JobStatus::cancelled))

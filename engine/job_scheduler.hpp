@@ -3,6 +3,13 @@
 // GPUs, sharing them with the others in turn (GpuTaskQueue has the policy). Compile-only jobs run
 // one at a time on their own runner. Jobs left queued or running by a previous daemon are resumed
 // at start(); finished variants are not repeated.
+//
+// A fleet: every daemon on one database registers itself at start() (host, pid, GPUs) and claims
+// a job's variants with leases (db/lease_store.cpp). A heartbeat thread extends this daemon's
+// leases, expires lapsed ones of daemons that died, and takes up unfinished jobs another daemon
+// queued, so any daemon on the database works on any job it can run. On PostgreSQL a job this
+// host cannot run (its GPU model is elsewhere) is left to the daemons that can; on SQLite (one
+// daemon) it fails, as before.
 #pragma once
 
 #include <condition_variable>
@@ -10,6 +17,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +67,8 @@ class JobScheduler {
  private:
   struct Queue;  // jobs waiting for one of its runners: compile-only, or one GPU model
   void run_queue(Queue& queue);
+  void keep_leases();  // the heartbeat thread
+  void take_up_unfinished_jobs();
   void resume(std::int64_t job_id);
   Queue* queue_for(const JobTarget& target, std::vector<int>* ordinals);
   bool is_stopping();
@@ -73,6 +83,10 @@ class JobScheduler {
   EngineMetrics metrics_{devices_};
   JobEventHub events_;
   std::uint64_t seed_ = 1;
+  std::thread heartbeat_;
+  std::condition_variable heartbeat_wake_;
+  std::set<std::int64_t> active_;          // jobs queued or running here
+  std::set<std::int64_t> left_to_others_;  // jobs this host cannot run (logged once)
   bool started_ = false;
   bool stopping_ = false;
   std::mutex mutex_;

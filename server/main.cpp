@@ -42,6 +42,8 @@ struct DaemonOptions {
   std::filesystem::path work_dir;  // default: <db>.work next to the db (PostgreSQL: kerntune.work)
   int compile_threads = 0;
   int compile_nice = 10;
+  double lease_seconds = 30;     // a daemon's claim on variants without a heartbeat
+  double heartbeat_seconds = 0;  // 0: a third of the lease
   int io_threads = 2;
   int query_threads = kt::kDefaultReadConnections;
   std::size_t max_connections = kt::kDefaultMaxConnections;
@@ -218,6 +220,16 @@ int run_daemon(const DaemonOptions& options) {
                                             : std::filesystem::path(options.db.string() + ".work");
   scheduler_options.compile_threads = options.compile_threads;
   scheduler_options.compile_nice = options.compile_nice;
+  scheduler_options.lease = std::chrono::milliseconds(
+      static_cast<std::int64_t>(std::max(1.0, options.lease_seconds * 1000.0)));
+  scheduler_options.heartbeat = options.heartbeat_seconds > 0
+                                    ? std::chrono::milliseconds(static_cast<std::int64_t>(
+                                          std::max(1.0, options.heartbeat_seconds * 1000.0)))
+                                    : scheduler_options.lease / 3;
+  if (scheduler_options.heartbeat >= scheduler_options.lease)
+    throw StartupError(
+        "--heartbeat-seconds must be shorter than --lease-seconds, or leases "
+        "expire between heartbeats");
   std::filesystem::create_directories(scheduler_options.work_dir);
   // Before the scheduler starts: resumed jobs of a registered family find it.
   std::unique_ptr<kt::FamilyRegistrar> registrar =
@@ -282,6 +294,15 @@ int main(int argc, char** argv) {
                  "contention compiling yields the cores to serving requests")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
+  app.add_option("--lease-seconds", options.lease_seconds,
+                 "how long this daemon's claim on a job's variants lasts without a heartbeat; "
+                 "after it, other daemons on the same database take them over")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--heartbeat-seconds", options.heartbeat_seconds,
+                 "how often the daemon extends its leases and looks for jobs other daemons "
+                 "queued (default: a third of the lease)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--io-threads", options.io_threads, "HTTP I/O threads")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -78,6 +78,12 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed)
     for (const char* column : {"driver_version", "nvrtc_version", "family_hash", "warm_start_json"})
       raw.exec(std::string("ALTER TABLE jobs DROP COLUMN ") + column);
     raw.exec("DROP TABLE registered_families");  // schema 7's, after the keys
+    // And what the later steps added (the fleet's leases).
+    raw.exec("DROP INDEX variants_by_lease");
+    raw.exec("DROP TABLE daemons");
+    for (const char* column :
+         {"lease_owner", "lease_expires_ms", "lease_expiries", "lease_history"})
+      raw.exec(std::string("ALTER TABLE variants DROP COLUMN ") + column);
     raw.exec("PRAGMA user_version = 5");
   }
   Store store(db_path());

@@ -1,0 +1,278 @@
+// kt::Store: the fleet. Daemons sharing one database register (host, pid, GPUs, lease length) and
+// claim a job's planned variants with leases: an owner and an expiry by the database's clock,
+// extended by the owner's heartbeat. A variant's results are written only by its lease holder;
+// an expired lease sends the variant back to planned, and a variant whose lease expired twice
+// (its daemons died while holding it) is recorded as a fault instead of being handed out again.
+#include <unistd.h>
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "db/connection.hpp"
+#include "db/dialect.hpp"
+#include "db/rows.hpp"
+#include "db/store.hpp"
+
+namespace kt {
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string describe_daemon(db::Connection& db, std::int64_t id) {
+  db::Statement query(db, "SELECT host, pid FROM daemons WHERE id = ?");
+  query.bind(1, id);
+  if (!query.step()) return "daemon " + std::to_string(id);
+  return "daemon " + std::to_string(id) + " (" + query.column(0).text() + ", pid " +
+         std::to_string(query.column(1).int64()) + ")";
+}
+
+}  // namespace
+
+std::int64_t Store::register_daemon(const std::string& host, int pid, const std::string& gpus_json,
+                                    std::int64_t lease_ms) {
+  if (lease_ms < 1) throw std::invalid_argument("a lease lasts at least 1 ms");
+  std::lock_guard lock(mutex_);
+  return db::with_context("register_daemon", [&] {
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    const std::string now_ms = db::now_ms_sql(db_->dialect());
+    db::Statement insert(*db_,
+                         "INSERT INTO daemons (host, pid, gpus_json, lease_ms, started_at,"
+                         " heartbeat_ms) VALUES (?, ?, ?, ?, " +
+                             db::now_sql(db_->dialect()) + ", " + now_ms + ") RETURNING id");
+    insert.bind(1, host);
+    insert.bind(2, pid);
+    insert.bind(3, gpus_json);
+    insert.bind(4, lease_ms);
+    if (!insert.step()) throw std::runtime_error("insert returned no daemon id");
+    const std::int64_t id = insert.column(0).int64();
+    insert.step();
+    if (db_->dialect() == db::Dialect::sqlite) {
+      // One daemon per SQLite file: whoever held leases before is gone, and this one resumes.
+      db::Statement release(*db_,
+                            "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL"
+                            " WHERE lease_owner IS NOT NULL AND lease_owner <> ?");
+      release.bind(1, id);
+      release.exec();
+      db::Statement stopped(*db_, "UPDATE daemons SET stopped = 1 WHERE id <> ?");
+      stopped.bind(1, id);
+      stopped.exec();
+    }
+    transaction.commit();
+    lease_ms_ = lease_ms;
+    daemon_id_ = id;
+    return id;
+  });
+}
+
+std::optional<std::int64_t> Store::daemon_id() const {
+  const std::int64_t id = daemon_id_.load();
+  if (id == 0) return std::nullopt;
+  return id;
+}
+
+std::int64_t Store::ensure_daemon() {
+  if (const std::int64_t id = daemon_id_.load(); id != 0) return id;
+  return register_daemon(this_host(), static_cast<int>(getpid()), "[]", lease_ms_);
+}
+
+std::vector<DaemonRecord> Store::daemons() {
+  const auto reader = readers_->acquire();
+  return db::with_context("daemons", [&] {
+    db::Statement query(*reader, "SELECT id, host, pid, gpus_json, lease_ms, started_at, " +
+                                     db::now_ms_sql((*reader).dialect()) +
+                                     " - heartbeat_ms, stopped FROM daemons ORDER BY id");
+    std::vector<DaemonRecord> out;
+    while (query.step()) {
+      DaemonRecord d;
+      d.id = query.column(0).int64();
+      d.host = query.column(1).text();
+      d.pid = query.column(2).integer();
+      d.gpus_json = query.column(3).text();
+      d.lease_ms = query.column(4).int64();
+      d.started_at = query.column(5).text();
+      d.heartbeat_age_ms = query.column(6).int64();
+      d.stopped = query.column(7).int64() != 0;
+      d.alive = !d.stopped && d.heartbeat_age_ms <= d.lease_ms;
+      out.push_back(std::move(d));
+    }
+    return out;
+  });
+}
+
+void Store::heartbeat() {
+  const std::int64_t id = daemon_id_.load();
+  if (id == 0) return;
+  std::lock_guard lock(mutex_);
+  db::with_context("heartbeat", [&] {
+    mutex_.touches_no_answer();
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    const std::string now_ms = db::now_ms_sql(db_->dialect());
+    db::Statement beat(*db_, "UPDATE daemons SET heartbeat_ms = " + now_ms + " WHERE id = ?");
+    beat.bind(1, id);
+    beat.exec();
+    db::Statement extend(*db_, "UPDATE variants SET lease_expires_ms = " + now_ms +
+                                   " + ?2 WHERE lease_owner = ?1 AND status = 'pending'");
+    extend.bind(1, id);
+    extend.bind(2, lease_ms_);
+    extend.exec();
+    transaction.commit();
+  });
+}
+
+LeaseExpiry Store::expire_leases() {
+  std::lock_guard lock(mutex_);
+  return db::with_context("expire_leases", [&] {
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    LeaseExpiry expiry;
+    struct Expired {
+      std::int64_t id, owner, expiries;
+      std::string history;
+    };
+    std::vector<Expired> expired;
+    {
+      db::Statement query(*db_,
+                          "SELECT id, lease_owner, lease_expiries, lease_history FROM variants"
+                          " WHERE lease_owner IS NOT NULL AND lease_expires_ms < " +
+                              db::now_ms_sql(db_->dialect()) + " AND status = 'pending'" +
+                              db::claim_rows_sql(db_->dialect()));
+      while (query.step())
+        expired.push_back({query.column(0).int64(), query.column(1).int64(),
+                           query.column(2).int64(), query.column(3).text()});
+    }
+    if (expired.empty()) {
+      mutex_.touches_no_answer();
+      return expiry;
+    }
+    db::Statement back(*db_,
+                       "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
+                       " lease_expiries = ?2, lease_history = ?3 WHERE id = ?1");
+    for (const Expired& e : expired) {
+      const std::string history =
+          (e.history.empty() ? "" : e.history + "; ") + describe_daemon(*db_, e.owner);
+      back.bind(1, e.id);
+      back.bind(2, e.expiries + 1);
+      back.bind(3, history);
+      back.exec();
+      back.reset();
+      if (e.expiries + 1 < kLeaseExpiriesToFault) {
+        ++expiry.returned;
+        continue;
+      }
+      VariantOutcome fault;
+      fault.status = VariantStatus::crashed;
+      fault.failed_gate = "lease";
+      fault.reason = "its lease expired " + std::to_string(e.expiries + 1) +
+                     " times: the daemons holding it died (" + history +
+                     "); recorded as a fault, not retried";
+      write_outcome(e.id, fault);
+      ++expiry.faulted;
+    }
+    transaction.commit();
+    return expiry;
+  });
+}
+
+std::vector<VariantRecord> Store::claim_variants(std::int64_t job_id, int limit) {
+  if (limit < 1) return {};
+  const std::int64_t owner = ensure_daemon();
+  expire_leases();
+  std::lock_guard lock(mutex_);
+  return db::with_context("claim_variants for job " + std::to_string(job_id), [&] {
+    mutex_.touches_job(job_id);  // the lease columns are no answer's, but keep it simple
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Statement claim(*db_, "UPDATE variants SET lease_owner = ?1, lease_expires_ms = " +
+                                  db::now_ms_sql(db_->dialect()) +
+                                  " + ?2 WHERE id IN (SELECT id FROM variants WHERE job_id = ?3"
+                                  " AND status = 'pending' AND lease_owner IS NULL ORDER BY id"
+                                  " LIMIT ?4" +
+                                  db::claim_rows_sql(db_->dialect()) + ") RETURNING id");
+    claim.bind(1, owner);
+    claim.bind(2, lease_ms_);
+    claim.bind(3, job_id);
+    claim.bind(4, limit);
+    std::vector<std::int64_t> ids;
+    while (claim.step()) ids.push_back(claim.column(0).int64());
+    std::sort(ids.begin(), ids.end());
+    std::vector<VariantRecord> claimed;
+    for (const std::int64_t id : ids)
+      if (auto variant = db::load_variant(*db_, id)) claimed.push_back(std::move(*variant));
+    transaction.commit();
+    return claimed;
+  });
+}
+
+bool Store::claim_variant(std::int64_t variant_id) {
+  const std::int64_t owner = ensure_daemon();
+  expire_leases();
+  std::lock_guard lock(mutex_);
+  return db::with_context("claim_variant " + std::to_string(variant_id), [&] {
+    mutex_.touches_no_answer();
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Statement claim(*db_, "UPDATE variants SET lease_owner = ?1, lease_expires_ms = " +
+                                  db::now_ms_sql(db_->dialect()) +
+                                  " + ?2 WHERE id = ?3 AND status = 'pending'"
+                                  " AND (lease_owner IS NULL OR lease_owner = ?1)");
+    claim.bind(1, owner);
+    claim.bind(2, lease_ms_);
+    claim.bind(3, variant_id);
+    const bool claimed = claim.exec() == 1;
+    transaction.commit();
+    return claimed;
+  });
+}
+
+std::int64_t Store::leased_elsewhere(std::int64_t job_id) {
+  const auto reader = readers_->acquire();
+  return db::with_context("leased_elsewhere for job " + std::to_string(job_id), [&] {
+    db::Statement query(*reader,
+                        "SELECT COUNT(*) FROM variants WHERE job_id = ?1"
+                        " AND status = 'pending' AND lease_owner IS NOT NULL"
+                        " AND lease_owner <> ?2");
+    query.bind(1, job_id);
+    query.bind(2, daemon_id_.load());
+    return query.step() ? query.column(0).int64() : 0;
+  });
+}
+
+void Store::release_leases() {
+  const std::int64_t id = daemon_id_.load();
+  if (id == 0) return;
+  std::lock_guard lock(mutex_);
+  db::with_context("release_leases", [&] {
+    mutex_.touches_no_answer();
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Statement release(*db_,
+                          "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL"
+                          " WHERE lease_owner = ?");
+    release.bind(1, id);
+    release.exec();
+    db::Statement stopped(*db_, "UPDATE daemons SET stopped = 1 WHERE id = ?");
+    stopped.bind(1, id);
+    stopped.exec();
+    transaction.commit();
+  });
+}
+
+void Store::require_lease(std::int64_t variant_id) {
+  const std::int64_t id = daemon_id_.load();
+  if (id == 0) return;
+  db::Statement query(*db_, "SELECT lease_owner, status FROM variants WHERE id = ?");
+  query.bind(1, variant_id);
+  if (!query.step())
+    throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
+  const db::Column owner = query.column(0);
+  if (!owner.is_null() && owner.int64() == id) return;
+  const std::string status = query.column(1).text();
+  throw LeaseLost("variant " + std::to_string(variant_id) + ": daemon " + std::to_string(id) +
+                  " no longer holds its lease (" +
+                  (status != "pending" ? "it ended " + status
+                   : owner.is_null()   ? "it expired"
+                                       : "daemon " + std::to_string(owner.int64()) + " holds it") +
+                  "); nothing written");
+}
+
+}  // namespace kt

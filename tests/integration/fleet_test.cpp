@@ -1,0 +1,142 @@
+// A fleet on one machine (issue 17): two real kerntuned processes on one throw-away PostgreSQL
+// database share a compile-mode job submitted to one of them; that one is killed with kill -9
+// halfway, and the other finishes the job after the dead daemon's leases expire (short leases
+// from the command line). Every planned variant ends with exactly one outcome, and the history
+// (GET /v1/jobs/{id}, /v1/jobs/{id}/variants) reads the same from any daemon on the database.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "bench/daemon_process.hpp"
+#include "client/kerntune_client.hpp"
+#include "db/connection.hpp"
+#include "support/postgres_cluster.hpp"
+#include "support/test_paths.hpp"
+
+namespace kt {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::int64_t kBudget = 24;
+
+class PostgresqlFleetTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<bench::DaemonProcess> start(const std::string& tag) {
+    return std::make_unique<bench::DaemonProcess>(
+        test::binary_dir() / "kerntuned", uri_, dir_.path() / ("kerntuned-" + tag + ".log"),
+        std::vector<std::string>{"--families", (test::source_dir() / "kernel_templates").string(),
+                                 "--compile-threads", "1", "--work-dir",
+                                 (dir_.path() / ("work-" + tag)).string(), "--lease-seconds", "2",
+                                 "--heartbeat-seconds", "0.4"});
+  }
+
+  std::int64_t submit(const Client& client) {
+    JobSpec spec;
+    spec.family = "gemm";
+    spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
+    spec.dtype = "bf16";
+    spec.mode = "compile";
+    spec.arch = "sm_90a";
+    spec.budget = kBudget;
+    return client.submit_job(spec).at("id").get<std::int64_t>();
+  }
+
+  std::int64_t query_int(const std::string& sql) const {
+    auto db = db::open_connection(uri_, db::Access::read);
+    db::Statement query(*db, sql);
+    if (!query.step()) throw std::runtime_error("no row from: " + sql);
+    return query.column(0).int64();
+  }
+
+  // The job's variants through the compile gates as a daemon answers it (pruned ones are counted
+  // as finished from the start), or -1 when it does not answer.
+  static std::int64_t finished(const Client& client, std::int64_t job) {
+    try {
+      const nlohmann::json by_status = client.job(job).at("progress").at("by_status");
+      std::int64_t gated = 0;
+      for (const char* done : {"compiled", "compile_error", "resource_exceeded"})
+        gated += by_status.value(done, std::int64_t{0});
+      return gated;
+    } catch (const std::exception&) {
+      return -1;
+    }
+  }
+
+  test::TempDir dir_;
+  std::string uri_ = test::PostgresCluster::shared().create_database();
+};
+
+TEST_F(PostgresqlFleetTest, TwoDaemonsShareACompileJobAndTheSurvivorFinishesItAfterAKillNine) {
+  auto first = start("first");
+  auto second = start("second");
+  first->wait_healthy(60s);
+  second->wait_healthy(60s);
+  const Client via_first(first->url());
+  const Client via_second(second->url());
+  const std::int64_t job = submit(via_first);
+
+  // The second daemon takes up the job the first one queued (its heartbeat looks for jobs).
+  ASSERT_TRUE(second->wait_for_log("job " + std::to_string(job) + ": unfinished, queued by", 30s))
+      << second->log_tail();
+  // Kill the first halfway: once a third of the variants have their outcome.
+  const auto deadline = Clock::now() + 60s;
+  std::int64_t at_kill = 0;
+  while (Clock::now() < deadline) {
+    at_kill = finished(via_second, job);
+    if (at_kill >= kBudget / 3) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_GE(at_kill, kBudget / 3) << first->log_tail() << second->log_tail();
+  ASSERT_LT(at_kill, kBudget) << "the job ended before the kill: nothing was left to take over";
+  // ... and while it holds leases (it claims its next batch as soon as one is compiled).
+  const std::string held_by_first =
+      "SELECT COUNT(*) FROM variants v JOIN daemons d ON d.id = v.lease_owner"
+      " WHERE d.pid = " +
+      std::to_string(first->pid()) + " AND v.status = 'pending'";
+  while (Clock::now() < deadline && query_int(held_by_first) == 0)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(first->kill_now());
+
+  // The survivor finishes it: the dead daemon's leases expire (2 s) and are claimed again.
+  nlohmann::json done;
+  const auto finish_by = Clock::now() + 90s;
+  while (Clock::now() < finish_by) {
+    done = via_second.job(job);
+    if (done.value("status", "") != "queued" && done.value("status", "") != "running") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(done.value("status", ""), "done") << done.dump() << second->log_tail();
+
+  // Every planned variant has exactly one outcome: none pending, none leased, none faulted (one
+  // expiry each at most), and the counts add up to the rows.
+  const std::int64_t rows =
+      query_int("SELECT COUNT(*) FROM variants WHERE job_id = " + std::to_string(job));
+  EXPECT_GE(rows, kBudget);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE job_id = " + std::to_string(job) +
+                      " AND status IN ('pending', 'crashed', 'cancelled')"),
+            0);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE lease_owner IS NOT NULL"), 0);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE lease_expiries > 1"), 0);
+  // What the killed daemon held came back through an expiry and was finished by the survivor.
+  EXPECT_GE(query_int("SELECT COUNT(*) FROM variants WHERE lease_expiries = 1"), 1);
+  const nlohmann::json& progress = done.at("progress");
+  EXPECT_EQ(progress.value("total", std::int64_t{0}), progress.value("finished", std::int64_t{-1}));
+  std::int64_t ended = 0;  // rows with an outcome: all statuses but pending (pruned are counts)
+  for (const auto& [status, count] : progress.at("by_status").items())
+    if (status != "pruned" && status != "pending") ended += count.get<std::int64_t>();
+  EXPECT_EQ(ended, rows);
+
+  // The history is the same from any daemon on the database: the survivor and a fresh one.
+  auto third = start("third");
+  third->wait_healthy(60s);
+  const Client via_third(third->url());
+  EXPECT_EQ(via_second.job(job), via_third.job(job));
+  EXPECT_EQ(via_second.variants(job), via_third.variants(job));
+  EXPECT_EQ(via_third.variants(job).at("variants").size(), static_cast<std::size_t>(rows));
+}
+
+}  // namespace
+}  // namespace kt
