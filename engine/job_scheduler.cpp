@@ -115,7 +115,17 @@ void JobScheduler::keep_leases() {
 }
 
 void JobScheduler::take_up_unfinished_jobs() {
-  for (const std::int64_t id : store_.unfinished_jobs()) {
+  const std::vector<std::int64_t> unfinished = store_.unfinished_jobs();
+  if (store_.shared()) {
+    // Other daemons' progress reaches this one's event streams through the store: every job
+    // unfinished now, or at the last heartbeat (its final state), is read again.
+    std::set<std::int64_t> now(unfinished.begin(), unfinished.end());
+    for (const std::int64_t id : now) events_.touch(id);
+    for (const std::int64_t id : watched_)
+      if (now.count(id) == 0) events_.touch(id);
+    watched_ = std::move(now);
+  }
+  for (const std::int64_t id : unfinished) {
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;

@@ -87,6 +87,7 @@ class JobScheduler {
   std::condition_variable heartbeat_wake_;
   std::set<std::int64_t> active_;          // jobs queued or running here
   std::set<std::int64_t> left_to_others_;  // jobs this host cannot run (logged once)
+  std::set<std::int64_t> watched_;         // unfinished at the last heartbeat (heartbeat thread)
   bool started_ = false;
   bool stopping_ = false;
   std::mutex mutex_;
