@@ -170,10 +170,12 @@ class Store {
   std::vector<double> compile_times_ms(std::int64_t job_id);
 
   // The fleet (db/lease_store.cpp). A daemon registers once (host, pid, GPUs, lease length);
-  // from then on this store writes a variant's compile results and outcome only while that
-  // daemon holds the variant's lease, else LeaseLost. Without a registration (tools, tests) no
-  // lease is checked. On SQLite (one daemon per file) registering also releases every earlier
-  // daemon's leases, which a restart takes over; on PostgreSQL they wait for their expiry.
+  // from then on this store refuses (LeaseLost, nothing written) a variant's compile results and
+  // outcome when another daemon holds its lease or it already has its outcome and no lease of
+  // this daemon; a planned variant no daemon holds may be written (a tool's direct write).
+  // Without a registration no lease is checked. On SQLite (one daemon per file) registering also
+  // releases every earlier daemon's leases, which a restart takes over; on PostgreSQL they wait for
+  // their expiry.
   std::int64_t register_daemon(const std::string& host, int pid, const std::string& gpus_json,
                                std::int64_t lease_ms = kDefaultLeaseMs);
   std::optional<std::int64_t> daemon_id() const;
@@ -273,7 +275,7 @@ class Store {
   std::int64_t ensure_daemon();  // registers one for this host and process if none
   // record_outcome's write, inside the caller's transaction (mutex_ held).
   void write_outcome(std::int64_t variant_id, const VariantOutcome& outcome);
-  // Throws LeaseLost unless the registered daemon (if any) holds the variant's lease. mutex_ held.
+  // Throws LeaseLost when the write would not be the lease holder's (see register_daemon).
   void require_lease(std::int64_t variant_id);
 
   db::WriterMutex mutex_;  // the writer

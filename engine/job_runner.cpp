@@ -145,6 +145,11 @@ class JobExecution {
   Wait wait_for_other_daemons() {
     bool told = false;
     for (;;) {
+      // A cancel (or shutdown) stops the claims: nothing more is claimable for this daemon.
+      if (interrupted()) {
+        finish_interrupted();
+        return Wait::interrupted;
+      }
       const auto progress = ctx_.store.progress(job_.id);
       const auto pending = progress.by_status.find("pending");
       if (pending == progress.by_status.end() || pending->second == 0) return Wait::over;
