@@ -342,6 +342,20 @@ function staleness(job) {
 function shortKey(value) { return String(value).length > 12 ? String(value).slice(0, 12) + "…" : String(value); }
 
 // The tuned shapes whose fastest configs seeded the job's search, linked to their jobs.
+// The ratio to the baseline that a user can trust: the job's final comparison (re-measured
+// interleaved, with its 95% interval) when there is one; the first pass's ratio only as such.
+function versusBaseline(job, best) {
+  const final = best.final;
+  if (final && final.speedup) {
+    const verdict = job.comparison && job.comparison.baseline_wins ? "the baseline is the answer"
+                  : final.faster_than_baseline ? "ours is faster" : "a tie within the noise";
+    return `<p id="best-final">final comparison, interleaved: ${fmt(final.median_us)} µs vs the baseline's
+      ${fmt(final.baseline_median_us)} µs: <b>${fmt(final.speedup, 3)}×</b>
+      [${fmt(final.speedup_low, 3)}, ${fmt(final.speedup_high, 3)}] (95% interval), ${verdict}</p>`;
+  }
+  return best.speedup ? `<p class="muted">${fmt(best.speedup, 2)}× the baseline in the first pass (no final comparison, no interval)</p>` : "";
+}
+
 function warmStart(warm) {
   if (!warm || !warm.from || !warm.from.length) return `<span id="job-warm-start" class="muted">none</span>`;
   const sources = warm.from.map((f) => `<a href="#/jobs/${esc(f.job_id)}">${esc(shapeText(f.shape))}</a> (distance ${fmt(f.distance, 2)})`);
@@ -367,7 +381,7 @@ async function showJob(view, jobId) {
     document.getElementById("job-summary").innerHTML = [
       ["family", job.family], ["shape", shapeText(job.shape)], ["dtype", job.dtype], ["mode", job.mode],
       ["GPU", job.device_name || "–"], ["arch", job.arch], ["status", null], ["progress", null],
-      ["baseline", job.reference_us ? fmt(job.reference_us) + " µs" : "–"],
+      ["baseline (first pass)", job.reference_us ? fmt(job.reference_us) + " µs" : "–"],
       ["variants/min", job.stats ? fmt(job.stats.variants_per_minute) : "–"],
       ["results", null], ["warm start", null],
     ].map(([k, v]) => `<div><b>${k}</b>${k === "status" ? statusBadge(job.status) + (job.reason ? ` <span class="reason">${esc(job.reason)}</span>` : "")
@@ -376,7 +390,7 @@ async function showJob(view, jobId) {
                                        : k === "warm start" ? warmStart(job.warm_start) : esc(v)}</div>`).join("");
     document.getElementById("job-best").innerHTML = best
       ? `<p><a href="#" id="best-link">variant ${best.id}</a> <code>${esc(best.template)} ${esc(configText(best.config))}</code></p>
-         <p>${fmt(best.median_us)} µs${best.tflops ? `, ${fmt(best.tflops)} TFLOP/s` : ""}${best.speedup ? `, ${fmt(best.speedup, 2)}× the baseline` : ""}</p>`
+         <p>${fmt(best.median_us)} µs${best.tflops ? `, ${fmt(best.tflops)} TFLOP/s` : ""}</p>${versusBaseline(job, best)}`
       : `<p class="muted">nothing measured yet</p>`;
     const bestLink = document.getElementById("best-link");
     if (bestLink) bestLink.addEventListener("click", (e) => { e.preventDefault(); pick(best.id); });

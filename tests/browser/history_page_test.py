@@ -110,6 +110,10 @@ class HistoryPage(unittest.TestCase):
         bars = self.js("const d = document.getElementById('plot-outcomes').data[0]; return [d.x, d.y]")
         self.assertEqual(dict(zip(bars[0], bars[1])), outcomes)
 
+        # No final comparison in this job: the Best card gives the first pass's ratio as such.
+        self.assertIn("in the first pass (no final comparison, no interval)",
+                      self.browser.find_element(By.ID, "job-best").text)
+
         # Staleness: the job was tuned with other family sources than the daemon serves now.
         staleness = self.browser.find_element(By.ID, "job-staleness")
         self.assertEqual(staleness.text, "stale")
@@ -144,6 +148,18 @@ class HistoryPage(unittest.TestCase):
         if os.environ.get("KERNTUNE_SCREENSHOT"):
             self.browser.find_element(By.ID, "close-details").click()
             self.browser.save_screenshot(os.environ["KERNTUNE_SCREENSHOT"])
+        self.assert_console_clean()
+
+    def test_the_best_card_gives_the_final_comparison_with_its_interval(self) -> None:
+        job = self.seed["small_job"]
+        final = self.client.best("gemm", {"M": 2048, "N": 2048, "K": 2048}, "bf16", device=H100)
+        self.open(f"/jobs/{job}")
+        text = WebDriverWait(self.browser, 10).until(lambda b: b.find_element(By.ID, "best-final")).text
+        raw = self.js(f"return fetch('/v1/jobs/{job}').then(r => r.json()).then(j => j.best.final)")
+        self.assertIn(f"{raw['speedup']:.3f}× [{raw['speedup_low']:.3f}, {raw['speedup_high']:.3f}] (95% interval)", text)
+        self.assertIn(f"vs the baseline's {raw['baseline_median_us']:.1f} µs", text)
+        self.assertIn("ours is faster", text)
+        self.assertEqual(final.variant_id, self.js(f"return fetch('/v1/jobs/{job}').then(r => r.json()).then(j => j.best.id)"))
         self.assert_console_clean()
 
     def test_jobs_list_filters_and_follows_a_live_job(self) -> None:

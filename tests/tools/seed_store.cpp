@@ -2,17 +2,20 @@
 // would leave them, for the history page's browser test and for screenshots on a machine
 // without a GPU. Deterministic: the same counts and figures every run (the browser test checks
 // the plots against them). Usage: kt_seed_store DB_FILE; prints the seeded job ids as JSON.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "db/store.hpp"
 #include "tuner/config.hpp"
+#include "tuner/interleaved_protocol.hpp"
 
 namespace {
 
@@ -106,7 +109,39 @@ kt::NewJob gemm_job(std::int64_t m, const std::string& dtype, const std::string&
   return job;
 }
 
-// A finished tune job whose variants are all measured.
+// The final comparison a tune job ends with: its two fastest variants and the baseline
+// re-measured interleaved (each keeps its first-pass median, so the front's order stays), the
+// baseline 2% faster than in the first pass, speedups with a +-0.8% interval.
+kt::InterleavedResult final_comparison(std::vector<std::pair<std::int64_t, double>> medians,
+                                       double reference_us) {
+  std::sort(medians.begin(), medians.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  kt::InterleavedResult result;
+  kt::TimingSummary baseline;
+  baseline.median_us = baseline.min_us = baseline.p10_us = baseline.p90_us = baseline.mean_us =
+      reference_us * 0.98;
+  baseline.trials = 16;
+  baseline.converged = true;
+  result.baseline_timing = baseline;
+  result.baseline = {{"kind", "cublaslt_gemm"}, {"library", "seeded"}};
+  for (std::size_t i = 0; i < 2 && i < medians.size(); ++i) {
+    kt::TimingSummary timing = baseline;
+    timing.median_us = timing.min_us = timing.p10_us = timing.p90_us = timing.mean_us =
+        medians[i].second;
+    const double speedup = baseline.median_us / timing.median_us;
+    result.variant_ids.push_back(medians[i].first);
+    result.timings.push_back(timing);
+    result.speedups.push_back({speedup, speedup * 0.992, speedup * 1.008});
+  }
+  result.winner_variant_id = result.variant_ids.front();
+  result.runner_up_variant_id = result.variant_ids.size() > 1 ? result.variant_ids[1] : 0;
+  result.margin = medians.size() > 1 ? medians[1].second / medians[0].second - 1 : 0;
+  result.distinguishable = result.margin > 0.01;
+  result.reason = "seeded";
+  return result;
+}
+
+// A finished tune job whose variants are all measured, with its final comparison.
 std::int64_t seed_small_job(kt::Store& store, Sequence& random, const kt::NewJob& job, int count,
                             double reference_us) {
   const std::int64_t id = store.create_job(job);
@@ -114,10 +149,14 @@ std::int64_t seed_small_job(kt::Store& store, Sequence& random, const kt::NewJob
   store.set_job_reference(id, reference_us);
   std::vector<kt::VariantRecord> plan;
   for (int i = 0; i < count; ++i) plan.push_back(planned(i));
+  std::vector<std::pair<std::int64_t, double>> medians;
   for (const auto& v : store.plan_variants(id, plan)) {
     store.record_compile(v.id, compiled(random, static_cast<int>(v.id)), 128, 0);
-    store.record_outcome(v.id, measured(random, reference_us));
+    const kt::VariantOutcome outcome = measured(random, reference_us);
+    medians.emplace_back(v.id, outcome.timing->median_us);
+    store.record_outcome(v.id, outcome);
   }
+  store.record_winner_comparison(id, final_comparison(medians, reference_us));
   store.set_job_status(id, kt::JobStatus::done);
   return id;
 }
@@ -150,15 +189,13 @@ int main(int argc, char** argv) {
   main_request.family_hash = std::string(64, 'a');
   // Seeded from the small job's shape, as a warm-started search records it.
   const std::string small_key = kt::canonical_key({{"M", 2048}, {"N", 2048}, {"K", 2048}});
-  main_request.warm_start_json =
-      nlohmann::json{
-          {"from", {{{"shape_key", small_key}, {"distance", 0.6931}, {"job_id", small}}}},
-          {"seeds",
-           {{{"template", planned(0).template_name},
-             {"config", planned(0).config},
-             {"shape_key", small_key},
-             {"median_us", 118.5}}}}}
-          .dump();
+  main_request.warm_start_json = nlohmann::json{
+      {"from", {{{"shape_key", small_key}, {"distance", 0.6931}, {"job_id", small}}}},
+      {"seeds",
+       {{{"template", planned(0).template_name},
+         {"config", planned(0).config},
+         {"shape_key", small_key},
+         {"median_us", 118.5}}}}}.dump();
   const std::int64_t main_job = store.create_job(main_request);
   store.set_job_status(main_job, kt::JobStatus::running);
   store.set_job_reference(main_job, reference_us);
