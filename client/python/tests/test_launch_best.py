@@ -45,11 +45,28 @@ class LaunchFromDaemon(unittest.TestCase):
         self.assertEqual((spec.params[1].dtype, spec.params[1].elements), ("bf16", 3840))
         self.assertEqual(spec.params[3].value, 96)
 
-    def test_a_tensor_map_parameter_is_refused_with_its_reason(self) -> None:
-        launch = dict(LAUNCH, params=[{"type": "tensor_map", "buffer": "A", "dims": [40, 96], "box": [64, 64],
-                                       "swizzle_bytes": 128}])
-        with self.assertRaisesRegex(ValueError, "cuTensorMapEncodeTiled"):
-            launch_best.launch_spec_from_launch(launch)
+    def test_a_tensor_map_parameter_becomes_cuTensorMapEncodeTiled_arguments(self) -> None:
+        # As /v1/best sends it for a wgmma_tma_ws variant: C both as a pointer and as a tensor map.
+        launch = dict(LAUNCH, params=[{"type": "pointer", "buffer": "C"},
+                                      {"type": "tensor_map", "buffer": "A", "dims": [40, 96], "box": [64, 128],
+                                       "swizzle_bytes": 128},
+                                      {"type": "tensor_map", "buffer": "C", "dims": [80, 96], "box": [64, 64],
+                                       "swizzle_bytes": 64}])
+        spec = launch_best.launch_spec_from_launch(launch)
+        self.assertEqual([(p.name, p.kind) for p in spec.params], [("C", "buffer"), ("A", "tensor_map"), ("C", "tensor_map")])
+        self.assertEqual(spec.buffers, {"A": ("bf16", 3840), "B": ("bf16", 3200), "C": ("bf16", 7680)})
+        args = launch_best.tensor_map_args(spec.params[1])
+        # bf16 is cuda.h's CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 (9); the row pitch is 40 bf16 = 80 bytes.
+        self.assertEqual((args.dtype, args.rank, args.dims, args.strides, args.box), (9, 2, [40, 96], [80], [64, 128]))
+        self.assertEqual(args.swizzle, 3)  # CU_TENSOR_MAP_SWIZZLE_128B
+        self.assertEqual(launch_best.tensor_map_args(spec.params[2]).swizzle, 2)  # 64B
+        bad = dict(launch, params=[{"type": "tensor_map", "buffer": "A", "dims": [40, 96], "box": [64],
+                                    "swizzle_bytes": 128}])
+        with self.assertRaisesRegex(ValueError, "one box entry per dim"):
+            launch_best.launch_spec_from_launch(bad)
+        odd = launch_best.Param("A", "tensor_map", dtype="bf16", dims=[40, 96], box=[64, 64], swizzle_bytes=16)
+        with self.assertRaisesRegex(ValueError, "swizzle 16"):
+            launch_best.tensor_map_args(odd)
 
     def test_without_launch_it_says_so(self) -> None:
         best = kerntune.Best.from_json({"family": "gemm", "dtype": "bf16", "job_id": 1, "variant_id": 2,
@@ -75,6 +92,16 @@ class Packing(unittest.TestCase):
             launch_best.pack_kernel_params(params, [1, 2])
         with self.assertRaises(ValueError):
             launch_best.pack_kernel_params([launch_best.Param("x", "f16")], [1])
+
+    def test_a_tensor_map_is_passed_by_value_from_a_128_byte_aligned_address(self) -> None:
+        tensor_map = launch_best.TensorMap()
+        self.assertEqual(tensor_map.address % 128, 0)
+        params = [launch_best.Param("A", "tensor_map"), launch_best.Param("M", "i32")]
+        array, keep = launch_best.pack_kernel_params(params, [tensor_map, 7])
+        self.assertEqual(array[0], tensor_map.address)
+        self.assertIs(keep[0], tensor_map)
+        with self.assertRaisesRegex(ValueError, "encoded TensorMap"):
+            launch_best.pack_kernel_params(params, [0x1000, 7])
 
     def test_launch_config_matches_the_driver_layout(self) -> None:
         # CUlaunchConfig: 7 uints, then the stream and attrs pointers (8-aligned), then numAttrs.
