@@ -5,6 +5,7 @@
 # 20 ms and samples the daemon's RSS. The compile job's stored bytes are read from SQLite's dbstat.
 #
 #   bench/load.sh [--build DIR] [--duration SECONDS] [--connections N] [--jobs N] [--out DIR]
+#                 [--daemon-arg ARG]...   (e.g. --daemon-arg --compile-nice=20)
 #
 # Writes bench/results/load-latest.json and the raw output under bench/results/<date>-load/.
 # Needs wrk (Debian package `wrk`: apt-get install wrk), python3 and a built kerntuned, kerntune-worker.
@@ -15,6 +16,7 @@ duration=20
 connections=64
 jobs=10000
 out=$root/bench/results
+daemon_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
     --connections) connections=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --daemon-arg) daemon_args+=("$2"); shift 2 ;;
     *) echo "load.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -74,7 +77,7 @@ seed_start=$SECONDS
 python3 "$root/bench/load_seed.py" "$db" --jobs "$jobs" | tee "$raw/seed.txt"
 seed_seconds=$((SECONDS - seed_start))
 python3 "$probe" store "$db" >"$raw/store-before.json"
-start_daemon
+start_daemon "${daemon_args[@]}"
 
 # The compile-mode job: GEMM 4096^3 bf16 for sm_90a, a budget large enough to outlast the loads.
 job=$(api POST /v1/jobs '{"family":"gemm","shape":{"M":4096,"N":4096,"K":4096},"dtype":"bf16","mode":"compile","arch":"sm_90a","budget":400}')
@@ -128,9 +131,10 @@ python3 "$probe" store "$db" >"$raw/store-after.json"
 sed -i "s#$work#<tmp>#g; s#$root#<repo>#g" "$raw/daemon.log"
 
 python3 - "$raw" "$out/load-latest.json" "$jobs" "$connections" "$duration" "$seed_seconds" \
-  "$load_before" "$load_after" "$probe" <<'EOF'
+  "$load_before" "$load_after" "$probe" "${daemon_args[@]}" <<'EOF'
 import datetime, json, os, subprocess, sys
-raw, latest, jobs, connections, duration, seed_s, load_before, load_after, probe = sys.argv[1:]
+raw, latest, jobs, connections, duration, seed_s, load_before, load_after, probe = sys.argv[1:10]
+daemon_args = sys.argv[10:]
 wrk = lambda name: json.loads(subprocess.check_output(
     [sys.executable, probe, "wrk", f"{raw}/{name}-wrk.txt"]))
 side = lambda name: json.load(open(f"{raw}/{name}-probe.json"))
@@ -148,7 +152,7 @@ result = {
     "machine": {"cores": os.cpu_count(), "loadavg_before": load_before,
                 "loadavg_after": load_after},
     "store_jobs": int(jobs), "seed_seconds": int(seed_s), "connections": int(connections),
-    "duration_s": int(duration), "loads": loads,
+    "duration_s": int(duration), "daemon_args": daemon_args, "loads": loads,
     "healthz_p99_ms_max": max(l["healthz_p99_ms"] for l in loads.values()),
     "rss_max_mb": max(l["rss_max_mb"] for l in loads.values()),
     "compile_job": {"id": job["id"], "status_at_cancel": job["status"],

@@ -1,5 +1,6 @@
 #include "engine/thread_pool.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -25,7 +26,12 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::work(int nice) {
-  if (nice > 0) {
+  if (nice >= kIdleNice) {
+    // Any thread may lower itself to SCHED_IDLE without privileges (sched(7)).
+    sched_param param{};
+    if (sched_setscheduler(gettid(), SCHED_IDLE, &param) != 0)
+      spdlog::warn("thread pool: could not move a thread to SCHED_IDLE: {}", std::strerror(errno));
+  } else if (nice > 0) {
     // On Linux a thread id names one thread to setpriority; the new value is relative to the
     // process's own, which the thread inherited.
     const int base = getpriority(PRIO_PROCESS, 0);

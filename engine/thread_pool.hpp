@@ -12,10 +12,15 @@
 
 namespace kt {
 
+// A nice level past the last one (19): the threads run under SCHED_IDLE, so they get only CPU
+// time no other thread wants, and a thread that wakes up takes their core at once.
+inline constexpr int kIdleNice = 20;
+
 class ThreadPool {
  public:
   // nice > 0 lowers the threads' scheduling priority (Linux: per thread), so that under
-  // contention they yield the cores to threads at the process's own priority.
+  // contention they yield the cores to threads at the process's own priority; kIdleNice runs
+  // them under SCHED_IDLE.
   explicit ThreadPool(unsigned threads, int nice = 0);
   ~ThreadPool();  // finishes queued tasks, then joins
   ThreadPool(const ThreadPool&) = delete;

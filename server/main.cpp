@@ -290,9 +290,10 @@ int main(int argc, char** argv) {
   app.add_option("--compile-threads", options.compile_threads, "NVRTC threads (0: one per core)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--compile-nice", options.compile_nice,
-                 "how much lower the NVRTC threads' priority is than the daemon's (0-19): under "
-                 "contention compiling yields the cores to serving requests")
-      ->check(CLI::Range(0, 19))
+                 "how much lower the NVRTC threads' priority is than the daemon's (0-19, or 20: "
+                 "SCHED_IDLE, compiling only on CPU time nothing else wants): under contention "
+                 "compiling yields the cores to serving requests")
+      ->check(CLI::Range(0, kt::kIdleNice))
       ->capture_default_str();
   app.add_option("--lease-seconds", options.lease_seconds,
                  "how long this daemon's claim on a job's variants lasts without a heartbeat; "

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <set>
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -64,6 +65,15 @@ TEST(ThreadPool, NiceThreadsRunAtALowerPriorityAndLeaveTheCallersAlone) {
   EXPECT_EQ(plain_pool.submit(thread_priority).get(), base);
   EXPECT_EQ(thread_priority(), base);
   EXPECT_EQ(getpriority(PRIO_PROCESS, 0), base);
+}
+
+TEST(ThreadPool, IdleThreadsRunUnderSchedIdleAndLeaveTheCallersAlone) {
+  auto policy = [] { return sched_getscheduler(0); };  // 0: the calling thread
+  ThreadPool idle_pool(1, kIdleNice);
+  EXPECT_EQ(idle_pool.submit(policy).get(), SCHED_IDLE);
+  EXPECT_EQ(policy(), SCHED_OTHER);
+  ThreadPool nice_pool(1, 19);
+  EXPECT_EQ(nice_pool.submit(policy).get(), SCHED_OTHER);
 }
 
 }  // namespace
