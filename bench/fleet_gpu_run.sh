@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# A fleet on a 2-GPU machine (issue 17): the same tune job swept twice, each time on a fresh
+# throw-away PostgreSQL cluster:
+#   one   - one kerntuned that has both GPUs (it spreads the job over them);
+#   fleet - two kerntuned, one GPU each (CUDA_VISIBLE_DEVICES), the job submitted to the first;
+#           the second takes it up through the store and claims leased batches of its variants.
+# Variants per minute of each, from the job's start and end as the store recorded them (both
+# include the job's final comparison), and whether every planned variant ended with one outcome.
+#
+#   bench/fleet_gpu_run.sh WORK_DIR PG_ROOT [BIN_DIR] [SHAPE] [BUDGET]
+# PG_ROOT: a PostgreSQL server tree as scripts/pack-device-postgres.sh packs it (lib/postgresql/
+# VERSION/bin, libs/), or "/usr" for Debian's own. SHAPE default 1x11008x4096 (a whole space of
+# about 340 variants), BUDGET default 0 (every variant). Writes WORK_DIR/fleet.json and logs.
+# DAEMON_ARGS (env): more options for every kerntuned, e.g. "--malloc-arenas 2".
+# HEARTBEAT_S (env, default 2): how often a daemon looks for jobs other daemons queued.
+# MODE=compile (env) sweeps compile-only jobs for sm_90a instead: the script's dry run without a GPU.
+set -uo pipefail
+work=${1:?usage: fleet_gpu_run.sh WORK_DIR PG_ROOT [BIN_DIR] [SHAPE] [BUDGET]}
+pg_root=${2:?PG_ROOT}
+bin=${3:-build/bin}
+shape=${4:-1x11008x4096}
+budget=${5:-0}
+pg_bin=$(ls -d "$pg_root"/lib/postgresql/*/bin | sort -V | tail -1)
+[ -x "$pg_bin/postgres" ] || { echo "no PostgreSQL server under $pg_root" >&2; exit 1; }
+[ -d "$pg_root/libs" ] && export LD_LIBRARY_PATH=$pg_root/libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+mode_args=()
+[ "${MODE:-tune}" = compile ] && mode_args=(--mode compile --arch sm_90a)
+say() { echo "== $* ($SECONDS s)"; }
+# PostgreSQL refuses to run as root: as root, run it as nobody.
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; else "$@"; fi
+}
+pids=()
+stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; pids=(); }
+trap stop_all EXIT
+
+start_cluster() {  # start_cluster NAME: a fresh cluster listening on a socket in WORK_DIR/NAME
+  local dir=$work/$1
+  mkdir -p "$dir" && [ "$(id -u)" != 0 ] || chown nobody "$dir"
+  as_pg "$pg_bin/initdb" -D "$dir/data" -A trust -U kt -N -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 ||
+    { echo "initdb failed:"; cat "$dir/initdb.log"; exit 1; }
+  as_pg "$pg_bin/postgres" -D "$dir/data" -k "$dir" -c listen_addresses= -F \
+    -c max_connections=200 >"$dir/server.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 200); do [ -S "$dir/.s.PGSQL.5432" ] && break; sleep 0.1; done
+  sleep 1  # the socket appears just before the server takes connections
+  db_uri="postgresql:///postgres?host=$dir&user=kt"
+}
+
+start_daemon() {  # start_daemon NAME PORT DEVICES
+  CUDA_VISIBLE_DEVICES=$3 "$bin/kerntuned" --listen "127.0.0.1:$2" --db "$db_uri" \
+    --work-dir "$work/work-$1" --heartbeat-seconds "${HEARTBEAT_S:-2}" ${DAEMON_ARGS:-} \
+    >"$work/daemon-$1.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 300); do
+    "$bin/kerntune" --server "http://127.0.0.1:$2" devices >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  echo "kerntuned $1 did not start:"; tail -20 "$work/daemon-$1.log"; exit 1
+}
+
+sweep() {  # sweep PHASE PORT: submits the job, waits, saves the job's JSON
+  say "$1: gemm $shape bf16, budget $budget"
+  "$bin/kerntune" --server "http://127.0.0.1:$2" submit gemm --shape "$shape" --dtype bf16 \
+    --budget "$budget" "${mode_args[@]}" --wait
+  python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$2/v1/jobs/1').read().decode())" \
+    >"$work/job-$1.json"
+}
+
+say "kerntune fleet run, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+nvidia-smi --query-gpu=index,name,driver_version --format=csv || true
+"$pg_bin/postgres" --version
+
+start_cluster one
+start_daemon one 18101 0,1
+"$bin/kerntune" --server http://127.0.0.1:18101 devices
+sweep one 18101
+stop_all
+
+start_cluster fleet
+start_daemon a 18102 0
+start_daemon b 18103 1
+sweep fleet 18102
+# What each daemon ran: its own counters (kerntune_variants_total by outcome).
+for d in a:18102 b:18103; do
+  python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:${d#*:}/metrics').read().decode())" |
+    grep '^kerntune_variants_total' >"$work/metrics-${d%%:*}.txt"
+done
+# Both daemons answer for the job: the same progress from either.
+python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:18103/v1/jobs/1').read().decode())" \
+  >"$work/job-fleet-from-b.json"
+stop_all
+
+python3 - "$work" <<'PY'
+import datetime, json, os, sys
+work = sys.argv[1]
+def figures(path):
+    job = json.load(open(path))
+    t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    wall = (t(job["finished_at"]) - t(job["started_at"])).total_seconds()
+    by_status = job["progress"]["by_status"]
+    ran = sum(n for s, n in by_status.items() if s not in ("pending", "pruned", "unsupported_arch"))
+    return {"job_status": job["status"], "by_status": by_status, "variants_run": ran,
+            "wall_seconds": wall, "variants_per_minute": 60 * ran / wall,
+            "every_variant_one_outcome": job["progress"]["finished"] == job["progress"]["total"],
+            "best_us": (job.get("best") or {}).get("median_us")}
+one = figures(f"{work}/job-one.json")
+fleet = figures(f"{work}/job-fleet.json")
+from_b = json.load(open(f"{work}/job-fleet-from-b.json"))["progress"]
+def ran_by(name):
+    total = 0
+    for line in open(f"{work}/metrics-{name}.txt"):
+        labels, value = line.rsplit(" ", 1)
+        if 'outcome="cancelled"' not in labels:
+            total += float(value)
+    return total
+fleet["variants_run_by_daemon"] = {"a (GPU 0)": ran_by("a"), "b (GPU 1)": ran_by("b")}
+result = {"daemon_args": os.environ.get("DAEMON_ARGS", ""), "one_daemon_two_gpus": one, "two_daemons_one_gpu_each": fleet,
+          "ratio_fleet_over_one": fleet["variants_per_minute"] / one["variants_per_minute"],
+          "second_daemon_sees_the_same_progress": from_b == json.load(open(f"{work}/job-fleet.json"))["progress"]}
+json.dump(result, open(f"{work}/fleet.json", "w"), indent=1)
+print(json.dumps(result, indent=1))
+PY
