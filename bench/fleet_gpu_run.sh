@@ -25,6 +25,7 @@ pg_bin=$(ls -d "$pg_root"/lib/postgresql/*/bin | sort -V | tail -1)
 [ -d "$pg_root/libs" ] && export LD_LIBRARY_PATH=$pg_root/libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
+source "$(dirname "$0")/daemon_ready.sh"
 mode_args=()
 [ "${MODE:-tune}" = compile ] && mode_args=(--mode compile --arch sm_90a)
 say() { echo "== $* ($SECONDS s)"; }
@@ -54,11 +55,7 @@ start_daemon() {  # start_daemon NAME PORT DEVICES
     --work-dir "$work/work-$1" --heartbeat-seconds "${HEARTBEAT_S:-2}" ${DAEMON_ARGS:-} \
     >"$work/daemon-$1.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 300); do
-    "$bin/kerntune" --server "http://127.0.0.1:$2" devices >/dev/null 2>&1 && return 0
-    sleep 0.2
-  done
-  echo "kerntuned $1 did not start:"; tail -20 "$work/daemon-$1.log"; exit 1
+  wait_for_daemon "http://127.0.0.1:$2" "$bin" "$work/daemon-$1.log"
 }
 
 sweep() {  # sweep PHASE PORT: submits the job, waits, saves the job's JSON

@@ -39,10 +39,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=c
 "$bin/kerntuned" --listen "127.0.0.1:$port" --db "$out/kerntune.db" >>"$out/daemon.log" 2>&1 &
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true; wait $daemon 2>/dev/null || true' EXIT
-for _ in $(seq 300); do
-  "${cli[@]}" devices >/dev/null 2>&1 && break
-  sleep 0.2
-done
+source "$(dirname "$0")/daemon_ready.sh"
+wait_for_daemon "http://127.0.0.1:$port" "$bin" "$out/daemon.log"
 "${cli[@]}" devices
 
 first=1

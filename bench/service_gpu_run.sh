@@ -14,6 +14,7 @@ work=${1:?usage: service_gpu_run.sh WORK_DIR [BIN_DIR] [GEMM_BUDGET]}
 bin=${2:-build/bin}
 gemm_budget=${3:-64}
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/bench/daemon_ready.sh"
 port=${KERNTUNE_BENCH_PORT:-18090}
 url=http://127.0.0.1:$port
 cli=("$bin/kerntune" --server "$url")
@@ -27,11 +28,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
   >"$work/daemon.log" 2>&1 &
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true; wait $daemon 2>/dev/null || true' EXIT
-for _ in $(seq 300); do
-  "${cli[@]}" devices >/dev/null 2>&1 && break
-  sleep 0.2
-done
-"${cli[@]}" devices || { echo "kerntuned did not start"; tail -20 "$work/daemon.log"; exit 1; }
+wait_for_daemon "$url" "$bin" "$work/daemon.log"
+"${cli[@]}" devices
 
 say "register the WMMA example over the API"
 "${cli[@]}" family add "$root/kernel_templates/examples/wmma_gemm"

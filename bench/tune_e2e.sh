@@ -26,10 +26,8 @@ echo "budget: $budget (0 = every variant that survives the constraints)"
 "$bin/kerntuned" --listen "127.0.0.1:$port" --db "$work/kerntune.db" >"$work/daemon.log" 2>&1 &
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true; wait $daemon 2>/dev/null || true' EXIT
-for _ in $(seq 300); do
-  "${cli[@]}" devices >/dev/null 2>&1 && break
-  sleep 0.2
-done
+source "$(dirname "$0")/daemon_ready.sh"
+wait_for_daemon "http://127.0.0.1:$port" "$bin" "$work/daemon.log"
 "${cli[@]}" devices
 
 for shape in "${shapes[@]}"; do
