@@ -13,6 +13,11 @@ constexpr std::pair<Pipeline, std::string_view> kPipelineNames[] = {
     {Pipeline::pipelined, "pipelined"},
     {Pipeline::serial, "serial"},
 };
+constexpr std::pair<FamilyRegistrationRecord::Status, std::string_view> kRegistrationNames[] = {
+    {FamilyRegistrationRecord::Status::compiling, "compiling"},
+    {FamilyRegistrationRecord::Status::registered, "registered"},
+    {FamilyRegistrationRecord::Status::failed, "failed"},
+};
 
 template <typename Enum, std::size_t N>
 std::string_view name_of(Enum value, const std::pair<Enum, std::string_view> (&names)[N]) {
@@ -45,6 +50,15 @@ std::string_view to_string(Pipeline pipeline) {
 
 std::optional<Pipeline> pipeline_from_string(std::string_view text) {
   return value_of(text, kPipelineNames);
+}
+
+std::string_view to_string(FamilyRegistrationRecord::Status status) {
+  return name_of(status, kRegistrationNames);
+}
+
+std::optional<FamilyRegistrationRecord::Status> registration_status_from_string(
+    std::string_view text) {
+  return value_of(text, kRegistrationNames);
 }
 
 }  // namespace kt

@@ -208,6 +208,31 @@ struct RegisteredFamilyRecord {
   std::string created_at;
 };
 
+// A family registration (POST /v1/families) from the upload to its outcome, kept in the store so
+// that a poll after a restart gets the real answer and a restarted daemon compiles again what it
+// was compiling.
+struct FamilyRegistrationRecord {
+  enum class Status { compiling, registered, failed };
+  std::string id;  // random: a restarted daemon never answers for another registration's id
+  std::string family;
+  std::string source_hash;
+  std::string previous_hash;  // the version it replaces ("" for a new name)
+  Status status = Status::compiling;
+  bool unchanged = false;  // this version was already the one served: answered at once, not stored
+  std::string message;     // why it failed; what happened when it succeeded
+  // The variant compiled before accepting (template, kernel, arch, dtype, config, ok, log, ...) as
+  // JSON; "" until compiled.
+  std::string compile_json;
+  // The upload as sent, kept while compiling (the store drops it once the outcome is known).
+  std::string manifest_json;
+  std::vector<std::pair<std::string, std::string>> sources;  // file name -> text
+};
+
+// "compiling", "registered", "failed", both ways; nullopt for unknown text.
+std::string_view to_string(FamilyRegistrationRecord::Status status);
+std::optional<FamilyRegistrationRecord::Status> registration_status_from_string(
+    std::string_view text);
+
 struct JobFilter {
   std::string family;  // "" = any
   std::optional<JobStatus> status;

@@ -9,9 +9,26 @@
 
 namespace kt {
 
+namespace db {
+
+std::string sources_to_json(const std::vector<std::pair<std::string, std::string>>& sources) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [name, text] : sources) object[name] = text;
+  return object.dump();
+}
+
+std::vector<std::pair<std::string, std::string>> sources_from_json(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> sources;
+  if (text.empty()) return sources;
+  const nlohmann::json parsed = nlohmann::json::parse(text);
+  for (const auto& [name, source] : parsed.items())
+    sources.emplace_back(name, source.get<std::string>());
+  return sources;
+}
+
+}  // namespace db
+
 std::int64_t Store::save_registered_family(const RegisteredFamilyRecord& family) {
-  nlohmann::json sources = nlohmann::json::object();
-  for (const auto& [name, text] : family.sources) sources[name] = text;
   std::lock_guard lock(mutex_);  // no touches_*: the families every answer may read changed
   return db::with_context("save_registered_family " + family.name, [&] {
     db::Transaction transaction(*db_, db::TransactionKind::write);
@@ -29,7 +46,7 @@ std::int64_t Store::save_registered_family(const RegisteredFamilyRecord& family)
       insert.bind(1, family.name);
       insert.bind(2, family.source_hash);
       insert.bind(3, family.manifest_json);
-      insert.bind(4, sources.dump());
+      insert.bind(4, db::sources_to_json(family.sources));
       insert.bind(5, family.compile_json);
       if (!insert.step()) throw std::runtime_error("no id came back");
       id = insert.column(0).int64();
@@ -54,9 +71,7 @@ std::vector<RegisteredFamilyRecord> Store::registered_families() {
       family.name = query.column(1).text();
       family.source_hash = query.column(2).text();
       family.manifest_json = query.column(3).text();
-      const nlohmann::json sources = nlohmann::json::parse(query.column(4).text());
-      for (const auto& [name, text] : sources.items())
-        family.sources.emplace_back(name, text.get<std::string>());
+      family.sources = db::sources_from_json(query.column(4).text());
       family.compile_json = query.column(5).text();
       family.created_at = query.column(6).text();
       families.push_back(std::move(family));

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "db/connection.hpp"
@@ -32,6 +33,10 @@ VariantPage load_variant_page(db::Connection& db, std::int64_t job_id,
                               const VariantPageQuery& query);
 // The measured variant of the job with the lowest median time.
 std::optional<VariantRecord> load_fastest_variant(db::Connection& db, std::int64_t job_id);
+
+// A family's source files as the store keeps them (a JSON object of file name -> text), both ways.
+std::string sources_to_json(const std::vector<std::pair<std::string, std::string>>& sources);
+std::vector<std::pair<std::string, std::string>> sources_from_json(const std::string& text);
 
 // Runs fn, turning a DatabaseError into std::runtime_error that says which operation failed.
 template <typename Fn>

@@ -336,6 +336,28 @@ ALTER TABLE variants ADD COLUMN lease_history TEXT NOT NULL DEFAULT '';
 CREATE INDEX variants_by_lease ON variants(lease_owner, lease_expires_ms)
   WHERE lease_owner IS NOT NULL;
 )sql"},
+      // Families over the API, durable registrations (issue 16): a registration from the upload to
+      // its outcome, so that a poll after a restart gets the real answer. While compiling it keeps
+      // the upload (a restarted daemon compiles it again) and the daemon compiling it (another
+      // daemon of a fleet takes it up only once that one is gone); finished, only the outcome.
+      {9, R"sql(
+CREATE TABLE family_registrations (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  family TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  previous_hash TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL,
+  message TEXT NOT NULL DEFAULT '',
+  compile_json TEXT NOT NULL DEFAULT '',
+  manifest_json TEXT NOT NULL DEFAULT '',
+  sources_json TEXT NOT NULL DEFAULT '',
+  daemon_id INTEGER,
+  created_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX family_registrations_by_status ON family_registrations(status, seq);
+)sql"},
   };
   return steps;
 }

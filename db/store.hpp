@@ -75,6 +75,8 @@ struct LeaseExpiry {
 inline constexpr std::int64_t kDefaultLeaseMs = 30000;
 // A variant whose lease expired this many times is recorded as a fault, not planned again.
 inline constexpr int kLeaseExpiriesToFault = 2;
+// Finished family registrations kept for clients to poll, newest first.
+inline constexpr int kKeptFamilyRegistrations = 256;
 
 class Store {
  public:
@@ -231,6 +233,19 @@ class Store {
   std::int64_t save_registered_family(const RegisteredFamilyRecord& family);
   // The newest version of every registered family, by name.
   std::vector<RegisteredFamilyRecord> registered_families();
+  // Family registrations from the upload to the outcome (db/family_registration_store.cpp), so
+  // that a poll after a restart gets the real answer. A new one (compiling) with its upload, held
+  // by this daemon:
+  void create_family_registration(const FamilyRegistrationRecord& registration);
+  // The registration without its upload; nullopt for an id the store does not have.
+  std::optional<FamilyRegistrationRecord> family_registration(const std::string& id);
+  // Takes over, with their uploads, oldest first, the compiling registrations no live daemon holds
+  // (stopped, or its heartbeat older than its lease; on SQLite every other daemon), for this
+  // daemon (registered on first use if none): what a restart compiles again.
+  std::vector<FamilyRegistrationRecord> claim_family_registrations();
+  // Records the outcome (status, message, compile_json, both hashes) and drops the upload. Keeps
+  // the newest kKeptFamilyRegistrations finished registrations.
+  void finish_family_registration(const FamilyRegistrationRecord& outcome);
   // Counts as a write that may have changed any answer, without writing: for a change answers
   // depend on that is not in the store (the family registry serving a new version).
   void note_outside_change();

@@ -15,7 +15,6 @@
 namespace kt {
 namespace {
 
-constexpr std::size_t kKeptRegistrations = 256;
 // Probe shape of the compile before accepting, for dims without a default: a size most
 // constraints admit (the compile itself does not depend on the shape).
 constexpr std::int64_t kProbeDim = 1024;
@@ -128,18 +127,6 @@ bool is_safe_source_name(std::string_view name) {
          (extension == ".cuh" || extension == ".cu" || extension == ".h");
 }
 
-const char* to_string(FamilyRegistration::Status status) {
-  switch (status) {
-    case FamilyRegistration::Status::compiling:
-      return "compiling";
-    case FamilyRegistration::Status::registered:
-      return "registered";
-    case FamilyRegistration::Status::failed:
-      return "failed";
-  }
-  return "failed";
-}
-
 FamilyRegistrar::FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
                                  std::vector<std::string> archs, int nice)
     : store_(store),
@@ -195,6 +182,35 @@ std::size_t FamilyRegistrar::reload() {
   return loaded;
 }
 
+std::size_t FamilyRegistrar::resume() {
+  std::size_t resumed = 0;
+  for (FamilyRegistration& registration : store_.claim_family_registrations()) {
+    const auto staged = root_ / ".staging" / registration.id;
+    try {
+      if (!is_safe_family_name(registration.family) || registration.id.empty() ||
+          !std::all_of(registration.id.begin(), registration.id.end(), is_word_char))
+        throw FamilyError("its id or family name is not a safe folder name");
+      write_family(staged, registration.manifest_json, registration.sources);
+    } catch (const std::exception& error) {
+      std::error_code ec;
+      std::filesystem::remove_all(staged, ec);
+      registration.status = FamilyRegistration::Status::failed;
+      registration.message = std::string("resumed after a restart, not compiled: ") + error.what();
+      store_.finish_family_registration(registration);
+      continue;
+    }
+    spdlog::info("family registration {} ({}) resumed: compiling again", registration.id,
+                 registration.family);
+    registration.manifest_json.clear();
+    registration.sources.clear();
+    worker_->submit([this, registration = std::move(registration), staged] {
+      compile_and_register(registration, staged);
+    });
+    ++resumed;
+  }
+  return resumed;
+}
+
 FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
   using Kind = FamilyUploadError::Kind;
   if (!upload.manifest.is_object() || !upload.manifest.contains("name") ||
@@ -230,9 +246,10 @@ FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
   registration.id = random_id();
   registration.family = name;
   const auto staged = root_ / ".staging" / registration.id;
+  const std::string manifest_text = upload.manifest.dump(2);
   Family family;
   try {
-    write_family(staged, upload.manifest.dump(2), upload.sources);
+    write_family(staged, manifest_text, upload.sources);
     family = load_family(staged);
   } catch (const FamilyError& error) {
     std::error_code ec;
@@ -253,49 +270,61 @@ FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
     registration.message = "this version of " + name + " is already registered";
     return registration;
   }
-  {
-    std::lock_guard lock(mutex_);
-    registrations_[registration.id] = registration;
+  // Stored with its upload before the compile is queued: a daemon that stops meanwhile compiles
+  // it again when it starts.
+  registration.manifest_json = manifest_text;
+  registration.sources = upload.sources;
+  try {
+    store_.create_family_registration(registration);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(staged, ec);
+    throw;
   }
-  worker_->submit([this, id = registration.id, staged] { compile_and_register(id, staged); });
+  registration.manifest_json.clear();
+  registration.sources.clear();
+  worker_->submit([this, registration, staged] { compile_and_register(registration, staged); });
   return registration;
 }
 
 std::optional<FamilyRegistration> FamilyRegistrar::find(const std::string& id) const {
-  std::lock_guard lock(mutex_);
-  const auto found = registrations_.find(id);
-  if (found == registrations_.end()) return std::nullopt;
-  return found->second;
+  return store_.family_registration(id);
 }
 
-void FamilyRegistrar::update(const std::string& id,
-                             const std::function<void(FamilyRegistration&)>& change) {
-  std::lock_guard lock(mutex_);
-  auto found = registrations_.find(id);
-  if (found == registrations_.end()) return;
-  change(found->second);
-  if (found->second.status == FamilyRegistration::Status::compiling) return;
-  finished_.push_back(id);
-  while (finished_.size() > kKeptRegistrations) {
-    registrations_.erase(finished_.front());
-    finished_.pop_front();
-  }
-}
-
-void FamilyRegistrar::compile_and_register(const std::string& id,
+void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
                                            const std::filesystem::path& staged) {
-  const auto fail = [&](const std::string& message, nlohmann::json compile) {
+  const auto finish = [&](FamilyRegistration::Status status, const std::string& message) {
+    registration.status = status;
+    registration.message = message;
+    try {
+      store_.finish_family_registration(registration);
+    } catch (const std::exception& error) {  // the client's poll goes on saying compiling
+      spdlog::error("family registration {}: outcome not stored: {}", registration.id,
+                    error.what());
+    }
+  };
+  const auto fail = [&](const std::string& message, const nlohmann::json& compile) {
     std::error_code ec;
     std::filesystem::remove_all(staged, ec);
-    update(id, [&](FamilyRegistration& r) {
-      r.status = FamilyRegistration::Status::failed;
-      r.message = message;
-      r.compile = std::move(compile);
-    });
-    spdlog::warn("family registration {}: {}", id, message);
+    registration.compile_json = compile.is_null() ? "" : compile.dump();
+    finish(FamilyRegistration::Status::failed, message);
+    spdlog::warn("family registration {}: {}", registration.id, message);
   };
   try {
     const Family staged_family = load_family(staged);
+    registration.source_hash = staged_family.source_hash;
+    const Family* served = registry_.find(staged_family.name);
+    // Resumed after a restart: shipped families and the served versions may have changed since.
+    if (served != nullptr && !served->registered)
+      return fail("family " + staged_family.name +
+                      " is shipped with the daemon; register yours under another name",
+                  nullptr);
+    if (served != nullptr && served->source_hash == staged_family.source_hash) {
+      std::error_code ec;
+      std::filesystem::remove_all(staged, ec);
+      return finish(FamilyRegistration::Status::registered,
+                    "this version of " + staged_family.name + " is already registered");
+    }
     std::string why_not;
     const auto probe = probe_variant(staged_family, archs_, why_not);
     if (!probe) return fail("nothing to compile: " + why_not, nullptr);
@@ -314,7 +343,7 @@ void FamilyRegistrar::compile_and_register(const std::string& id,
       return fail("variant " + canonical_key(probe->config) + " of template " + probe->tmpl->name +
                       " did not compile for " + probe->limits.arch +
                       " (the NVRTC log is in compile.log)",
-                  std::move(compile));
+                  compile);
 
     // Accepted: into its own folder, the store, then the registry.
     const auto dir = root_ / staged_family.name / staged_family.source_hash;
@@ -339,14 +368,11 @@ void FamilyRegistrar::compile_and_register(const std::string& id,
     registry_.put_registered(std::move(family));
     // Answers remembered from before judged staleness against the older version.
     store_.note_outside_change();
-    update(id, [&](FamilyRegistration& r) {
-      r.status = FamilyRegistration::Status::registered;
-      r.previous_hash = previous_hash;
-      r.compile = compile;
-      r.message = previous_hash.empty()
-                      ? "registered"
-                      : "registered; results of the previous version are now stale";
-    });
+    registration.previous_hash = previous_hash;
+    registration.compile_json = record.compile_json;
+    finish(FamilyRegistration::Status::registered,
+           previous_hash.empty() ? "registered"
+                                 : "registered; results of the previous version are now stale");
     spdlog::info("family {} registered (version {})", record.name,
                  record.source_hash.substr(0, 12));
   } catch (const std::exception& error) {

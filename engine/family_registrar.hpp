@@ -4,18 +4,15 @@
 // the query pool: compiling one variant with NVRTC, then storing the version (the store is the
 // authority; the daemon-owned folder <root>/<name>/<source hash>/ is written from it) and serving
 // it in place of the older version of its name, whose results are then stale (family_hash).
-// A failed registration changes nothing but its own status, kept in memory for the client to
-// read (GET /v1/families/registrations/{id}).
+// A registration is kept in the store from the upload to its outcome (the client reads it with
+// GET /v1/families/registrations/{id}); a failed one changes nothing but its own status. A
+// restarted daemon compiles again the registrations it was compiling (resume()).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -59,20 +56,9 @@ class FamilyUploadError : public std::runtime_error {
   Kind kind_;
 };
 
-struct FamilyRegistration {
-  enum class Status { compiling, registered, failed };
-  std::string id;  // random: a restarted daemon never answers for another registration's id
-  std::string family;
-  std::string source_hash;
-  std::string previous_hash;  // the version it replaces ("" for a new name)
-  Status status = Status::compiling;
-  bool unchanged = false;  // this version was already the one served: nothing was compiled
-  std::string message;     // why it failed; what happened when it succeeded
-  // The variant compiled before accepting: template, kernel, arch, dtype, config, ok, log, ...
-  nlohmann::json compile;  // null until compiled
-};
-
-const char* to_string(FamilyRegistration::Status status);
+// Its status, and the variant compiled before accepting (compile_json: template, kernel, arch,
+// dtype, config, ok, log, ...).
+using FamilyRegistration = FamilyRegistrationRecord;
 
 class FamilyRegistrar {
  public:
@@ -90,15 +76,21 @@ class FamilyRegistrar {
   // Returns how many were loaded.
   std::size_t reload();
 
-  // Checks the upload and queues its compile: the registration, compiling, or registered and
-  // unchanged when this very version is already served. Throws FamilyUploadError.
+  // Queues again the compiles of the registrations that were compiling when a daemon stopped
+  // (those no live daemon holds), after reload(). Returns how many.
+  std::size_t resume();
+
+  // Checks the upload, stores the registration and queues its compile: the registration,
+  // compiling, or registered and unchanged (not stored) when this very version is already served.
+  // Throws FamilyUploadError.
   FamilyRegistration submit(const FamilyUpload& upload);
+  // From the store: any daemon on the database answers, a restarted one too.
   std::optional<FamilyRegistration> find(const std::string& id) const;
   const std::filesystem::path& root() const { return root_; }
 
  private:
-  void compile_and_register(const std::string& id, const std::filesystem::path& staged);
-  void update(const std::string& id, const std::function<void(FamilyRegistration&)>& change);
+  // The registration's upload is in staged; its outcome goes to the store.
+  void compile_and_register(FamilyRegistration registration, const std::filesystem::path& staged);
   std::filesystem::path write_family(
       const std::filesystem::path& dir, const std::string& manifest_text,
       const std::vector<std::pair<std::string, std::string>>& sources);
@@ -107,9 +99,6 @@ class FamilyRegistrar {
   FamilyRegistry& registry_;
   std::filesystem::path root_;
   std::vector<std::string> archs_;
-  mutable std::mutex mutex_;
-  std::map<std::string, FamilyRegistration> registrations_;
-  std::deque<std::string> finished_;    // oldest first, to forget beyond a bound
   std::unique_ptr<ThreadPool> worker_;  // last: joined first
 };
 

@@ -9,14 +9,16 @@ namespace {
 nlohmann::json registration_view(const FamilyRegistration& registration) {
   return {{"id", registration.id},
           {"family", registration.family},
-          {"status", to_string(registration.status)},
+          {"status", std::string(to_string(registration.status))},
           {"source_hash", registration.source_hash},
           {"previous_hash", registration.previous_hash.empty()
                                 ? nlohmann::json(nullptr)
                                 : nlohmann::json(registration.previous_hash)},
           {"unchanged", registration.unchanged},
           {"message", registration.message},
-          {"compile", registration.compile}};
+          {"compile", registration.compile_json.empty()
+                          ? nlohmann::json(nullptr)
+                          : nlohmann::json::parse(registration.compile_json)}};
 }
 
 FamilyRegistrar& require_registrar(AppContext& context) {
@@ -118,9 +120,10 @@ ApiResponse get_family_registration(const ApiRequest& request, AppContext& conte
   if (const auto registration = registrar.find(id))
     return json_response(HttpStatus::ok, registration_view(*registration));
   throw ApiError(HttpStatus::not_found, "unknown_registration",
-                 "no registration " + quote_client_text(id) +
-                     " (registrations in progress are kept in memory: a restarted daemon forgets "
-                     "them; GET /v1/families lists the registered families)");
+                 "no registration " + quote_client_text(id) + " (the newest " +
+                     std::to_string(kKeptFamilyRegistrations) +
+                     " finished registrations are kept; GET /v1/families lists the registered "
+                     "families)");
 }
 
 }  // namespace kt

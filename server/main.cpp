@@ -237,6 +237,11 @@ int run_daemon(const DaemonOptions& options) {
   require_families(families, options.families_dir, options.allow_empty);
   kt::JobScheduler scheduler(store, families, scheduler_options, devices.devices);
   scheduler.start();
+  // After the start registered this daemon: its claim on them keeps other daemons' hands off.
+  if (registrar != nullptr)
+    if (const std::size_t resumed = registrar->resume(); resumed > 0)
+      spdlog::info("{} family registration{} compiling when a daemon stopped: compiling again",
+                   resumed, resumed == 1 ? "" : "s");
 
   kt::AppContext context{store, families, scheduler, devices.devices, devices.error};
   context.registrar = registrar.get();

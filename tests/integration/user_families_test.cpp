@@ -4,7 +4,9 @@
 // kernel_templates/README.md (a WMMA kernel with tile-size macros, including <mma.h> and
 // <cuda_fp16.h>) compiled with real NVRTC before it is accepted, listed, tuned in a compile-mode
 // job; an NVRTC error coming back with its log; a second version making the first one's results
-// stale; registered families surviving a restart of a real kerntuned.
+// stale; registered families surviving a restart of a real kerntuned, and so do registrations: one
+// left compiling by a daemon killed mid-compile is compiled again at the next start, its poll never
+// a 404.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +15,7 @@
 
 #include "bench/daemon_process.hpp"
 #include "client/http_transport.hpp"
+#include "db/store.hpp"
 #include "support/in_process_daemon.hpp"
 #include "support/test_paths.hpp"
 
@@ -54,7 +57,9 @@ class Api {
   // Polls the registration until it is no longer compiling.
   nlohmann::json settled(const HttpReply& accepted) {
     EXPECT_EQ(accepted.status, 202) << accepted.body;
-    const std::string id = nlohmann::json::parse(accepted.body)["id"];
+    return settled(nlohmann::json::parse(accepted.body)["id"].get<std::string>());
+  }
+  nlohmann::json settled(const std::string& id) {
     nlohmann::json state;
     for (int i = 0; i < 1200; ++i) {
       state = get("/v1/families/registrations/" + id);
@@ -294,6 +299,92 @@ TEST(UserFamiliesTest, RegisteredFamiliesSurviveARestartOfTheDaemon) {
     daemon.wait_healthy(60s);
     EXPECT_TRUE(Api(daemon.url()).family("wmma_gemm").is_null());
     EXPECT_TRUE(daemon.wait_for_log("--allow-user-families is off", 5s)) << daemon.log_tail();
+  }
+}
+
+// As a daemon that stopped mid-compile leaves it: stored with its upload, held by no live daemon.
+TEST(UserFamiliesTest, ARegistrationLeftCompilingIsCompiledAgainWhenTheDaemonStarts) {
+  test::InProcessDaemon daemon;
+  const std::string id = "0123456789abcdef";
+  {
+    Store earlier(daemon.dir.path() / "kerntune.db");
+    const nlohmann::ordered_json upload = example_upload();
+    FamilyRegistrationRecord left;
+    left.id = id;
+    left.family = "wmma_gemm";
+    left.source_hash = "not yet known";
+    left.manifest_json = upload["manifest"].dump(2);
+    for (const auto& [name, text] : upload["sources"].items())
+      left.sources.emplace_back(name, text.get<std::string>());
+    earlier.create_family_registration(left);
+  }
+  daemon.allow_user_families();
+  Api api(daemon.url);
+  EXPECT_EQ(api.get("/v1/families/registrations/" + id)["status"], "compiling");
+  EXPECT_EQ(daemon.registrar->resume(), 1u);
+  EXPECT_EQ(daemon.registrar->resume(), 0u);  // held by this daemon now
+  const nlohmann::json registered = api.settled(id);
+  ASSERT_EQ(registered["status"], "registered") << registered.dump(2);
+  EXPECT_EQ(registered["compile"]["ok"], true);
+  EXPECT_EQ(api.family("wmma_gemm")["origin"], "registered");
+  EXPECT_EQ(api.family("wmma_gemm")["source_hash"], registered["source_hash"]);
+  EXPECT_EQ(daemon.store.registered_families().size(), 1u);
+  // Nothing of the upload is left in the staging folder.
+  EXPECT_FALSE(std::filesystem::exists(daemon.registrar->root() / ".staging" / id));
+}
+
+TEST(UserFamiliesTest, APollAfterTheDaemonWasKilledMidCompileGetsTheRealOutcome) {
+  test::TempDir dir;
+  const auto db = dir.path() / "kerntune.db";
+  const std::vector<std::string> args{"--allow-user-families", "--families",
+                                      (test::source_dir() / "kernel_templates").string()};
+  std::string id;
+  {
+    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "first.log",
+                                args);
+    daemon.wait_healthy(60s);
+    const HttpReply accepted = Api(daemon.url()).post_family(example_upload());
+    ASSERT_EQ(accepted.status, 202) << accepted.body;
+    EXPECT_TRUE(daemon.kill_now());  // as a crash, in the middle of the NVRTC compile
+    id = nlohmann::json::parse(accepted.body)["id"];
+  }
+  {
+    Store left(db);
+    const auto registration = left.family_registration(id);
+    ASSERT_TRUE(registration);
+    ASSERT_EQ(registration->status, FamilyRegistrationRecord::Status::compiling)
+        << "the compile ended before the kill: nothing to resume";
+    EXPECT_TRUE(left.registered_families().empty());
+  }
+  std::string hash;
+  {
+    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "second.log",
+                                args);
+    daemon.wait_healthy(60s);
+    Api api(daemon.url());
+    nlohmann::json state;
+    for (int i = 0; i < 1200; ++i) {  // every poll answers, never a 404
+      const HttpReply reply = api.send(http::verb::get, "/v1/families/registrations/" + id);
+      ASSERT_EQ(reply.status, 200) << reply.body << daemon.log_tail();
+      state = nlohmann::json::parse(reply.body);
+      if (state["status"] != "compiling") break;
+      std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_EQ(state["status"], "registered") << state.dump(2) << daemon.log_tail();
+    EXPECT_EQ(state["compile"]["ok"], true);
+    EXPECT_TRUE(daemon.wait_for_log("compiling again", 5s)) << daemon.log_tail();
+    hash = state["source_hash"];
+    EXPECT_EQ(api.family("wmma_gemm")["source_hash"], hash);
+    daemon.stop();
+  }
+  {  // Once more: the same answer, nothing compiled again.
+    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "third.log",
+                                args);
+    daemon.wait_healthy(60s);
+    const nlohmann::json state = Api(daemon.url()).get("/v1/families/registrations/" + id);
+    EXPECT_EQ(state["status"], "registered");
+    EXPECT_EQ(state["source_hash"], hash);
+    EXPECT_FALSE(daemon.wait_for_log("compiling again", 1s));
   }
 }
 
