@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "db/job_keys.hpp"
 #include "db/rows.hpp"
 #include "tuner/pareto.hpp"
 
@@ -21,23 +22,8 @@ namespace {
 // A point of a front with the keys its job was tuned with.
 struct KeyedPoint {
   ParetoPoint point;
-  int driver_version = 0;
-  std::string nvrtc_version;
-  std::string family_hash;
+  ResultKeys keys;
 };
-
-// True when a key known on both sides differs: the point was tuned with another driver, NVRTC or
-// family source than the job being recorded, so it is stale next to it (the same rule as
-// changed_keys in engine/result_keys, which the engine uses to flag answers). A key unknown on
-// either side (results from before the keys) never supersedes.
-bool superseded_by(const KeyedPoint& old, const JobRecord& job) {
-  auto differs = [](const std::string& a, const std::string& b) {
-    return !a.empty() && !b.empty() && a != b;
-  };
-  return (old.driver_version != 0 && job.driver_version != 0 &&
-          old.driver_version != job.driver_version) ||
-         differs(old.nvrtc_version, job.nvrtc_version) || differs(old.family_hash, job.family_hash);
-}
 
 }  // namespace
 
@@ -65,10 +51,11 @@ void add_to_front(db::Connection& db, const JobRecord& job, const VariantRecord&
   while (old_front.step()) {
     KeyedPoint old{{old_front.column(0).int64(), old_front.column(1).real(),
                     old_front.column(2).real(), old_front.column(3).real()},
-                   old_front.column(4).integer(),
-                   old_front.column(5).text(),
-                   old_front.column(6).text()};
-    if (!superseded_by(old, job)) points.push_back(old.point);
+                   {job.device_name, old_front.column(4).integer(), old_front.column(5).text(),
+                    old_front.column(6).text()}};
+    // Tuned with another driver, NVRTC or family source than the job being recorded: stale next
+    // to it. A key unknown on either side (results from before the keys) never supersedes.
+    if (changed_keys(old.keys, stored_keys(job)).empty()) points.push_back(old.point);
   }
   points.push_back(
       {variant.id, variant.timing->median_us, variant.error->max_rel, footprint_bytes(variant)});
