@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <string>
 
+#include "tuner/text.hpp"
+
 namespace kt::bench {
 
-// Writes text to path (creating its folders), replacing the file; throws std::runtime_error
-// naming the path on failure.
-void write_text_file(const std::filesystem::path& path, const std::string& text);
-// The whole file; throws std::runtime_error naming the path if it cannot be read.
-std::string read_text_file(const std::filesystem::path& path);
+// The text-file pair every layer shares (tuner/text.hpp), under the names the programs use.
+using kt::read_text_file;
+using kt::write_text_file;
 // The folder of the running executable (/proc/self/exe).
 std::filesystem::path program_dir();
 

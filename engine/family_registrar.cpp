@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <iterator>
 #include <random>
 
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
+#include "tuner/text.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {
@@ -29,20 +28,6 @@ std::string random_id() {
   std::string id;
   for (int i = 0; i < 16; ++i) id += "0123456789abcdef"[nibble(device)];
   return id;
-}
-
-void write_text(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + file.string());
-}
-
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) throw std::runtime_error("cannot read " + file.string());
-  return text;
 }
 
 // A load_family message about the staging folder, as the client knows the upload.
@@ -148,11 +133,11 @@ std::filesystem::path FamilyRegistrar::write_family(
     const std::filesystem::path& dir, const std::string& manifest_text,
     const std::vector<std::pair<std::string, std::string>>& sources) {
   std::filesystem::create_directories(dir);
-  write_text(dir / "manifest.json", manifest_text);
+  write_text_file(dir / "manifest.json", manifest_text);
   for (const auto& [name, text] : sources) {
     if (!is_safe_source_name(name))  // checked by submit; a store edited by hand is not
       throw FamilyError("source file name '" + name.substr(0, 80) + "' is not allowed");
-    write_text(dir / name, text);
+    write_text_file(dir / name, text);
   }
   return dir;
 }
@@ -357,9 +342,9 @@ void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
     // What was written, as written: reloading it must give the same family and hash.
     for (const auto& entry : std::filesystem::directory_iterator(dir))
       if (entry.path().filename() != "manifest.json")
-        record.sources.emplace_back(entry.path().filename().string(), read_text(entry.path()));
+        record.sources.emplace_back(entry.path().filename().string(), read_text_file(entry.path()));
     std::sort(record.sources.begin(), record.sources.end());
-    record.manifest_json = read_text(dir / "manifest.json");
+    record.manifest_json = read_text_file(dir / "manifest.json");
     compile["log"] = without_folder(result.log, dir);
     record.compile_json = compile.dump();
     store_.save_registered_family(record);

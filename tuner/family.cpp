@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "tuner/arg_parser.hpp"
 #include "tuner/compile/sha256.hpp"
@@ -12,6 +10,7 @@
 #include "tuner/manifest_reader.hpp"
 #include "tuner/reference_parser.hpp"
 #include "tuner/template_parser.hpp"
+#include "tuner/text.hpp"
 
 namespace kt {
 namespace {
@@ -22,13 +21,15 @@ const std::set<std::string> kBufferRoles{"input", "output", "scratch"};
 // Device sources shared by every family: a folder of that name beside the families.
 const char* const kCommonSourcesFolder = "common";
 
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw FamilyError(file.string() + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw FamilyError(file.string() + ": read failed");
-  return text.str();
+// A family's file, its error one of the family's (load_family's callers catch FamilyError).
+std::string read_family_file(const std::filesystem::path& file) {
+  try {
+    return read_text_file(file);
+  } catch (const FamilyError&) {
+    throw;
+  } catch (const std::runtime_error& error) {
+    throw FamilyError(error.what());
+  }
 }
 
 void parse_dims(ManifestReader& r, const ManifestJson& root, Family& family) {
@@ -177,7 +178,7 @@ void read_sources(Family& family) {
   std::sort(files.begin(), files.end(),
             [](const auto& a, const auto& b) { return a.filename() < b.filename(); });
   for (const auto& file : files)
-    family.sources.emplace_back(file.filename().string(), read_text(file));
+    family.sources.emplace_back(file.filename().string(), read_family_file(file));
 }
 
 }  // namespace
@@ -186,7 +187,7 @@ Family load_family(const std::filesystem::path& dir) {
   const auto file = dir / "manifest.json";
   ManifestJson root;
   try {
-    root = ManifestJson::parse(read_text(file));
+    root = ManifestJson::parse(read_family_file(file));
   } catch (const ManifestJson::parse_error& e) {
     throw FamilyError(file.string() + ": not valid JSON: " + e.what());
   } catch (const ManifestJson::out_of_range& e) {  // a number beyond double's range
@@ -252,7 +253,7 @@ std::string family_source_hash(const Family& family) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(file, ec)) {
       hash.update_field(family.reference.source);
-      hash.update_field(read_text(file));
+      hash.update_field(read_family_file(file));
     }
   }
   return hash.hex_digest();
