@@ -28,8 +28,9 @@ std::string redacted_location(std::string_view location) {
   return text;
 }
 
-std::unique_ptr<Connection> open_connection(const std::string& location, Access access) {
-  if (is_postgresql_uri(location)) return open_postgresql(location, access);
+std::unique_ptr<Connection> open_connection(const std::string& location, Access access,
+                                            std::shared_ptr<StoreHealth> health) {
+  if (is_postgresql_uri(location)) return open_postgresql(location, access, std::move(health));
   return open_sqlite(location, access);
 }
 

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "db/store_health.hpp"
+
 namespace kt::db {
 
 enum class Dialect { sqlite, postgresql };
@@ -20,6 +22,19 @@ enum class Dialect { sqlite, postgresql };
 class DatabaseError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// The connection to the database was lost (PostgreSQL went away or restarts), so the operation
+// did not happen, or it is not known whether its last COMMIT did. The connection reconnects on its
+// next use; health is the store's, which paces the retries.
+class ConnectionLost : public DatabaseError {
+ public:
+  ConnectionLost(const std::string& message, std::shared_ptr<StoreHealth> health)
+      : DatabaseError(message), health_(std::move(health)) {}
+  StoreHealth* health() const { return health_.get(); }
+
+ private:
+  std::shared_ptr<StoreHealth> health_;
 };
 
 // Called with the text of every statement a connection runs (tests use it to check query plans).
@@ -71,8 +86,10 @@ bool is_postgresql_uri(std::string_view location);
 // The location with any password in a URI replaced by "***", for messages and logs.
 std::string redacted_location(std::string_view location);
 // The writer checks that the database was not written by a newer kerntune before it changes
-// anything (SQLite: before it switches the file to WAL).
-std::unique_ptr<Connection> open_connection(const std::string& location, Access access);
+// anything (SQLite: before it switches the file to WAL). A PostgreSQL connection reports a lost
+// connection and its reconnects to health (when given) and throws ConnectionLost.
+std::unique_ptr<Connection> open_connection(const std::string& location, Access access,
+                                            std::shared_ptr<StoreHealth> health = nullptr);
 
 class Statement;
 

@@ -31,7 +31,7 @@ struct Libpq {
   X(PQconnectdb) X(PQstatus) X(PQerrorMessage) X(PQfinish) X(PQsetNoticeProcessor)          \
   X(PQexec) X(PQexecParams) X(PQresultStatus) X(PQresultErrorMessage) X(PQresultErrorField) \
   X(PQclear) X(PQntuples) X(PQnfields) X(PQfname) X(PQgetisnull) X(PQgetvalue)              \
-  X(PQcmdTuples) X(PQunescapeBytea) X(PQfreemem)
+  X(PQcmdTuples) X(PQunescapeBytea) X(PQfreemem) X(PQreset)
 // clang-format on
 #define KT_LIBPQ_MEMBER(name) decltype(&::name) name = nullptr;
   KT_LIBPQ_FUNCTIONS(KT_LIBPQ_MEMBER)
@@ -75,25 +75,113 @@ std::string trimmed(std::string text) {
   return text;
 }
 
-// The result, or DatabaseError with the server's message and SQLSTATE.
-Result checked(PGconn* connection, PGresult* raw, std::string_view sql) {
-  const Libpq& pq = libpq();
-  Result result(raw);
-  if (!result) throw DatabaseError(trimmed(pq.PQerrorMessage(connection)));
-  const ExecStatusType status = pq.PQresultStatus(result.get());
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
-  const char* state = pq.PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
-  throw DatabaseError(trimmed(pq.PQresultErrorMessage(result.get())) + " (postgresql SQLSTATE " +
-                      (state != nullptr ? state : "?") + ") in: " + std::string(sql));
+// SQLSTATEs of a session the server ended or cannot serve yet: class 08 (connection exception),
+// admin_shutdown, crash_shutdown, cannot_connect_now. The next use reconnects.
+bool connection_state(std::string_view state) {
+  return state.starts_with("08") || state == "57P01" || state == "57P02" || state == "57P03";
 }
 
 void ignore_notice(void*, const char*) {}
 
+// The libpq connection a Connection and its statements share: it runs SQL, tells a lost server
+// (ConnectionLost, and the store's health) from an error in the SQL (DatabaseError), and
+// reconnects on the first use after a loss.
+class Link {
+ public:
+  Link(const std::string& uri, Access access, std::shared_ptr<StoreHealth> health)
+      : access_(access), health_(std::move(health)) {
+    const Libpq& pq = libpq();
+    connection_.reset(pq.PQconnectdb(uri.c_str()));
+    if (!connection_) throw DatabaseError("out of memory connecting to PostgreSQL");
+    if (pq.PQstatus(connection_.get()) != CONNECTION_OK)
+      throw DatabaseError(trimmed(pq.PQerrorMessage(connection_.get())));
+    // Notices (e.g. "relation already exists, skipping") are not errors; keep them off stderr.
+    pq.PQsetNoticeProcessor(connection_.get(), ignore_notice, nullptr);
+    configure();
+  }
+
+  // The connection, reconnected first if it was lost; ConnectionLost while the server is away.
+  PGconn* live() {
+    if (!broken_) return connection_.get();
+    const Libpq& pq = libpq();
+    pq.PQreset(connection_.get());
+    if (pq.PQstatus(connection_.get()) != CONNECTION_OK)
+      lose(trimmed(pq.PQerrorMessage(connection_.get())));
+    broken_ = false;
+    configure();
+    health_->restored();
+    return connection_.get();
+  }
+  bool broken() const { return broken_; }
+
+  // The result, or DatabaseError with the server's message and SQLSTATE (ConnectionLost when the
+  // connection is gone).
+  Result checked(PGresult* raw, std::string_view sql) {
+    const Libpq& pq = libpq();
+    Result result(raw);
+    if (!result) {
+      const std::string message = trimmed(pq.PQerrorMessage(connection_.get()));
+      if (pq.PQstatus(connection_.get()) == CONNECTION_BAD) lose_or_reconnect(message);
+      throw DatabaseError(message);
+    }
+    const ExecStatusType status = pq.PQresultStatus(result.get());
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+    const char* state = pq.PQresultErrorField(result.get(), PG_DIAG_SQLSTATE);
+    const std::string message = trimmed(pq.PQresultErrorMessage(result.get()));
+    // No SQLSTATE: libpq's own error, the server never answered (after a failed send libpq may
+    // still report the connection as OK until its next read).
+    if (pq.PQstatus(connection_.get()) == CONNECTION_BAD || state == nullptr ||
+        connection_state(state))
+      lose_or_reconnect(message);
+    throw DatabaseError(message + " (postgresql SQLSTATE " + (state != nullptr ? state : "?") +
+                        ") in: " + std::string(sql));
+  }
+
+ private:
+  [[noreturn]] void lose(const std::string& message) {
+    broken_ = true;
+    health_->lost(message);
+    throw ConnectionLost("lost the PostgreSQL connection: " + message, health_);
+  }
+  // A connection that died while the server is up again (an idle one, after an outage others
+  // already saw end) reconnects at once and is no new outage; the operation still runs again.
+  [[noreturn]] void lose_or_reconnect(const std::string& message) {
+    if (reconnecting_) lose(message);
+    reconnecting_ = true;
+    const Libpq& pq = libpq();
+    pq.PQreset(connection_.get());
+    const bool back = pq.PQstatus(connection_.get()) == CONNECTION_OK;
+    if (back) {
+      try {
+        configure();
+      } catch (...) {
+        reconnecting_ = false;
+        throw;
+      }
+    }
+    reconnecting_ = false;
+    if (!back) lose(message);
+    health_->restored();
+    throw ConnectionLost("the PostgreSQL connection was lost and is back: " + message, health_);
+  }
+  // The session's settings, again after every reconnect.
+  void configure() {
+    if (access_ == Access::read)
+      checked(libpq().PQexec(connection_.get(), "SET default_transaction_read_only = on"),
+              "SET default_transaction_read_only = on");
+  }
+
+  Access access_;
+  std::shared_ptr<StoreHealth> health_;
+  std::unique_ptr<PGconn, ConnectionDeleter> connection_;
+  bool broken_ = false;
+  bool reconnecting_ = false;  // within lose_or_reconnect: a second loss is an outage
+};
+
 class PostgresStatement final : public StatementBackend {
  public:
-  PostgresStatement(PGconn* connection, std::string_view sqlite_sql,
-                    const StatementObserver* observer)
-      : connection_(connection), observer_(observer) {
+  PostgresStatement(Link& link, std::string_view sqlite_sql, const StatementObserver* observer)
+      : link_(link), observer_(observer) {
     int count = 0;
     sql_ = postgresql_placeholders(sqlite_sql, &count);
     parameters_.resize(count);  // unbound: NULL
@@ -196,9 +284,10 @@ class PostgresStatement final : public StatementBackend {
       formats.push_back(p.format);
     }
     columns_.clear();
-    result_ = checked(
-        connection_,
-        libpq().PQexecParams(connection_, sql_.c_str(), static_cast<int>(parameters_.size()),
+    result_.reset();
+    PGconn* connection = link_.live();
+    result_ = link_.checked(
+        libpq().PQexecParams(connection, sql_.c_str(), static_cast<int>(parameters_.size()),
                              types.data(), values.data(), lengths.data(), formats.data(), 0),
         sql_);
     row_ = -1;
@@ -210,7 +299,7 @@ class PostgresStatement final : public StatementBackend {
   }
   const char* value(int column) const { return libpq().PQgetvalue(current(), row_, column); }
 
-  PGconn* connection_;
+  Link& link_;
   std::string sql_;
   const StatementObserver* observer_;
   std::vector<Parameter> parameters_;
@@ -221,23 +310,17 @@ class PostgresStatement final : public StatementBackend {
 
 class PostgresConnection final : public Connection {
  public:
-  explicit PostgresConnection(const std::string& uri) {
-    const Libpq& pq = libpq();
-    connection_.reset(pq.PQconnectdb(uri.c_str()));
-    if (!connection_) throw DatabaseError("out of memory connecting to PostgreSQL");
-    if (pq.PQstatus(connection_.get()) != CONNECTION_OK)
-      throw DatabaseError(trimmed(pq.PQerrorMessage(connection_.get())));
-    // Notices (e.g. "relation already exists, skipping") are not errors; keep them off stderr.
-    pq.PQsetNoticeProcessor(connection_.get(), ignore_notice, nullptr);
-  }
+  PostgresConnection(const std::string& uri, Access access, std::shared_ptr<StoreHealth> health)
+      : link_(uri, access, std::move(health)) {}
 
   Dialect dialect() const override { return Dialect::postgresql; }
   std::unique_ptr<StatementBackend> prepare(std::string_view sql) override {
-    return std::make_unique<PostgresStatement>(connection_.get(), sql, observer_);
+    return std::make_unique<PostgresStatement>(link_, sql, observer_);
   }
   void execute_script(const std::string& sql) override {
     if (observer_ != nullptr) (*observer_)(sql);
-    checked(connection_.get(), libpq().PQexec(connection_.get(), sql.c_str()), sql);
+    PGconn* connection = link_.live();
+    link_.checked(libpq().PQexec(connection, sql.c_str()), sql);
   }
   void begin(TransactionKind kind) override {
     execute_script(kind == TransactionKind::write
@@ -245,20 +328,23 @@ class PostgresConnection final : public Connection {
                        : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   }
   void commit() override { execute_script("COMMIT"); }
-  void rollback() override { execute_script("ROLLBACK"); }
+  // Nothing to roll back on a lost connection: the server ended the transaction with it.
+  void rollback() override {
+    if (!link_.broken()) execute_script("ROLLBACK");
+  }
   void observe(const StatementObserver* observer) override { observer_ = observer; }
 
  private:
-  std::unique_ptr<PGconn, ConnectionDeleter> connection_;
+  Link link_;
   const StatementObserver* observer_ = nullptr;
 };
 
 }  // namespace
 
-std::unique_ptr<Connection> open_postgresql(const std::string& uri, Access access) {
-  auto connection = std::make_unique<PostgresConnection>(uri);
-  if (access == Access::read) connection->execute_script("SET default_transaction_read_only = on");
-  return connection;
+std::unique_ptr<Connection> open_postgresql(const std::string& uri, Access access,
+                                            std::shared_ptr<StoreHealth> health) {
+  if (!health) health = std::make_shared<StoreHealth>("postgresql");
+  return std::make_unique<PostgresConnection>(uri, access, std::move(health));
 }
 
 }  // namespace kt::db

@@ -4,10 +4,11 @@
 
 namespace kt::db {
 
-ReadPool::ReadPool(const std::string& location, int connections) {
+ReadPool::ReadPool(const std::string& location, int connections,
+                   std::shared_ptr<StoreHealth> health) {
   if (connections < 1) throw std::invalid_argument("a read pool needs at least one connection");
   for (int i = 0; i < connections; ++i) {
-    auto db = open_connection(location, Access::read);
+    auto db = open_connection(location, Access::read, health);
     idle_.push_back(db.get());
     connections_.push_back(std::move(db));
   }

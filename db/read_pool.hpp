@@ -18,7 +18,8 @@ class ReadPool {
  public:
   // Opens `connections` (>= 1) read-only connections to the location (a file or a URI, see
   // db::open_connection); the database must exist and be migrated.
-  ReadPool(const std::string& location, int connections);
+  ReadPool(const std::string& location, int connections,
+           std::shared_ptr<StoreHealth> health = nullptr);
   ~ReadPool();
   ReadPool(const ReadPool&) = delete;
   ReadPool& operator=(const ReadPool&) = delete;

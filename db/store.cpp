@@ -43,11 +43,13 @@ void write_job_status(db::Connection& db, std::int64_t id, JobStatus status,
 Store::Store(const std::filesystem::path& path, int read_connections) {
   const std::string location = path.string();
   try {
-    db_ = db::open_connection(location, db::Access::write);
+    health_ = std::make_shared<db::StoreHealth>(db::is_postgresql_uri(location) ? "postgresql"
+                                                                                : "sqlite");
+    db_ = db::open_connection(location, db::Access::write, health_);
     db::migrate(*db_);
     shared_ = db_->dialect() == db::Dialect::postgresql;
     // After the migration: a reader must never see a half-made schema.
-    readers_ = std::make_unique<db::ReadPool>(location, read_connections);
+    readers_ = std::make_unique<db::ReadPool>(location, read_connections, health_);
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot open kerntune database " + db::redacted_location(location) +
                              ": " + e.what());

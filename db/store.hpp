@@ -18,6 +18,7 @@
 
 #include "db/model.hpp"
 #include "db/read_pool.hpp"
+#include "db/store_health.hpp"
 #include "db/writer_mutex.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/interleaved_protocol.hpp"
@@ -90,6 +91,14 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   int schema_version();
+
+  // Whether the database answered the store's last attempt (PostgreSQL; SQLite is always
+  // reachable), read from memory: no query, never waits.
+  db::StoreHealthSnapshot health() const { return health_->snapshot(); }
+  // An operation that loses a PostgreSQL database retries (with backoff) until it answers; after
+  // give_up_waiting it throws StoreUnavailable instead (a stopping daemon), until wait_again.
+  void give_up_waiting() { health_->give_up_waiting(); }
+  void wait_again() { health_->wait_again(); }
 
   // Devices, keyed by UUID (required: std::invalid_argument if empty); returns the row id.
   std::int64_t upsert_device(const DeviceInfo& device);
@@ -293,6 +302,7 @@ class Store {
   // Throws LeaseLost when the write would not be the lease holder's (see register_daemon).
   void require_lease(std::int64_t variant_id);
 
+  std::shared_ptr<db::StoreHealth> health_;
   db::WriterMutex mutex_;  // the writer
   struct CachedBest {
     std::uint64_t writes;  // mutex_.writes() before it was read

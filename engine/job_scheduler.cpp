@@ -66,6 +66,7 @@ void JobScheduler::start() {
     started_ = true;
     stopping_ = false;
   }
+  store_.wait_again();  // the engine's store work waits out an outage of the database
   gpu_pool_->start();
   events_.start();
   for (auto& queue : queues_) {
@@ -165,6 +166,8 @@ void JobScheduler::stop() {
     if (!started_) return;
     stopping_ = true;
   }
+  // Work waiting for an unreachable database gives up: the job pauses, its leases expire.
+  store_.give_up_waiting();
   for (auto& queue : queues_) queue->wake.notify_all();
   heartbeat_wake_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();

@@ -17,6 +17,13 @@ std::optional<ApiResponse> AnswerCache::find(std::string_view key, std::uint64_t
   return found->second.answer;
 }
 
+std::optional<ApiResponse> AnswerCache::last(std::string_view key) const {
+  std::lock_guard lock(mutex_);
+  const auto found = answers_.find(std::string(key));
+  if (found == answers_.end()) return std::nullopt;
+  return found->second.answer;
+}
+
 void AnswerCache::store(std::string key, std::uint64_t writes, ApiResponse answer) {
   const std::size_t size = key.size() + answer.body.size();
   if (size > kMaxBytes / 4) return;  // not worth emptying the cache for
@@ -59,7 +66,16 @@ Handler remembered(Handler handler, AnswerScope scope) {
     const std::string key(request.http.target());
     // Requests that missed together queue on the pool: the first computes, the rest find it.
     if (auto answer = context.answers->find(key, writes)) return *std::move(answer);
-    ApiResponse answer = handler(request, context);
+    ApiResponse answer;
+    try {
+      answer = handler(request, context);
+    } catch (const StoreUnavailable&) {
+      // The database is away: the last answer this daemon gave, marked stale (RFC 9111's 110).
+      auto stale = context.answers->last(key);
+      if (!stale) throw;
+      stale->headers.emplace_back("Warning", "110 kerntuned \"store unreachable: last answer\"");
+      return *std::move(stale);
+    }
     if (answer.status == HttpStatus::ok) context.answers->store(key, writes, answer);
     return answer;
   };

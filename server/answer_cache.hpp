@@ -28,6 +28,8 @@ class AnswerCache {
 
   // The answer stored for key while writes is still the store's write stamp, else nullopt.
   std::optional<ApiResponse> find(std::string_view key, std::uint64_t writes) const;
+  // The answer stored for key, however old: what is served while the database is unreachable.
+  std::optional<ApiResponse> last(std::string_view key) const;
   // writes: the store's write stamp of the answer's scope, read before its first query.
   void store(std::string key, std::uint64_t writes, ApiResponse answer);
 

@@ -280,11 +280,21 @@ ApiResponse get_devices(const ApiRequest&, AppContext& context) {
                                         {"known_devices", known}});
 }
 
+// Alive is 200 whatever the store's state: the store part says whether its database answers,
+// from memory (no query, so /healthz never waits on an unreachable database).
 ApiResponse get_health(const ApiRequest&, AppContext& context) {
+  const db::StoreHealthSnapshot health = context.store.health();
+  nlohmann::json store = {
+      {"backend", health.backend}, {"reachable", health.reachable}, {"outages", health.outages}};
+  if (!health.reachable) {
+    store["since"] = health.since;
+    store["last_error"] = health.last_error;
+  }
   return json_response(HttpStatus::ok, {{"status", "ok"},
                                         {"version", context.version},
                                         {"devices", context.devices.size()},
-                                        {"families", context.families.all().size()}});
+                                        {"families", context.families.all().size()},
+                                        {"store", std::move(store)}});
 }
 
 }  // namespace kt

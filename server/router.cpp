@@ -8,6 +8,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
+#include "db/store_health.hpp"
 #include "server/request_parsing.hpp"
 
 namespace kt {
@@ -89,6 +90,7 @@ std::optional<ApiResponse> Router::answer_on_io_thread(const HttpRequest& reques
     if (candidate.run_on == RunOn::io_thread) return dispatch(request, context);
     if (!candidate.from_memory) return std::nullopt;
     try {
+      const db::FailFastOnOutage fail_fast;
       ApiRequest api{request, std::move(captured), {}};
       for (const auto& param : parsed->params()) api.query[param.key] = param.value;
       return candidate.from_memory(api, context);
@@ -138,10 +140,14 @@ bool Router::match(const Route& route, const std::vector<std::string>& segments,
 }
 
 ApiResponse Router::dispatch(const HttpRequest& request, AppContext& context) const {
+  // A request never waits out an outage of the database: it is answered 503 at once.
+  const db::FailFastOnOutage fail_fast;
   try {
     return route(request, context);
   } catch (const ApiError& error) {
     return error_response(error.status(), error.code(), error.what());
+  } catch (const StoreUnavailable& error) {
+    return error_response(HttpStatus::service_unavailable, "store_unavailable", error.what());
   } catch (const std::exception& error) {
     spdlog::error("{} {}: {}", std::string(request.method_string()), std::string(request.target()),
                   error.what());

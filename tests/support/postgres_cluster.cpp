@@ -102,7 +102,8 @@ PostgresCluster& PostgresCluster::shared() {
 }
 
 PostgresCluster::PostgresCluster() : owner_(getpid()), dir_(std::make_unique<TempDir>()) {
-  const std::string bindir = postgres_bindir();
+  bindir_ = postgres_bindir();
+  const std::string& bindir = bindir_;
   if (bindir.empty())
     throw std::runtime_error(
         "PostgreSQL's server binaries (initdb, postgres) are not installed: the store's "
@@ -120,9 +121,16 @@ PostgresCluster::PostgresCluster() : owner_(getpid()), dir_(std::make_unique<Tem
     throw std::runtime_error("initdb failed (exit " +
                              (initdb_exit ? std::to_string(*initdb_exit) : "timeout") + "):\n" +
                              read_text(log));
+  start_server();
+}
+
+void PostgresCluster::start_server() {
+  const auto account = unprivileged_account();
+  const auto data = dir_->path() / "data";
+  const auto log = dir_->path() / "server.log";
   // Only the unix socket in the folder; no fsync: the cluster is thrown away.
   server_ =
-      start({bindir + "/postgres", "-D", data.string(), "-k", dir_->path().string(), "-c",
+      start({bindir_ + "/postgres", "-D", data.string(), "-k", dir_->path().string(), "-c",
              "listen_addresses=", "-F", "-c", "shared_buffers=16MB", "-c", "max_connections=200"},
             log, account);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -142,6 +150,22 @@ PostgresCluster::PostgresCluster() : owner_(getpid()), dir_(std::make_unique<Tem
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+std::unique_ptr<PostgresCluster> PostgresCluster::own() {
+  return std::unique_ptr<PostgresCluster>(new PostgresCluster());
+}
+
+void PostgresCluster::stop_immediately() {
+  if (server_ <= 0) return;
+  kill(server_, SIGQUIT);
+  wait_exit(server_, std::chrono::seconds(30));
+  server_ = -1;
+}
+
+void PostgresCluster::restart() {
+  if (server_ > 0) return;
+  start_server();
 }
 
 PostgresCluster::~PostgresCluster() {

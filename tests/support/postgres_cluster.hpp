@@ -19,6 +19,14 @@ class PostgresCluster {
   // skips it) when PostgreSQL's server binaries are missing or the server does not come up; the
   // message says what to install or shows the server's log.
   static PostgresCluster& shared();
+  // A cluster of the caller's own, for a test that stops and restarts the server.
+  static std::unique_ptr<PostgresCluster> own();
+
+  // Immediate shutdown, as `pg_ctl stop -m immediate` (SIGQUIT: sessions cut, no checkpoint; the
+  // next start recovers from the WAL); returns once the server has exited.
+  void stop_immediately();
+  // Starts the stopped server again on the same folder; returns once it accepts connections.
+  void restart();
 
   // A new, empty database of the cluster; returns its postgresql:// URI.
   std::string create_database();
@@ -29,6 +37,7 @@ class PostgresCluster {
 
  private:
   PostgresCluster();
+  void start_server();
   std::string uri(const std::string& database) const;
 
   // Owned by the process that started the server: a forked test child that exits normally must
@@ -36,6 +45,7 @@ class PostgresCluster {
   pid_t owner_;
   std::unique_ptr<TempDir> dir_;
   pid_t server_ = -1;
+  std::string bindir_;
   std::mutex mutex_;
   int databases_ = 0;
 };

@@ -1,0 +1,170 @@
+// PostgreSQL briefly unreachable (issue 17): a real kerntuned on a throw-away cluster of the test's
+// own runs a compile-mode job; the cluster is stopped as `pg_ctl stop -m immediate` stops it, for
+// a few seconds, then started again. The daemon stays up and answers /healthz (200) saying the
+// store is unreachable, requests that need the database get 503 store_unavailable (an answer it
+// gave before, of a remembered route, is served again from memory), the outage is
+// logged once (not per retry), and after the restart the job finishes with every planned variant
+// holding exactly one outcome.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "bench/daemon_process.hpp"
+#include "client/client_error.hpp"
+#include "client/kerntune_client.hpp"
+#include "db/connection.hpp"
+#include "support/postgres_cluster.hpp"
+#include "support/test_paths.hpp"
+
+namespace kt {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::int64_t kBudget = 12;
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+class PostgresqlOutageTest : public ::testing::Test {
+ protected:
+  std::int64_t query_int(const std::string& sql) const {
+    auto db = db::open_connection(uri_, db::Access::read);
+    db::Statement query(*db, sql);
+    if (!query.step()) throw std::runtime_error("no row from: " + sql);
+    return query.column(0).int64();
+  }
+
+  // Variants of the job through the compile gates, as the daemon answers; -1 when it does not.
+  static std::int64_t finished(const Client& client, std::int64_t job) {
+    try {
+      const nlohmann::json by_status = client.job(job).at("progress").at("by_status");
+      std::int64_t gated = 0;
+      for (const char* done : {"compiled", "compile_error", "resource_exceeded"})
+        gated += by_status.value(done, std::int64_t{0});
+      return gated;
+    } catch (const std::exception&) {
+      return -1;
+    }
+  }
+
+  test::TempDir dir_;
+  std::unique_ptr<test::PostgresCluster> cluster_ = test::PostgresCluster::own();
+  std::string uri_ = cluster_->create_database();
+};
+
+TEST_F(PostgresqlOutageTest, ADaemonRidesOutAStoppedDatabaseAndFinishesTheJobAfterItsRestart) {
+  bench::DaemonProcess daemon(
+      test::binary_dir() / "kerntuned", uri_, dir_.path() / "kerntuned.log",
+      std::vector<std::string>{"--families", (test::source_dir() / "kernel_templates").string(),
+                               "--compile-threads", "1", "--compile-nice", "0", "--work-dir",
+                               (dir_.path() / "work").string(), "--heartbeat-seconds", "0.5"});
+  daemon.wait_healthy(60s);
+  const Client client(daemon.url(), 5s);
+  const nlohmann::json before = client.health();
+  EXPECT_EQ(before["store"]["backend"], "postgresql");
+  EXPECT_EQ(before["store"]["reachable"], true);
+  EXPECT_EQ(before["store"]["outages"], 0);
+
+  JobSpec spec;
+  spec.family = "gemm";
+  spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
+  spec.dtype = "bf16";
+  spec.mode = "compile";
+  spec.arch = "sm_90a";
+  spec.budget = kBudget;
+  const std::int64_t job = client.submit_job(spec).at("id").get<std::int64_t>();
+
+  // Stop the database mid-job: once a few variants have their outcome, well before the last
+  // (un-niced compiles, so that other work on the machine does not starve the job).
+  const auto deadline = Clock::now() + 120s;
+  std::int64_t at_stop = 0;
+  while (Clock::now() < deadline && (at_stop = finished(client, job)) < 2)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_GE(at_stop, 2) << daemon.log_tail();
+  ASSERT_LT(at_stop, kBudget) << "the job ended before the outage";
+  // An answer this daemon gave before the outage (a remembered route's) ...
+  const nlohmann::json page_before = client.variants_page(job, false, false, "", 5);
+  cluster_->stop_immediately();
+
+  // The daemon notices (its next write or heartbeat) and says so in /healthz, from memory.
+  nlohmann::json during;
+  const auto notice_by = Clock::now() + 20s;
+  while (Clock::now() < notice_by) {
+    during = client.health();
+    if (during["store"]["reachable"] == false) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(during["store"]["reachable"], false) << during.dump() << daemon.log_tail();
+  EXPECT_EQ(during["status"], "ok");
+  EXPECT_EQ(during["store"]["outages"], 1);
+  EXPECT_FALSE(during["store"].value("since", "").empty()) << during.dump();
+  EXPECT_FALSE(during["store"].value("last_error", "").empty()) << during.dump();
+  // A request that needs the database is refused at once, not held for the outage.
+  const auto asked = Clock::now();
+  try {
+    client.job(job);
+    ADD_FAILURE() << "GET /v1/jobs/" << job << " answered while the database was down";
+  } catch (const ClientError& error) {
+    EXPECT_EQ(error.status(), 503) << error.what();
+    EXPECT_EQ(error.code(), "store_unavailable") << error.what();
+  }
+  EXPECT_LT(Clock::now() - asked, 3s);
+  // ... is still served from memory, as it was.
+  EXPECT_EQ(client.variants_page(job, false, false, "", 5), page_before);
+  // Down long enough for several retries (0.1, 0.2, 0.4, 0.8, 1.6 s ...), alive throughout.
+  for (int i = 0; i < 8; ++i) {
+    std::this_thread::sleep_for(500ms);
+    ASSERT_TRUE(daemon.alive()) << daemon.log_tail();
+    EXPECT_EQ(client.health()["store"]["reachable"], false);
+  }
+  cluster_->restart();
+
+  // The job finishes after the restart.
+  nlohmann::json done;
+  const auto finish_by = Clock::now() + 180s;
+  while (Clock::now() < finish_by) {
+    try {
+      done = client.job(job);
+      if (done.value("status", "") != "queued" && done.value("status", "") != "running") break;
+    } catch (const ClientError&) {
+      // 503 until the daemon's connections are back
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(done.value("status", ""), "done") << done.dump() << daemon.log_tail();
+  const nlohmann::json after = client.health();
+  EXPECT_EQ(after["store"]["reachable"], true) << after.dump();
+  EXPECT_EQ(after["store"]["outages"], 1) << after.dump();
+  EXPECT_FALSE(after["store"].contains("since"));
+
+  // Every planned variant has exactly one outcome: none pending, leased, crashed or cancelled,
+  // and the counts add up to the rows.
+  const std::string of_job = " FROM variants WHERE job_id = " + std::to_string(job);
+  const std::int64_t rows = query_int("SELECT COUNT(*)" + of_job);
+  EXPECT_GE(rows, kBudget);
+  EXPECT_EQ(
+      query_int("SELECT COUNT(*)" + of_job + " AND status IN ('pending', 'crashed', 'cancelled')"),
+      0);
+  EXPECT_EQ(query_int("SELECT COUNT(*)" + of_job + " AND lease_owner IS NOT NULL"), 0);
+  EXPECT_EQ(query_int("SELECT COUNT(*)" + of_job + " AND lease_expiries > 0"), 0);
+  const nlohmann::json& progress = done.at("progress");
+  EXPECT_EQ(progress.value("total", std::int64_t{0}), progress.value("finished", std::int64_t{-1}));
+  std::int64_t ended = 0;
+  for (const auto& [status, count] : progress.at("by_status").items())
+    if (status != "pruned" && status != "pending") ended += count.get<std::int64_t>();
+  EXPECT_EQ(ended, rows);
+
+  // One line when the outage began and one when it ended, however many retries between.
+  const std::string log = daemon.log();
+  EXPECT_EQ(occurrences(log, "store is unreachable"), 1u) << daemon.log_tail();
+  EXPECT_EQ(occurrences(log, "store is reachable again"), 1u) << daemon.log_tail();
+  EXPECT_EQ(occurrences(log, "job " + std::to_string(job) + ": failed"), 0u) << daemon.log_tail();
+}
+
+}  // namespace
+}  // namespace kt
