@@ -2,7 +2,8 @@
 # PostgreSQL cluster in a temporary folder, listening on a unix socket there only, as the tests'
 # cluster (tests/support/postgres_cluster.cpp) is made. Sets KT_TMP (the folder) and KT_DB (the
 # database's URI). Run as root, the server runs as the user nobody (initdb and postgres refuse
-# root).
+# root). Also sources bench/daemon_ready.sh (wait_for_daemon).
+source "$(dirname "${BASH_SOURCE[0]}")/daemon_ready.sh"
 pg_bindir() {
   local dir
   dir=$(pg_config --bindir 2>/dev/null || true)
@@ -41,12 +42,4 @@ postgres_version() {
 }
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_healthy() {  # port
-  for _ in $(seq 600); do
-    curl -sf "http://127.0.0.1:$1/healthz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "kerntuned on port $1 did not answer /healthz within 60 s" >&2
-  return 1
 }

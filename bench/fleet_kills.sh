@@ -32,7 +32,7 @@ start_daemon() {  # name
     --families "$here/kernel_templates" --work-dir "$KT_TMP/work-$name" --compile-threads 1 \
     --lease-seconds 2 --heartbeat-seconds 0.4 >>"$out/daemon-$name.log" 2>&1 &
   pid[$name]=$!
-  wait_healthy "${port[$name]}"
+  wait_for_daemon "http://127.0.0.1:${port[$name]}" "$bin" "$out/daemon-$name.log"
 }
 stop_daemons() {
   for name in "${!pid[@]}"; do

@@ -34,7 +34,7 @@ start_daemon() {  # name core database
     --families "$here/kernel_templates" --work-dir "$KT_TMP/work-$name" --compile-threads 1 \
     --heartbeat-seconds 0.4 >>"$out/daemon-$name.log" 2>&1 &
   pids+=($!)
-  wait_healthy "$port"
+  wait_for_daemon "http://127.0.0.1:$port" "$bin" "$out/daemon-$name.log"
 }
 
 # Submits the sweep to the daemon on port, waits for it; prints "<variants> <seconds>".
