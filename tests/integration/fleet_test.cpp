@@ -12,6 +12,7 @@
 #include "client/kerntune_client.hpp"
 #include "db/connection.hpp"
 #include "support/postgres_cluster.hpp"
+#include "support/store_probes.hpp"
 #include "support/test_paths.hpp"
 
 namespace kt {
@@ -44,26 +45,7 @@ class PostgresqlFleetTest : public ::testing::Test {
     return client.submit_job(spec).at("id").get<std::int64_t>();
   }
 
-  std::int64_t query_int(const std::string& sql) const {
-    auto db = db::open_connection(uri_, db::Access::read);
-    db::Statement query(*db, sql);
-    if (!query.step()) throw std::runtime_error("no row from: " + sql);
-    return query.column(0).int64();
-  }
-
-  // The job's variants through the compile gates as a daemon answers it (pruned ones are counted
-  // as finished from the start), or -1 when it does not answer.
-  static std::int64_t finished(const Client& client, std::int64_t job) {
-    try {
-      const nlohmann::json by_status = client.job(job).at("progress").at("by_status");
-      std::int64_t gated = 0;
-      for (const char* done : {"compiled", "compile_error", "resource_exceeded"})
-        gated += by_status.value(done, std::int64_t{0});
-      return gated;
-    } catch (const std::exception&) {
-      return -1;
-    }
-  }
+  std::int64_t query_int(const std::string& sql) const { return test::query_int(uri_, sql); }
 
   test::TempDir dir_;
   std::string uri_ = test::PostgresCluster::shared().create_database();
@@ -85,7 +67,7 @@ TEST_F(PostgresqlFleetTest, TwoDaemonsShareACompileJobAndTheSurvivorFinishesItAf
   const auto deadline = Clock::now() + 60s;
   std::int64_t at_kill = 0;
   while (Clock::now() < deadline) {
-    at_kill = finished(via_second, job);
+    at_kill = test::gated_variants(via_second, job);
     if (at_kill >= kBudget / 3) break;
     std::this_thread::sleep_for(50ms);
   }

@@ -14,6 +14,7 @@
 #include "client/kerntune_client.hpp"
 #include "db/connection.hpp"
 #include "support/postgres_cluster.hpp"
+#include "support/store_probes.hpp"
 #include "support/test_paths.hpp"
 
 namespace kt {
@@ -32,25 +33,7 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
 
 class PostgresqlOutageTest : public ::testing::Test {
  protected:
-  std::int64_t query_int(const std::string& sql) const {
-    auto db = db::open_connection(uri_, db::Access::read);
-    db::Statement query(*db, sql);
-    if (!query.step()) throw std::runtime_error("no row from: " + sql);
-    return query.column(0).int64();
-  }
-
-  // Variants of the job through the compile gates, as the daemon answers; -1 when it does not.
-  static std::int64_t finished(const Client& client, std::int64_t job) {
-    try {
-      const nlohmann::json by_status = client.job(job).at("progress").at("by_status");
-      std::int64_t gated = 0;
-      for (const char* done : {"compiled", "compile_error", "resource_exceeded"})
-        gated += by_status.value(done, std::int64_t{0});
-      return gated;
-    } catch (const std::exception&) {
-      return -1;
-    }
-  }
+  std::int64_t query_int(const std::string& sql) const { return test::query_int(uri_, sql); }
 
   test::TempDir dir_;
   std::unique_ptr<test::PostgresCluster> cluster_ = test::PostgresCluster::own();
@@ -83,7 +66,7 @@ TEST_F(PostgresqlOutageTest, ADaemonRidesOutAStoppedDatabaseAndFinishesTheJobAft
   // (un-niced compiles, so that other work on the machine does not starve the job).
   const auto deadline = Clock::now() + 120s;
   std::int64_t at_stop = 0;
-  while (Clock::now() < deadline && (at_stop = finished(client, job)) < 2)
+  while (Clock::now() < deadline && (at_stop = test::gated_variants(client, job)) < 2)
     std::this_thread::sleep_for(50ms);
   ASSERT_GE(at_stop, 2) << daemon.log_tail();
   ASSERT_LT(at_stop, kBudget) << "the job ended before the outage";
