@@ -14,6 +14,11 @@
 # DAEMON_ARGS (env): more options for every kerntuned, e.g. "--malloc-arenas 2".
 # HEARTBEAT_S (env, default 2): how often a daemon looks for jobs other daemons queued.
 # MODE=compile (env) sweeps compile-only jobs for sm_90a instead: the script's dry run without a GPU.
+# PIN_CORES=P (env): give each daemon P cores of its own (taskset, --compile-threads P): the one
+# daemon and daemon a get cores 0..P-1, daemon b P..2P-1, PostgreSQL the rest. Then the one-daemon
+# sweep runs twice, before and after the fleet's (phases one, fleet, one-again), after a short
+# warm-up sweep on every core (WARMUP_BUDGET variants, default 120), so a cold first sweep cannot
+# flatter the fleet (issue 17's scaling target: the same cores each).
 set -uo pipefail
 work=${1:?usage: fleet_gpu_run.sh WORK_DIR PG_ROOT [BIN_DIR] [SHAPE] [BUDGET]}
 pg_root=${2:?PG_ROOT}
@@ -33,6 +38,7 @@ say() { echo "== $* ($SECONDS s)"; }
 as_pg() {
   if [ "$(id -u)" = 0 ]; then setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; else "$@"; fi
 }
+pin=${PIN_CORES:-0}
 pids=()
 stop_all() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; pids=(); }
 trap stop_all EXIT
@@ -42,7 +48,9 @@ start_cluster() {  # start_cluster NAME: a fresh cluster listening on a socket i
   mkdir -p "$dir" && [ "$(id -u)" != 0 ] || chown nobody "$dir"
   as_pg "$pg_bin/initdb" -D "$dir/data" -A trust -U kt -N -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 ||
     { echo "initdb failed:"; cat "$dir/initdb.log"; exit 1; }
-  as_pg "$pg_bin/postgres" -D "$dir/data" -k "$dir" -c listen_addresses= -F \
+  local pg_pin=()
+  [ "$pin" -gt 0 ] && pg_pin=(taskset -c "$((2 * pin))-$(($(nproc) - 1))")
+  as_pg "${pg_pin[@]}" "$pg_bin/postgres" -D "$dir/data" -k "$dir" -c listen_addresses= -F \
     -c max_connections=200 >"$dir/server.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 200); do [ -S "$dir/.s.PGSQL.5432" ] && break; sleep 0.1; done
@@ -50,18 +58,23 @@ start_cluster() {  # start_cluster NAME: a fresh cluster listening on a socket i
   db_uri="postgresql:///postgres?host=$dir&user=kt"
 }
 
-start_daemon() {  # start_daemon NAME PORT DEVICES
-  CUDA_VISIBLE_DEVICES=$3 "$bin/kerntuned" --listen "127.0.0.1:$2" --db "$db_uri" \
+start_daemon() {  # start_daemon NAME PORT DEVICES [CORE_SLOT]
+  local pinned=()
+  if [ "$pin" -gt 0 ]; then
+    local first=$((${4:-0} * pin))
+    pinned=(taskset -c "$first-$((first + pin - 1))")
+  fi
+  CUDA_VISIBLE_DEVICES=$3 "${pinned[@]}" "$bin/kerntuned" $([ "$pin" -gt 0 ] && echo --compile-threads "$pin") --listen "127.0.0.1:$2" --db "$db_uri" \
     --work-dir "$work/work-$1" --heartbeat-seconds "${HEARTBEAT_S:-2}" ${DAEMON_ARGS:-} \
     >"$work/daemon-$1.log" 2>&1 &
   pids+=($!)
   wait_for_daemon "http://127.0.0.1:$2" "$bin" "$work/daemon-$1.log"
 }
 
-sweep() {  # sweep PHASE PORT: submits the job, waits, saves the job's JSON
-  say "$1: gemm $shape bf16, budget $budget"
+sweep() {  # sweep PHASE PORT [BUDGET]: submits the job, waits, saves the job's JSON
+  say "$1: gemm $shape bf16, budget ${3:-$budget}"
   "$bin/kerntune" --server "http://127.0.0.1:$2" submit gemm --shape "$shape" --dtype bf16 \
-    --budget "$budget" "${mode_args[@]}" --wait
+    --budget "${3:-$budget}" "${mode_args[@]}" --wait
   python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$2/v1/jobs/1').read().decode())" \
     >"$work/job-$1.json"
 }
@@ -70,6 +83,16 @@ say "kerntune fleet run, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 nvidia-smi --query-gpu=index,name,driver_version --format=csv || true
 "$pg_bin/postgres" --version
 
+[ "$pin" -gt 0 ] && [ "$(nproc)" -le $((2 * pin)) ] && { echo "PIN_CORES=$pin needs more than $((2 * pin)) cores" >&2; exit 1; }
+if [ "$pin" -gt 0 ]; then  # the warm-up, on every core: a fresh machine's first compiles are slow
+  pin=0
+  start_cluster warm
+  start_daemon warm 18100 0,1
+  sweep warm 18100 "${WARMUP_BUDGET:-120}"
+  stop_all
+  pin=$PIN_CORES
+fi
+
 start_cluster one
 start_daemon one 18101 0,1
 "$bin/kerntune" --server http://127.0.0.1:18101 devices
@@ -77,8 +100,8 @@ sweep one 18101
 stop_all
 
 start_cluster fleet
-start_daemon a 18102 0
-start_daemon b 18103 1
+start_daemon a 18102 0 0
+start_daemon b 18103 1 1
 sweep fleet 18102
 # What each daemon ran: its own counters (kerntune_variants_total by outcome).
 for d in a:18102 b:18103; do
@@ -89,6 +112,13 @@ done
 python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:18103/v1/jobs/1').read().decode())" \
   >"$work/job-fleet-from-b.json"
 stop_all
+
+if [ "$pin" -gt 0 ]; then
+  start_cluster one-again
+  start_daemon one-again 18104 0,1 0
+  sweep one-again 18104
+  stop_all
+fi
 
 python3 - "$work" <<'PY'
 import datetime, json, os, sys
@@ -114,9 +144,15 @@ def ran_by(name):
             total += float(value)
     return total
 fleet["variants_run_by_daemon"] = {"a (GPU 0)": ran_by("a"), "b (GPU 1)": ran_by("b")}
-result = {"daemon_args": os.environ.get("DAEMON_ARGS", ""), "one_daemon_two_gpus": one, "two_daemons_one_gpu_each": fleet,
+result = {"daemon_args": os.environ.get("DAEMON_ARGS", ""), "mode": os.environ.get("MODE", "tune"),
+          "cores_per_daemon": int(os.environ.get("PIN_CORES", "0")) or "not pinned", "host_cores": os.cpu_count(),
+          "one_daemon_two_gpus": one, "two_daemons_one_gpu_each": fleet,
           "ratio_fleet_over_one": fleet["variants_per_minute"] / one["variants_per_minute"],
           "second_daemon_sees_the_same_progress": from_b == json.load(open(f"{work}/job-fleet.json"))["progress"]}
+if os.path.exists(f"{work}/job-one-again.json"):
+    again = figures(f"{work}/job-one-again.json")
+    result["one_daemon_again"] = again
+    result["ratio_fleet_over_one_again"] = fleet["variants_per_minute"] / again["variants_per_minute"]
 json.dump(result, open(f"{work}/fleet.json", "w"), indent=1)
 print(json.dumps(result, indent=1))
 PY
