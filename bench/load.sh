@@ -5,7 +5,7 @@
 # 20 ms and samples the daemon's RSS. The compile job's stored bytes are read from SQLite's dbstat.
 #
 #   bench/load.sh [--build DIR] [--duration SECONDS] [--connections N] [--jobs N] [--out DIR]
-#                 [--daemon-arg ARG]...   (e.g. --daemon-arg --compile-nice=20)
+#                 [--daemon-arg ARG]...   (e.g. --daemon-arg --compile-nice=10)
 #
 # Writes bench/results/load-latest.json and the raw output under bench/results/<date>-load/.
 # Needs wrk (Debian package `wrk`: apt-get install wrk), python3 and a built kerntuned, kerntune-worker.

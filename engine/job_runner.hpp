@@ -33,7 +33,8 @@ struct SchedulerOptions {
   int compile_threads = 0;           // 0: hardware concurrency
   // Compile threads run this much nicer than the daemon: under contention NVRTC yields the cores
   // to the HTTP and query threads, so a long compile job does not stretch request latencies.
-  int compile_nice = 10;
+  // SCHED_IDLE by default: compiles take only CPU time that serving requests does not want.
+  int compile_nice = kIdleNice;
   TimingOptions timing;
   std::chrono::milliseconds min_watchdog{20000};  // worker timeout floor, reference time unknown
   std::uint64_t seed = 0;                         // 0: a random seed per daemon run

@@ -41,7 +41,7 @@ struct DaemonOptions {
   std::filesystem::path web_dir = kt::default_web_dir();
   std::filesystem::path work_dir;  // default: <db>.work next to the db (PostgreSQL: kerntune.work)
   int compile_threads = 0;
-  int compile_nice = 10;
+  int compile_nice = kt::kIdleNice;
   double lease_seconds = 30;     // a daemon's claim on variants without a heartbeat
   double heartbeat_seconds = 0;  // 0: a third of the lease
   int io_threads = 2;
@@ -295,9 +295,10 @@ int main(int argc, char** argv) {
   app.add_option("--compile-threads", options.compile_threads, "NVRTC threads (0: one per core)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--compile-nice", options.compile_nice,
-                 "how much lower the NVRTC threads' priority is than the daemon's (0-19, or 20: "
-                 "SCHED_IDLE, compiling only on CPU time nothing else wants): under contention "
-                 "compiling yields the cores to serving requests")
+                 "how much lower the NVRTC threads' priority is than the daemon's: 0-19, or 20 "
+                 "(SCHED_IDLE, compiling only on CPU time nothing else wants, so requests are "
+                 "answered first; a lower value keeps compiles going under full HTTP load)")
+      ->envname("KERNTUNE_COMPILE_NICE")
       ->check(CLI::Range(0, kt::kIdleNice))
       ->capture_default_str();
   app.add_option("--lease-seconds", options.lease_seconds,

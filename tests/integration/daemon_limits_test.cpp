@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -18,10 +19,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -342,6 +345,72 @@ TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
   }
   EXPECT_EQ(after.status, 200) << after.text << daemon.log();
   EXPECT_LT(count_lines(daemon.log()), lines_before + 60) << daemon.log();
+}
+
+// (policy, nice) of each of a process's threads, from /proc/PID/task/*/stat.
+std::vector<std::pair<int, int>> thread_scheduling(pid_t pid) {
+  std::vector<std::pair<int, int>> threads;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // The fields after the command's closing parenthesis start at field 3 (state); nice is
+    // field 19 and policy field 41 (proc(5)).
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    const std::vector<std::string> values{std::istream_iterator<std::string>(fields), {}};
+    if (values.size() > 38) threads.emplace_back(std::stoi(values[38]), std::stoi(values[16]));
+  }
+  return threads;
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for the scope, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Requests come first by default (issue 11): the daemon's two compile threads run under
+// SCHED_IDLE unless KERNTUNE_COMPILE_NICE (as the tests' daemons have it) says otherwise.
+TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
+  const auto idle = [](const std::pair<int, int>& thread) { return thread.first == SCHED_IDLE; };
+  {
+    ScopedEnv unset("KERNTUNE_COMPILE_NICE", nullptr);
+    Kerntuned daemon(dir_.path(), "default-nice", db_, with_families({}));
+    ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
+    const auto threads = thread_scheduling(daemon.pid());
+    EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 2) << daemon.log();
+  }
+  const int niced = std::min(19, getpriority(PRIO_PROCESS, 0) + 10);
+  ScopedEnv ten("KERNTUNE_COMPILE_NICE", "10");
+  Kerntuned daemon(dir_.path(), "nice-10", dir_.path() / "second.db", with_families({}));
+  ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
+  const auto threads = thread_scheduling(daemon.pid());
+  EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 0);
+  EXPECT_EQ(std::count_if(threads.begin(), threads.end(),
+                          [&](const std::pair<int, int>& thread) {
+                            return thread.first == SCHED_OTHER && thread.second == niced;
+                          }),
+            2);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "server/http_server.hpp"
 #include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
+#include "support/test_scheduler_options.hpp"
 #include "tuner/family.hpp"
 
 namespace kt::test {
@@ -67,7 +68,7 @@ class InProcessDaemon {
 
  private:
   static SchedulerOptions scheduler_options(const std::filesystem::path& dir) {
-    SchedulerOptions options;
+    SchedulerOptions options = test_scheduler_options();
     options.worker_exe = binary_dir() / "kerntune-worker";
     options.work_dir = dir / "work";
     options.compile_threads = 2;

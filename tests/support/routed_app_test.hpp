@@ -16,6 +16,7 @@
 #include "server/app_context.hpp"
 #include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
+#include "support/test_scheduler_options.hpp"
 
 namespace kt::test {
 
@@ -25,7 +26,7 @@ class RoutedAppTest : public ::testing::Test {
                          std::string device_error = "libcuda.so.1 not found")
       : store_(dir_.path() / "kerntune.db"),
         families_(shipped_families()),
-        scheduler_(store_, families_, SchedulerOptions{}, devices),
+        scheduler_(store_, families_, test_scheduler_options(), devices),
         context_{store_, families_, scheduler_, std::move(devices), std::move(device_error)},
         router_(make_api_router()) {}
 
