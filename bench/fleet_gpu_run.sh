@@ -77,6 +77,20 @@ sweep() {  # sweep PHASE PORT [BUDGET]: submits the job, waits, saves the job's 
     --budget "${3:-$budget}" "${mode_args[@]}" --wait
   python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$2/v1/jobs/1').read().decode())" \
     >"$work/job-$1.json"
+  # Compile times as the store has them (every page of the job's variants): what a phase's wall
+  # time is made of.
+  python3 - "http://127.0.0.1:$2/v1/jobs/1/variants" >"$work/compile-$1.json" <<'PY'
+import json, statistics, sys, urllib.request
+times, cursor = [], None
+while True:
+    page = json.load(urllib.request.urlopen(sys.argv[1] + "?limit=1000" + (f"&cursor={cursor}" if cursor else "")))
+    times += [v["compile_ms"] for v in page["variants"] if v.get("compile_ms")]
+    cursor = page.get("next")
+    if not cursor or not page["variants"]:
+        break
+print(json.dumps({"compiles": len(times), "median_ms": statistics.median(times) if times else None,
+                  "total_s": sum(times) / 1000}))
+PY
 }
 
 say "kerntune fleet run, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -129,7 +143,8 @@ def figures(path):
     wall = (t(job["finished_at"]) - t(job["started_at"])).total_seconds()
     by_status = job["progress"]["by_status"]
     ran = sum(n for s, n in by_status.items() if s not in ("pending", "pruned", "unsupported_arch"))
-    return {"job_status": job["status"], "by_status": by_status, "variants_run": ran,
+    compiles = json.load(open(path.replace("/job-", "/compile-")))
+    return {"job_status": job["status"], "compiles": compiles, "by_status": by_status, "variants_run": ran,
             "wall_seconds": wall, "variants_per_minute": 60 * ran / wall,
             "every_variant_one_outcome": job["progress"]["finished"] == job["progress"]["total"],
             "best_us": (job.get("best") or {}).get("median_us")}
