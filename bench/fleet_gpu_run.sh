@@ -19,6 +19,7 @@
 # sweep runs twice, before and after the fleet's (phases one, fleet, one-again), after a short
 # warm-up sweep on every core (WARMUP_BUDGET variants, default 120), so a cold first sweep cannot
 # flatter the fleet (issue 17's scaling target: the same cores each).
+# Every phase's compile times as the store has them go to WORK_DIR/compile-PHASE.json.
 set -uo pipefail
 work=${1:?usage: fleet_gpu_run.sh WORK_DIR PG_ROOT [BIN_DIR] [SHAPE] [BUDGET]}
 pg_root=${2:?PG_ROOT}
