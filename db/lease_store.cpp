@@ -1,8 +1,10 @@
 // kt::Store: the fleet. Daemons sharing one database register (host, pid, GPUs, lease length) and
 // claim a job's planned variants with leases: an owner and an expiry by the database's clock,
 // extended by the owner's heartbeat. A variant's results are written only by its lease holder;
-// an expired lease sends the variant back to planned, and a variant whose lease expired twice
-// (its daemons died while holding it) is recorded as a fault instead of being handed out again.
+// an expired lease sends the variant back to planned. The holder marks when it begins a variant's
+// work (begin_variant_work): a variant whose lease expired twice after its work began (its daemons
+// died while working on it) is recorded as a fault instead of being handed out again, while a
+// variant that was merely claimed in a batch by a daemon that died goes back without a count.
 #include <unistd.h>
 #include <algorithm>
 #include <stdexcept>
@@ -53,8 +55,9 @@ std::int64_t Store::register_daemon(const std::string& host, int pid, const std:
     if (db_->dialect() == db::Dialect::sqlite) {
       // One daemon per SQLite file: whoever held leases before is gone, and this one resumes.
       db::Statement release(*db_,
-                            "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL"
-                            " WHERE lease_owner IS NOT NULL AND lease_owner <> ?");
+                            "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
+                            " work_began_ms = NULL WHERE lease_owner IS NOT NULL"
+                            " AND lease_owner <> ?");
       release.bind(1, id);
       release.exec();
       db::Statement stopped(*db_, "UPDATE daemons SET stopped = 1 WHERE id <> ?");
@@ -131,17 +134,19 @@ LeaseExpiry Store::expire_leases() {
     struct Expired {
       std::int64_t id, owner, expiries;
       std::string history;
+      bool work_began;
     };
     std::vector<Expired> expired;
     {
       db::Statement query(*db_,
-                          "SELECT id, lease_owner, lease_expiries, lease_history FROM variants"
-                          " WHERE lease_owner IS NOT NULL AND lease_expires_ms < " +
+                          "SELECT id, lease_owner, lease_expiries, lease_history, work_began_ms"
+                          " FROM variants WHERE lease_owner IS NOT NULL AND lease_expires_ms < " +
                               db::now_ms_sql(db_->dialect()) + " AND status = 'pending'" +
                               db::claim_rows_sql(db_->dialect()));
       while (query.step())
         expired.push_back({query.column(0).int64(), query.column(1).int64(),
-                           query.column(2).int64(), query.column(3).text()});
+                           query.column(2).int64(), query.column(3).text(),
+                           !query.column(4).is_null()});
     }
     if (expired.empty()) {
       mutex_.touches_no_answer();
@@ -149,24 +154,29 @@ LeaseExpiry Store::expire_leases() {
     }
     db::Statement back(*db_,
                        "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
-                       " lease_expiries = ?2, lease_history = ?3 WHERE id = ?1");
+                       " work_began_ms = NULL, lease_expiries = ?2, lease_history = ?3"
+                       " WHERE id = ?1");
     for (const Expired& e : expired) {
-      const std::string history =
-          (e.history.empty() ? "" : e.history + "; ") + describe_daemon(*db_, e.owner);
+      // Every expiry is in the history; only one of begun work counts toward the fault rule.
+      const std::int64_t expiries = e.expiries + (e.work_began ? 1 : 0);
+      const std::string history = (e.history.empty() ? "" : e.history + "; ") +
+                                  describe_daemon(*db_, e.owner) +
+                                  (e.work_began ? "" : " before beginning it");
       back.bind(1, e.id);
-      back.bind(2, e.expiries + 1);
+      back.bind(2, expiries);
       back.bind(3, history);
       back.exec();
       back.reset();
-      if (e.expiries + 1 < kLeaseExpiriesToFault) {
+      if (!e.work_began) ++expiry.unstarted;
+      if (expiries < kLeaseExpiriesToFault) {
         ++expiry.returned;
         continue;
       }
       VariantOutcome fault;
       fault.status = VariantStatus::crashed;
       fault.failed_gate = "lease";
-      fault.reason = "its lease expired " + std::to_string(e.expiries + 1) +
-                     " times: the daemons holding it died (" + history +
+      fault.reason = "its lease expired " + std::to_string(expiries) +
+                     " times with its work begun: the daemons holding it died (" + history +
                      "); recorded as a fault, not retried";
       write_outcome(e.id, fault);
       ++expiry.faulted;
@@ -225,6 +235,25 @@ bool Store::claim_variant(std::int64_t variant_id) {
   });
 }
 
+void Store::begin_variant_work(std::int64_t variant_id) {
+  const std::int64_t id = daemon_id_.load();
+  if (id == 0) return;
+  std::lock_guard lock(mutex_);
+  db::with_context("begin_variant_work " + std::to_string(variant_id), [&] {
+    mutex_.touches_no_answer();
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Statement begin(*db_,
+                        "UPDATE variants SET work_began_ms = " + db::now_ms_sql(db_->dialect()) +
+                            " WHERE id = ?1 AND lease_owner = ?2 AND status = 'pending'");
+    begin.bind(1, variant_id);
+    begin.bind(2, id);
+    // Not this daemon's lease: LeaseLost, unless no daemon holds the planned variant (a direct
+    // write, as require_lease allows; there is no lease whose expiry could count then).
+    if (begin.exec() == 0) require_lease(variant_id);
+    transaction.commit();
+  });
+}
+
 std::int64_t Store::leased_elsewhere(std::int64_t job_id) {
   const auto reader = readers_->acquire();
   return db::with_context("leased_elsewhere for job " + std::to_string(job_id), [&] {
@@ -246,8 +275,8 @@ void Store::release_leases() {
     mutex_.touches_no_answer();
     db::Transaction transaction(*db_, db::TransactionKind::write);
     db::Statement release(*db_,
-                          "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL"
-                          " WHERE lease_owner = ?");
+                          "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
+                          " work_began_ms = NULL WHERE lease_owner = ?");
     release.bind(1, id);
     release.exec();
     db::Statement stopped(*db_, "UPDATE daemons SET stopped = 1 WHERE id = ?");

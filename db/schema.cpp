@@ -358,6 +358,13 @@ CREATE TABLE family_registrations (
 );
 CREATE INDEX family_registrations_by_status ON family_registrations(status, seq);
 )sql"},
+      // A fleet's faults count begun work only (issue 17): when the lease holder began the
+      // variant's work (its compile, database clock in ms), NULL while its lease holder has not
+      // begun it. An expired lease counts toward the fault rule only with work begun; a batch
+      // that a daemon claimed and died holding, unstarted, just goes back to planned.
+      {10, R"sql(
+ALTER TABLE variants ADD COLUMN work_began_ms INTEGER;
+)sql"},
   };
   return steps;
 }

@@ -68,13 +68,15 @@ struct DaemonRecord {
 
 // What expire_leases did.
 struct LeaseExpiry {
-  std::int64_t returned = 0;  // variants planned again, for any daemon to claim
-  std::int64_t faulted = 0;   // variants at their second expiry, recorded crashed
+  std::int64_t returned = 0;   // variants planned again, for any daemon to claim
+  std::int64_t faulted = 0;    // variants at their second expiry of begun work, recorded crashed
+  std::int64_t unstarted = 0;  // of those returned: claimed, their work not begun (not counted)
 };
 
 // A lease's terms: how long a claim lasts without a heartbeat.
 inline constexpr std::int64_t kDefaultLeaseMs = 30000;
-// A variant whose lease expired this many times is recorded as a fault, not planned again.
+// A variant whose lease expired this many times after its holder began its work is recorded as a
+// fault, not planned again.
 inline constexpr int kLeaseExpiriesToFault = 2;
 // Finished family registrations kept for clients to poll, newest first.
 inline constexpr int kKeptFamilyRegistrations = 256;
@@ -195,9 +197,15 @@ class Store {
   std::vector<DaemonRecord> daemons();
   // Extends the daemon's heartbeat and every lease it holds by its lease length.
   void heartbeat();
-  // Expired leases (any daemon's) go back to planned; a variant at its kLeaseExpiriesToFault-th
-  // expiry is recorded crashed with the daemons that died holding it, not planned again.
+  // Expired leases (any daemon's) go back to planned. An expiry counts on the variant only when
+  // its holder had begun its work (begin_variant_work); a variant at its kLeaseExpiriesToFault-th
+  // counted expiry is recorded crashed with the daemons that died holding it, not planned again.
+  // Every expiry, counted or not, is added to the variant's lease history.
   LeaseExpiry expire_leases();
+  // The lease holder begins the variant's work (its compile, then its measurement): from now on
+  // an expiry of this lease counts toward the fault rule. Throws LeaseLost (nothing written) when
+  // another daemon holds the variant or it has its outcome. Without a registration, a no-op.
+  void begin_variant_work(std::int64_t variant_id);
   // Claims up to `limit` of the job's planned variants that no daemon holds (after expiring the
   // expired leases), in id order, for the registered daemon (registered on first use if none).
   std::vector<VariantRecord> claim_variants(std::int64_t job_id, int limit);

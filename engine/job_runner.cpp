@@ -508,17 +508,20 @@ class JobExecution {
 
   // Gates 1-2 for one variant, recorded as they come back (on the compile pool's threads).
   CompiledVariant compile(const VariantRecord& variant) {
+    try {
+      // The variant's work begins here, not at its claim: from now on an expiry of its lease
+      // (this daemon dying) counts toward the fault rule (db/lease_store.cpp).
+      ctx_.store.begin_variant_work(variant.id);
+    } catch (const LeaseLost& lost) {
+      CompiledVariant dropped;
+      dropped.variant_id = variant.id;
+      return lease_lost(std::move(dropped), lost);
+    }
     CompiledVariant cv = compile_variant(cached_kernel(), family_, job_, variant, limits_);
     try {
       record_compiled(ctx_.store, cv);
     } catch (const LeaseLost& lost) {
-      // Another daemon owns the variant now (or the job was cancelled): it is not ours to go on.
-      spdlog::warn("job {}: {}", job_.id, lost.what());
-      VariantOutcome dropped;
-      dropped.status = VariantStatus::cancelled;
-      dropped.reason = lost.what();
-      cv.failure = dropped;
-      return cv;
+      return lease_lost(std::move(cv), lost);
     }
     if (cv.failure) changed();
     attach_reference(cv);
@@ -526,6 +529,16 @@ class JobExecution {
       if (cv.compile && !cv.cache_hit) ctx_.metrics->compiled(cv.compile->compile_ms / 1000.0);
       if (cv.failure) ctx_.metrics->variant_ended(cv.failure->status);
     }
+    return cv;
+  }
+
+  // Another daemon owns the variant now (or the job was cancelled): it is not ours to go on.
+  CompiledVariant lease_lost(CompiledVariant cv, const LeaseLost& lost) const {
+    spdlog::warn("job {}: {}", job_.id, lost.what());
+    VariantOutcome dropped;
+    dropped.status = VariantStatus::cancelled;
+    dropped.reason = lost.what();
+    cv.failure = dropped;
     return cv;
   }
 

@@ -104,9 +104,9 @@ void JobScheduler::keep_leases() {
       const LeaseExpiry expiry = store_.expire_leases();
       if (expiry.returned + expiry.faulted > 0)
         spdlog::warn(
-            "leases of a lost daemon expired: {} variants planned again, {} recorded as "
-            "faults (their second expiry)",
-            expiry.returned, expiry.faulted);
+            "leases of a lost daemon expired: {} variants planned again ({} of them claimed but "
+            "not begun, not counted), {} recorded as faults (their second expiry of begun work)",
+            expiry.returned, expiry.unstarted, expiry.faulted);
       take_up_unfinished_jobs();
     } catch (const std::exception& e) {
       spdlog::warn("heartbeat: {}", e.what());

@@ -1,7 +1,8 @@
 // kt::Store's leases (db/lease_store.cpp): a daemon claims a job's planned variants in batches,
 // only the lease holder writes a variant, an expired lease sends the variant back to planned, and
-// the second expiry records it as a fault. One daemon on either backend; two daemons (two stores,
-// as two processes would be) on PostgreSQL.
+// the second expiry of begun work records it as a fault (a claimed variant whose work never began
+// stays plannable however often its lease expires). One daemon on either backend; two daemons
+// (two stores, as two processes would be) on PostgreSQL.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -68,25 +69,33 @@ TEST_P(LeaseStoreTest, OnlyTheLeaseHolderRecordsAndAnOutcomeEndsTheLease) {
   EXPECT_EQ(store.variant(planned[0].id)->status, VariantStatus::compiled);
 }
 
-TEST_P(LeaseStoreTest, AnExpiredLeaseGoesBackToPlannedAndTheSecondExpiryIsAFault) {
+TEST_P(LeaseStoreTest, AnExpiredLeaseOfBegunWorkGoesBackToPlannedAndTheSecondIsAFault) {
   Store store(db_path());
   const std::int64_t job = store.create_job(tune_job());
   const auto planned = plan(store, job, 2);
   store.register_daemon("host-a", 11, "[]", 50);
   ASSERT_EQ(store.claim_variants(job, 1).size(), 1u);
+  store.begin_variant_work(planned[0].id);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE work_began_ms IS NOT NULL AND id = " +
+                      std::to_string(planned[0].id)),
+            1);
   store.heartbeat();  // extends it, but the daemon then "dies": no more heartbeats
   std::this_thread::sleep_for(150ms);
   const LeaseExpiry first = store.expire_leases();
   EXPECT_EQ(first.returned, 1);
+  EXPECT_EQ(first.unstarted, 0);
   EXPECT_EQ(first.faulted, 0);
   EXPECT_EQ(store.variant(planned[0].id)->status, VariantStatus::pending);
   EXPECT_EQ(
       query_int("SELECT lease_expiries FROM variants WHERE id = " + std::to_string(planned[0].id)),
       1);
+  // The mark went with the lease: the next holder's expiry counts only once it begins too.
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE work_began_ms IS NOT NULL"), 0);
 
   const auto again = store.claim_variants(job, 1);
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].id, planned[0].id);  // first in plan order again
+  store.begin_variant_work(planned[0].id);
   std::this_thread::sleep_for(150ms);
   const LeaseExpiry second = store.expire_leases();
   EXPECT_EQ(second.returned, 0);
@@ -94,13 +103,72 @@ TEST_P(LeaseStoreTest, AnExpiredLeaseGoesBackToPlannedAndTheSecondExpiryIsAFault
   const auto fault = store.variant(planned[0].id);
   EXPECT_EQ(fault->status, VariantStatus::crashed);
   EXPECT_EQ(fault->failed_gate, "lease");
-  EXPECT_NE(fault->reason.find("lease expired 2 times"), std::string::npos) << fault->reason;
+  EXPECT_NE(fault->reason.find("lease expired 2 times with its work begun"), std::string::npos)
+      << fault->reason;
   EXPECT_NE(fault->reason.find("host-a"), std::string::npos) << fault->reason;
+  EXPECT_EQ(fault->reason.find("before beginning it"), std::string::npos) << fault->reason;
   // Not handed out again: the other variant is what is left.
   const auto rest = store.claim_variants(job, 5);
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].id, planned[1].id);
   EXPECT_EQ(store.progress(job).by_status["crashed"], 1);
+}
+
+TEST_P(LeaseStoreTest, AClaimedVariantWhoseWorkNeverBeganStaysPlannableAfterTwoExpiries) {
+  Store store(db_path());
+  const std::int64_t job = store.create_job(tune_job());
+  const auto planned = plan(store, job, 2);
+  store.register_daemon("host-a", 11, "[]", 50);
+  for (int round = 0; round < 3; ++round) {
+    // Claimed in a batch, then the daemon "dies" before beginning either variant.
+    ASSERT_EQ(store.claim_variants(job, 2).size(), 2u) << "round " << round;
+    std::this_thread::sleep_for(150ms);
+    const LeaseExpiry expiry = store.expire_leases();
+    EXPECT_EQ(expiry.returned, 2);
+    EXPECT_EQ(expiry.unstarted, 2);
+    EXPECT_EQ(expiry.faulted, 0);
+  }
+  for (const auto& v : planned) {
+    const auto after = store.variant(v.id);
+    EXPECT_EQ(after->status, VariantStatus::pending);
+    EXPECT_EQ(after->reason, "");
+  }
+  EXPECT_EQ(query_int("SELECT SUM(lease_expiries) FROM variants"), 0);
+  EXPECT_EQ(store.progress(job).by_status.count("crashed"), 0u);
+  // Each expiry is in the history all the same, marked as one of work not begun.
+  const std::string history =
+      query_text("SELECT lease_history FROM variants WHERE id = " + std::to_string(planned[0].id));
+  EXPECT_NE(history.find("host-a, pid 11) before beginning it"), std::string::npos) << history;
+  // Still handed out, and a begun one now counts from zero: its first begun expiry is not a fault.
+  ASSERT_EQ(store.claim_variants(job, 1).size(), 1u);
+  store.begin_variant_work(planned[0].id);
+  std::this_thread::sleep_for(150ms);
+  const LeaseExpiry begun = store.expire_leases();
+  EXPECT_EQ(begun.returned, 1);
+  EXPECT_EQ(begun.unstarted, 0);
+  EXPECT_EQ(begun.faulted, 0);
+  EXPECT_EQ(
+      query_int("SELECT lease_expiries FROM variants WHERE id = " + std::to_string(planned[0].id)),
+      1);
+  EXPECT_EQ(store.variant(planned[0].id)->status, VariantStatus::pending);
+}
+
+TEST_P(LeaseStoreTest, BeginningWorkIsTheLeaseHoldersAlone) {
+  Store store(db_path());
+  const std::int64_t job = store.create_job(tune_job());
+  const auto planned = plan(store, job, 2);
+  store.register_daemon("host-a", 11, "[]", 60000);
+  ASSERT_EQ(store.claim_variants(job, 1).size(), 1u);
+  store.begin_variant_work(planned[0].id);
+  store.record_outcome(planned[0].id, compiled_outcome());
+  // Its outcome is stored: nothing more to begin, and nothing is written.
+  EXPECT_THROW(store.begin_variant_work(planned[0].id), LeaseLost);
+  EXPECT_EQ(store.variant(planned[0].id)->status, VariantStatus::compiled);
+  // A planned variant no daemon holds (a tool's direct write) begins without a lease to count.
+  store.begin_variant_work(planned[1].id);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE work_began_ms IS NOT NULL AND id = " +
+                      std::to_string(planned[1].id)),
+            0);
 }
 
 TEST_P(LeaseStoreTest, ACancelEndsTheLeasesSoTheHolderCannotOverwriteIt) {
@@ -119,9 +187,12 @@ TEST_P(LeaseStoreTest, AStoppedDaemonReleasesItsLeasesWithoutCountingAnExpiry) {
   const std::int64_t job = store.create_job(tune_job());
   plan(store, job, 2);
   store.register_daemon("host-a", 11, "[]", 60000);
-  ASSERT_EQ(store.claim_variants(job, 2).size(), 2u);
+  const auto claimed = store.claim_variants(job, 2);
+  ASSERT_EQ(claimed.size(), 2u);
+  store.begin_variant_work(claimed[0].id);
   store.release_leases();
   EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE lease_owner IS NOT NULL"), 0);
+  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE work_began_ms IS NOT NULL"), 0);
   EXPECT_EQ(query_int("SELECT SUM(lease_expiries) FROM variants"), 0);
   EXPECT_TRUE(store.daemons()[0].stopped);
   EXPECT_FALSE(store.daemons()[0].alive);
@@ -139,11 +210,20 @@ TEST_F(LeaseTakeoverTest, ARestartedDaemonOnSqliteTakesOverTheLeasesOfTheOneBefo
     job = killed.create_job(tune_job());
     plan(killed, job, 3);
     killed.register_daemon("host-a", 11, "[]", 60000);
-    ASSERT_EQ(killed.claim_variants(job, 3).size(), 3u);
+    const auto claimed = killed.claim_variants(job, 3);
+    ASSERT_EQ(claimed.size(), 3u);
+    killed.begin_variant_work(claimed[0].id);
   }  // gone without release_leases, as after kill -9
   Store restarted(db_path());
   restarted.register_daemon("host-a", 12, "[]", 60000);
   EXPECT_EQ(restarted.claim_variants(job, 5).size(), 3u);
+  // The takeover is a release, not an expiry: the mark of begun work goes, nothing is counted.
+  auto raw = db::open_connection(db_path().string(), db::Access::read);
+  db::Statement marks(*raw,
+                      "SELECT COUNT(*), SUM(lease_expiries) FROM variants"
+                      " WHERE work_began_ms IS NOT NULL OR lease_expiries > 0");
+  ASSERT_TRUE(marks.step());
+  EXPECT_EQ(marks.column(0).int64(), 0);
 }
 
 // Two daemons (two stores, as in two processes) on one PostgreSQL database.

@@ -29,21 +29,21 @@ class SqliteStoreTest : public StoreFixture {};
 TEST_P(StoreTest, FreshDatabaseGetsTheLatestSchemaAndReopensUnchanged) {
   {
     Store store(db_path());
-    EXPECT_EQ(store.schema_version(), 9);
+    EXPECT_EQ(store.schema_version(), 10);
     store.create_job(tune_job());
   }
   {
     Store reopened(db_path());
-    EXPECT_EQ(reopened.schema_version(), 9);
+    EXPECT_EQ(reopened.schema_version(), 10);
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
   if (GetParam() == db::Dialect::postgresql) {
-    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 9);
+    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 10);
     return;
   }
   SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
-  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 9);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 10);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
@@ -78,17 +78,18 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed)
     for (const char* column : {"driver_version", "nvrtc_version", "family_hash", "warm_start_json"})
       raw.exec(std::string("ALTER TABLE jobs DROP COLUMN ") + column);
     raw.exec("DROP TABLE registered_families");  // schema 7's, after the keys
-    // And what the later steps added (the fleet's leases, durable family registrations).
+    // And what the later steps added (the fleet's leases, durable family registrations, the
+    // mark of begun work).
     raw.exec("DROP TABLE family_registrations");
     raw.exec("DROP INDEX variants_by_lease");
     raw.exec("DROP TABLE daemons");
     for (const char* column :
-         {"lease_owner", "lease_expires_ms", "lease_expiries", "lease_history"})
+         {"lease_owner", "lease_expires_ms", "lease_expiries", "lease_history", "work_began_ms"})
       raw.exec(std::string("ALTER TABLE variants DROP COLUMN ") + column);
     raw.exec("PRAGMA user_version = 5");
   }
   Store store(db_path());
-  EXPECT_EQ(store.schema_version(), 9);
+  EXPECT_EQ(store.schema_version(), 10);
   const auto job = store.job(id);
   ASSERT_TRUE(job);
   EXPECT_EQ(job->shape, kShape);
