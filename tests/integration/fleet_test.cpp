@@ -34,14 +34,7 @@ class PostgresqlFleetTest : public ::testing::Test {
                                  "--heartbeat-seconds", "0.4"});
   }
 
-  std::int64_t submit(const Client& client) {
-    JobSpec spec;
-    spec.family = "gemm";
-    spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
-    spec.dtype = "bf16";
-    spec.mode = "compile";
-    spec.arch = "sm_90a";
-    spec.budget = kBudget;
+  std::int64_t submit(const Client& client, const JobSpec& spec = test::gemm_compile_job(kBudget)) {
     return client.submit_job(spec).at("id").get<std::int64_t>();
   }
 
@@ -83,13 +76,7 @@ TEST_F(PostgresqlFleetTest, TwoDaemonsShareACompileJobAndTheSurvivorFinishesItAf
   ASSERT_TRUE(first->kill_now());
 
   // The survivor finishes it: the dead daemon's leases expire (2 s) and are claimed again.
-  nlohmann::json done;
-  const auto finish_by = Clock::now() + 90s;
-  while (Clock::now() < finish_by) {
-    done = via_second.job(job);
-    if (done.value("status", "") != "queued" && done.value("status", "") != "running") break;
-    std::this_thread::sleep_for(100ms);
-  }
+  const nlohmann::json done = test::wait_for_job_end(via_second, job, 90s);
   ASSERT_EQ(done.value("status", ""), "done") << done.dump() << second->log_tail();
 
   // Every planned variant has exactly one outcome: none pending, none leased, none faulted (one

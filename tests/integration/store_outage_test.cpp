@@ -53,14 +53,8 @@ TEST_F(PostgresqlOutageTest, ADaemonRidesOutAStoppedDatabaseAndFinishesTheJobAft
   EXPECT_EQ(before["store"]["reachable"], true);
   EXPECT_EQ(before["store"]["outages"], 0);
 
-  JobSpec spec;
-  spec.family = "gemm";
-  spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
-  spec.dtype = "bf16";
-  spec.mode = "compile";
-  spec.arch = "sm_90a";
-  spec.budget = kBudget;
-  const std::int64_t job = client.submit_job(spec).at("id").get<std::int64_t>();
+  const std::int64_t job =
+      client.submit_job(test::gemm_compile_job(kBudget)).at("id").get<std::int64_t>();
 
   // Stop the database mid-job: once a few variants have their outcome, well before the last
   // (un-niced compiles, so that other work on the machine does not starve the job).
@@ -107,18 +101,8 @@ TEST_F(PostgresqlOutageTest, ADaemonRidesOutAStoppedDatabaseAndFinishesTheJobAft
   }
   cluster_->restart();
 
-  // The job finishes after the restart.
-  nlohmann::json done;
-  const auto finish_by = Clock::now() + 180s;
-  while (Clock::now() < finish_by) {
-    try {
-      done = client.job(job);
-      if (done.value("status", "") != "queued" && done.value("status", "") != "running") break;
-    } catch (const ClientError&) {
-      // 503 until the daemon's connections are back
-    }
-    std::this_thread::sleep_for(100ms);
-  }
+  // The job finishes after the restart (503 until the daemon's connections are back).
+  const nlohmann::json done = test::wait_for_job_end(client, job, 180s);
   ASSERT_EQ(done.value("status", ""), "done") << done.dump() << daemon.log_tail();
   const nlohmann::json after = client.health();
   EXPECT_EQ(after["store"]["reachable"], true) << after.dump();

@@ -2,13 +2,40 @@
 
 #include <exception>
 #include <stdexcept>
+#include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "client/kerntune_client.hpp"
+#include "client/client_error.hpp"
 #include "db/connection.hpp"
 
 namespace kt::test {
+
+JobSpec gemm_compile_job(std::int64_t budget) {
+  JobSpec spec;
+  spec.family = "gemm";
+  spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
+  spec.dtype = "bf16";
+  spec.mode = "compile";
+  spec.arch = "sm_90a";
+  spec.budget = budget;
+  return spec;
+}
+
+nlohmann::json wait_for_job_end(const Client& client, std::int64_t job,
+                                std::chrono::seconds limit) {
+  nlohmann::json last;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      last = client.job(job);
+      const std::string status = last.value("status", "");
+      if (status != "queued" && status != "running") break;
+    } catch (const ClientError&) {
+      // not answered now (a 503 while the store is away): ask again
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return last;
+}
 
 std::int64_t query_int(const std::string& uri, const std::string& sql) {
   auto db = db::open_connection(uri, db::Access::read);

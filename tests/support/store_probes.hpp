@@ -1,15 +1,24 @@
-// What the fleet tests read back: one integer from the store by SQL, and a job's progress through
-// the compile gates as a daemon answers it.
+// What the fleet tests submit and read back: the compile-mode job they share, one integer from the
+// store by SQL, and a job's progress through the compile gates and its end as a daemon answers
+// them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
-namespace kt {
-class Client;
-}
+#include <nlohmann/json.hpp>
+
+#include "client/kerntune_client.hpp"
 
 namespace kt::test {
+
+// A compile-mode GEMM sweep of 256x256x256 bf16 for sm_90a (no GPU needed) of `budget` variants.
+JobSpec gemm_compile_job(std::int64_t budget);
+
+// Polls the job until it is no longer queued or running, or the limit passes: its last answer
+// (null if none came; an error answer, such as 503 while the store is away, is polled again).
+nlohmann::json wait_for_job_end(const Client& client, std::int64_t job, std::chrono::seconds limit);
 
 // The first column of the first row of `sql`, read on a connection of its own to `uri`; throws
 // when there is no row.
