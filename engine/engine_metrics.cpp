@@ -50,6 +50,15 @@ EngineMetrics::EngineMetrics(const std::vector<DeviceInfo>& devices)
                   .Register(*registry_)
                   .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2, 4, 8, 16,
                                                                    32, 64});
+  // The cache is the store's kernels table, keyed by content: on a shared PostgreSQL a hit is a
+  // kernel another daemon compiled as often as one this daemon did.
+  compile_cache_hits_ = &BuildCounter()
+                             .Name("kerntune_compile_cache_hits_total")
+                             .Help(
+                                 "Variants whose kernel was fetched from the store's compile "
+                                 "cache instead of compiled by NVRTC.")
+                             .Register(*registry_)
+                             .Add({});
   measure_ = &BuildHistogram()
                   .Name("kerntune_measure_seconds")
                   .Help("Worker time per measured variant (load, checks, timing).")
@@ -98,6 +107,10 @@ void EngineMetrics::variant_ended(VariantStatus status) {
 
 void EngineMetrics::compiled(double seconds) {
   compile_->Observe(seconds);
+}
+
+void EngineMetrics::compile_cache_hit() {
+  compile_cache_hits_->Increment();
 }
 
 void EngineMetrics::measured(int gpu_ordinal, double seconds) {

@@ -40,6 +40,8 @@ class EngineMetrics {
   void job_ended(JobStatus status);
   void variant_ended(VariantStatus status);
   void compiled(double seconds);
+  // A variant's kernel taken from the store's compile cache instead of compiled by NVRTC.
+  void compile_cache_hit();
   void measured(int gpu_ordinal, double seconds);
 
   // Every family, for a serializer. worker_restarts: the GPU pool's count of workers started
@@ -53,6 +55,7 @@ class EngineMetrics {
   std::map<JobStatus, prometheus::Counter*> jobs_ended_;
   std::map<VariantStatus, prometheus::Counter*> variants_;
   prometheus::Histogram* compile_;
+  prometheus::Counter* compile_cache_hits_;
   prometheus::Histogram* measure_;
   prometheus::Counter* worker_restarts_;
   mutable std::mutex restarts_mutex_;  // a scrape turns the pool's total into an increment

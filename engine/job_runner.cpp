@@ -527,6 +527,7 @@ class JobExecution {
     attach_reference(cv);
     if (ctx_.metrics) {
       if (cv.compile && !cv.cache_hit) ctx_.metrics->compiled(cv.compile->compile_ms / 1000.0);
+      if (cv.compile && cv.cache_hit) ctx_.metrics->compile_cache_hit();
       if (cv.failure) ctx_.metrics->variant_ended(cv.failure->status);
     }
     return cv;

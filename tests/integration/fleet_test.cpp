@@ -110,5 +110,73 @@ TEST_F(PostgresqlFleetTest, TwoDaemonsShareACompileJobAndTheSurvivorFinishesItAf
   EXPECT_EQ(via_third.variants(job).at("variants").size(), static_cast<std::size_t>(rows));
 }
 
+// The compile cache is the store's, keyed by content: a daemon that runs the variants another one
+// compiled fetches every kernel (with its resource report) from the store and compiles none,
+// though its own work folder is empty.
+TEST_F(PostgresqlFleetTest, ASecondDaemonFetchesEveryKernelFromTheStoreInsteadOfCompiling) {
+  auto first = start("first");
+  first->wait_healthy(60s);
+  const Client via_first(first->url());
+  const std::int64_t job_a = submit(via_first);
+  const nlohmann::json done_a = test::wait_for_job_end(via_first, job_a, 180s);
+  ASSERT_EQ(done_a.value("status", ""), "done") << done_a.dump() << first->log_tail();
+  const nlohmann::json variants_a = via_first.variants(job_a).at("variants");
+  const std::string metrics_a = test::scrape_metrics(first->url());
+  first->stop();  // cleanly: the second daemon runs alone, with a work folder of its own
+
+  // The first daemon's kernels by template and config, and the same configs as a pinned job.
+  std::map<std::string, nlohmann::json> kernels_of_a;
+  nlohmann::json configs = nlohmann::json::array();
+  for (const nlohmann::json& v : variants_a) {
+    if (!v.value("has_kernel", false)) continue;
+    nlohmann::json config = v.at("config");
+    config["template"] = v.at("template");
+    configs.push_back(config);
+    kernels_of_a[v.at("template").get<std::string>() + " " +
+                 v.at("config_key").get<std::string>()] = v;
+  }
+  ASSERT_GE(kernels_of_a.size(), 4u) << variants_a.dump();
+  // A fresh database: the first daemon compiled them with NVRTC (a hit only where two configs
+  // compile to the same kernel text).
+  EXPECT_GE(test::metric_value(metrics_a, "kerntune_compile_seconds_count"), 1);
+  EXPECT_EQ(test::metric_value(metrics_a, "kerntune_compile_seconds_count") +
+                test::metric_value(metrics_a, "kerntune_compile_cache_hits_total"),
+            static_cast<double>(kernels_of_a.size()));
+
+  auto second = start("second");
+  second->wait_healthy(60s);
+  const Client via_second(second->url());
+  JobSpec spec = test::gemm_compile_job(0);
+  spec.configs = configs;
+  const std::int64_t job_b = submit(via_second, spec);
+  const nlohmann::json done_b = test::wait_for_job_end(via_second, job_b, 180s);
+  ASSERT_EQ(done_b.value("status", ""), "done") << done_b.dump() << second->log_tail();
+
+  // Every kernel came from the store, none from NVRTC.
+  const std::string metrics_b = test::scrape_metrics(second->url());
+  EXPECT_EQ(test::metric_value(metrics_b, "kerntune_compile_cache_hits_total"),
+            static_cast<double>(kernels_of_a.size()));
+  EXPECT_EQ(test::metric_value(metrics_b, "kerntune_compile_seconds_count"), 0);
+  // Each variant has the first daemon's kernel, outcome and resource report (a fetched kernel
+  // must not report 0 registers), and no NVRTC time of its own.
+  const nlohmann::json variants_b = via_second.variants(job_b).at("variants");
+  std::size_t matched = 0;
+  for (const nlohmann::json& v : variants_b) {
+    const std::string name =
+        v.at("template").get<std::string>() + " " + v.at("config_key").get<std::string>();
+    const auto a = kernels_of_a.find(name);
+    ASSERT_NE(a, kernels_of_a.end()) << "the second job ran a variant the first did not: " << name;
+    ++matched;
+    EXPECT_EQ(v.at("kernel_key"), a->second.at("kernel_key")) << name;
+    EXPECT_EQ(v.at("status"), a->second.at("status")) << name;
+    ASSERT_TRUE(v.at("registers").is_number()) << v.dump();
+    EXPECT_GT(v.at("registers").get<int>(), 0) << name;
+    for (const char* resource : {"registers", "spill_bytes", "smem_bytes", "threads"})
+      EXPECT_EQ(v.at(resource), a->second.at(resource)) << name << ": " << resource;
+    EXPECT_EQ(v.at("compile_ms").get<double>(), 0.0) << name;
+  }
+  EXPECT_EQ(matched, kernels_of_a.size());
+}
+
 }  // namespace
 }  // namespace kt

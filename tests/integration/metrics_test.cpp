@@ -73,7 +73,9 @@ TEST(Metrics, CountWhatACompileJobDid) {
   EXPECT_EQ(after.at("kerntune_variants_total{outcome=\"compile_error\"}") +
                 after.at("kerntune_variants_total{outcome=\"resource_exceeded\"}"),
             failed);
-  // Each variant compiled once (a fresh cache), every observation in the +Inf bucket.
+  // Each variant compiled once (a fresh cache, nothing fetched from it), every observation in the
+  // +Inf bucket.
+  EXPECT_EQ(after.at("kerntune_compile_cache_hits_total"), 0);
   EXPECT_EQ(after.at("kerntune_compile_seconds_count"), 2);
   EXPECT_EQ(after.at("kerntune_compile_seconds_bucket{le=\"+Inf\"}"), 2);
   EXPECT_GT(after.at("kerntune_compile_seconds_sum"), 0);

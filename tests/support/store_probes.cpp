@@ -1,10 +1,12 @@
 #include "support/store_probes.hpp"
 
 #include <exception>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "client/client_error.hpp"
+#include "client/http_transport.hpp"
 #include "db/connection.hpp"
 
 namespace kt::test {
@@ -54,6 +56,24 @@ std::int64_t gated_variants(const Client& client, std::int64_t job) {
   } catch (const std::exception&) {
     return -1;
   }
+}
+
+std::string scrape_metrics(const std::string& url) {
+  const HttpTransport transport(parse_server_url(url), std::chrono::seconds(30), "");
+  const HttpReply reply = transport.send(boost::beast::http::verb::get, "/metrics");
+  if (reply.status != 200)
+    throw std::runtime_error("GET /metrics: " + std::to_string(reply.status) + " " + reply.body);
+  return reply.body;
+}
+
+double metric_value(const std::string& exposition, const std::string& sample) {
+  std::istringstream lines(exposition);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.size() > sample.size() && line.compare(0, sample.size(), sample) == 0 &&
+        line[sample.size()] == ' ')
+      return std::stod(line.substr(sample.size() + 1));
+  throw std::runtime_error("no sample " + sample + " in /metrics");
 }
 
 }  // namespace kt::test

@@ -1,6 +1,6 @@
 // What the fleet tests submit and read back: the compile-mode job they share, one integer from the
-// store by SQL, and a job's progress through the compile gates and its end as a daemon answers
-// them.
+// store by SQL, a job's progress through the compile gates and its end as a daemon answers them,
+// and a daemon's /metrics.
 #pragma once
 
 #include <chrono>
@@ -27,5 +27,12 @@ std::int64_t query_int(const std::string& uri, const std::string& sql);
 // The job's variants through the compile gates (compiled, compile_error, resource_exceeded) as
 // the daemon answers (pruned ones count as finished from the start), or -1 when it does not.
 std::int64_t gated_variants(const Client& client, std::int64_t job);
+
+// GET /metrics of the daemon at `url`, as text.
+std::string scrape_metrics(const std::string& url);
+
+// The value of one sample ("name" or "name{labels}", as written) of a /metrics text; throws
+// std::runtime_error naming it when the text has no such sample.
+double metric_value(const std::string& exposition, const std::string& sample);
 
 }  // namespace kt::test
