@@ -32,6 +32,25 @@ std::string describe_daemon(db::Connection& db, std::int64_t id) {
          std::to_string(query.column(1).int64()) + ")";
 }
 
+// Whose leases a clean hand-back returns: a stopping daemon's own, or (a daemon starting on an
+// SQLite file, which one daemon owns) every earlier daemon's.
+enum class Holders { this_daemon, every_other_daemon };
+
+// The holders' leases go back to planned without counting as expiries (no daemon died holding
+// them), and the holders are marked stopped.
+void release_leases_of(db::Connection& db, std::int64_t daemon_id, Holders holders) {
+  const std::string whose = holders == Holders::this_daemon ? " = ?" : " <> ?";
+  db::Statement release(db,
+                        "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
+                        " work_began_ms = NULL WHERE lease_owner" +
+                            whose);
+  release.bind(1, daemon_id);
+  release.exec();
+  db::Statement stopped(db, "UPDATE daemons SET stopped = 1 WHERE id" + whose);
+  stopped.bind(1, daemon_id);
+  stopped.exec();
+}
+
 }  // namespace
 
 std::int64_t Store::register_daemon(const std::string& host, int pid, const std::string& gpus_json,
@@ -52,18 +71,9 @@ std::int64_t Store::register_daemon(const std::string& host, int pid, const std:
     if (!insert.step()) throw std::runtime_error("insert returned no daemon id");
     const std::int64_t id = insert.column(0).int64();
     insert.step();
-    if (db_->dialect() == db::Dialect::sqlite) {
-      // One daemon per SQLite file: whoever held leases before is gone, and this one resumes.
-      db::Statement release(*db_,
-                            "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
-                            " work_began_ms = NULL WHERE lease_owner IS NOT NULL"
-                            " AND lease_owner <> ?");
-      release.bind(1, id);
-      release.exec();
-      db::Statement stopped(*db_, "UPDATE daemons SET stopped = 1 WHERE id <> ?");
-      stopped.bind(1, id);
-      stopped.exec();
-    }
+    // One daemon per SQLite file: whoever held leases before is gone, and this one resumes.
+    if (db_->dialect() == db::Dialect::sqlite)
+      release_leases_of(*db_, id, Holders::every_other_daemon);
     transaction.commit();
     lease_ms_ = lease_ms;
     daemon_id_ = id;
@@ -274,14 +284,7 @@ void Store::release_leases() {
   db::with_context("release_leases", [&] {
     mutex_.touches_no_answer();
     db::Transaction transaction(*db_, db::TransactionKind::write);
-    db::Statement release(*db_,
-                          "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
-                          " work_began_ms = NULL WHERE lease_owner = ?");
-    release.bind(1, id);
-    release.exec();
-    db::Statement stopped(*db_, "UPDATE daemons SET stopped = 1 WHERE id = ?");
-    stopped.bind(1, id);
-    stopped.exec();
+    release_leases_of(*db_, id, Holders::this_daemon);
     transaction.commit();
   });
 }
