@@ -61,6 +61,19 @@ CompileResult compile_variant(const Family& family, const TemplateSpec& tmpl, co
   return result;
 }
 
+void expect_clean_wgmma_compile(const CompileResult& result, const std::string& what) {
+  EXPECT_GT(result.resources.registers, 0) << what << "\n" << result.log;
+  EXPECT_EQ(result.resources.spill_store_bytes, 0) << what << "\n" << result.log;
+  EXPECT_EQ(result.resources.spill_load_bytes, 0) << what << "\n" << result.log;
+  EXPECT_EQ(result.resources.stack_frame_bytes, 0) << what << "\n" << result.log;
+  EXPECT_EQ(result.resources.static_smem_bytes, 0) << what << ": all shared memory is dynamic";
+  EXPECT_EQ(result.log.find("C7508"), std::string::npos) << what << ": ptxas ignored setmaxnreg\n"
+                                                         << result.log;
+  EXPECT_EQ(result.log.find("serialized"), std::string::npos)
+      << what << ": ptxas serialised the wgmma pipeline\n"
+      << result.log;
+}
+
 DeviceLimits limits_with_sms(const std::string& arch, int sm_count) {
   auto limits = limits_for_arch(arch);
   if (!limits) throw std::runtime_error("no limits for " + arch);

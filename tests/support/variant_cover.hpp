@@ -30,6 +30,11 @@ std::vector<VariantPlan> covering_set(const std::vector<VariantPlan>& plans);
 CompileResult compile_variant(const Family& family, const TemplateSpec& tmpl, const Config& config,
                               const std::string& dtype, const DeviceLimits& limits);
 
+// What every compiled Hopper wgmma kernel must show: a register count, no spills and no stack
+// frame, only dynamic shared memory, and ptxas neither ignoring setmaxnreg (C7508) nor serialising
+// the wgmma pipeline. `what` names the variant in the failure messages.
+void expect_clean_wgmma_compile(const CompileResult& result, const std::string& what);
+
 // Limits of an arch without a GPU, with the SM count of a typical part (the persistent grids and
 // split-K constraints depend on it).
 DeviceLimits limits_with_sms(const std::string& arch, int sm_count);

@@ -48,13 +48,7 @@ TEST(DualGemmWgmma, CoveringSetCompilesForSm90aWithoutSpills) {
     EXPECT_LE(result.resources.registers * (plan.config.at("CONSUMERS") + 1) * 128,
               limits.regs_per_block)
         << what;
-    EXPECT_EQ(result.resources.spill_store_bytes, 0) << what << "\n" << result.log;
-    EXPECT_EQ(result.resources.spill_load_bytes, 0) << what << "\n" << result.log;
-    EXPECT_EQ(result.resources.stack_frame_bytes, 0) << what << "\n" << result.log;
-    EXPECT_EQ(result.resources.static_smem_bytes, 0) << "all shared memory is dynamic";
-    EXPECT_EQ(result.log.find("C7508"), std::string::npos) << "ptxas ignored setmaxnreg";
-    EXPECT_EQ(result.log.find("serialized"), std::string::npos)
-        << "ptxas serialised the wgmma pipeline: " << result.log;
+    test::expect_clean_wgmma_compile(result, what);
     for (const auto& [name, value] : plan.config) compiled[name].insert(value);
   }
   for (const AxisSpec& spec : tmpl.axes)

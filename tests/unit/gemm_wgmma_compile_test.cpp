@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "support/gemm_templates.hpp"
+#include "support/variant_cover.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
@@ -214,14 +215,7 @@ TEST(GemmWgmma, CoveringSetCompilesForSm90aWithoutSpills) {
     EXPECT_LE(result.resources.registers * (axis(plan, "CONSUMERS") + 1) * 128,
               limits.regs_per_block)
         << describe(plan);
-    EXPECT_EQ(result.resources.spill_store_bytes, 0) << describe(plan) << "\n" << result.log;
-    EXPECT_EQ(result.resources.spill_load_bytes, 0) << describe(plan) << "\n" << result.log;
-    EXPECT_EQ(result.resources.stack_frame_bytes, 0) << describe(plan) << "\n" << result.log;
-    EXPECT_EQ(result.resources.static_smem_bytes, 0) << "all shared memory is dynamic";
-    EXPECT_EQ(result.log.find("C7508"), std::string::npos)
-        << "ptxas ignored setmaxnreg: " << result.log;
-    EXPECT_EQ(result.log.find("serialized"), std::string::npos)
-        << "ptxas serialised the wgmma pipeline: " << result.log;
+    test::expect_clean_wgmma_compile(result, describe(plan));
     for (const auto& [name, value] : plan.config) compiled[name].insert(value);
   }
   for (const AxisSpec& spec : tmpl.axes)
