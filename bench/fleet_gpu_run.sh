@@ -16,7 +16,8 @@
 # MODE=compile (env) sweeps compile-only jobs for sm_90a instead: the script's dry run without a GPU.
 # PIN_CORES=P (env): give each daemon P cores of its own (taskset, --compile-threads P): the one
 # daemon and daemon a get cores 0..P-1, daemon b P..2P-1, PostgreSQL the rest. Then the one-daemon
-# sweep runs twice, before and after the fleet's (phases one, fleet, one-again), after a short
+# sweep runs twice, before and after the fleet's (phases one, fleet, one-again), then once more on
+# daemon b's cores (one-on-b-cores: are they as fast?), after a short
 # warm-up sweep on every core (WARMUP_BUDGET variants, default 120), so a cold first sweep cannot
 # flatter the fleet (issue 17's scaling target: the same cores each).
 # Every phase's compile times as the store has them go to WORK_DIR/compile-PHASE.json.
@@ -133,6 +134,11 @@ if [ "$pin" -gt 0 ]; then
   start_daemon one-again 18104 0,1 0
   sweep one-again 18104
   stop_all
+  # One daemon alone on daemon b's cores: whether b's cores compile as fast as a's.
+  start_cluster one-on-b-cores
+  start_daemon one-on-b-cores 18105 0,1 1
+  sweep one-on-b-cores 18105
+  stop_all
 fi
 
 python3 - "$work" <<'PY'
@@ -169,6 +175,8 @@ if os.path.exists(f"{work}/job-one-again.json"):
     again = figures(f"{work}/job-one-again.json")
     result["one_daemon_again"] = again
     result["ratio_fleet_over_one_again"] = fleet["variants_per_minute"] / again["variants_per_minute"]
+if os.path.exists(f"{work}/job-one-on-b-cores.json"):
+    result["one_daemon_on_b_cores"] = figures(f"{work}/job-one-on-b-cores.json")
 json.dump(result, open(f"{work}/fleet.json", "w"), indent=1)
 print(json.dumps(result, indent=1))
 PY
