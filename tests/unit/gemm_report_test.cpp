@@ -165,13 +165,13 @@ TEST(GemmReport, OldReportsStillReadAndRender) {
   EXPECT_NE(table.find("`cublasGemmEx` with its default heuristic and no workspace"),
             std::string::npos);
   // A point ratio over the target is not a met target; one under it is a miss.
-  EXPECT_NE(
-      table.find("| 1424.0 µs | 1.00× (no interval) | ours | — | 774.3 | 9.5% | ≥1.0×: not shown "
-                 "(no interval) | 96 | 202 s |"),
-      std::string::npos)
+  EXPECT_NE(table.find(
+                "| 1424.0 µs | 1.00× (no interval) | ours | — | 774.3 | 9.5% | ≥1.03×: missed | 96 "
+                "| 202 s |"),
+            std::string::npos)
       << table;
   EXPECT_NE(table.find("| 0.81× (no interval) |"), std::string::npos) << table;
-  EXPECT_NE(table.find("≥1.3×, ≥75% BW: missed"), std::string::npos);
+  EXPECT_EQ(table.find("≥1.2×"), std::string::npos) << "the decode targets are the H200's";
   EXPECT_EQ(table.find("run-to-run spread"), std::string::npos);
 
   // Written back in the new format, it reads and renders the same.
@@ -201,13 +201,18 @@ TEST(GemmReport, FromJsonRejectsBadFields) {
   EXPECT_THROW(gemm_report_from_json(j), std::invalid_argument);
 }
 
-TEST(GemmReport, TargetsOfIssue4) {
-  EXPECT_DOUBLE_EQ(issue4_target({8192, 8192, 8192})->min_ratio, 1.0);
-  EXPECT_FALSE(issue4_target({4096, 4096, 4096})->min_bw_fraction);
-  EXPECT_DOUBLE_EQ(issue4_target({128, 4096, 7168})->min_ratio, 1.3);
-  EXPECT_DOUBLE_EQ(*issue4_target({1, 4096, 7168})->min_bw_fraction, 0.75);
-  EXPECT_FALSE(issue4_target({2048, 2048, 2048}));
-  EXPECT_FALSE(issue4_target({256, 7168, 2048}));
+TEST(GemmReport, TargetsOfIssue14) {
+  const std::string h100 = "NVIDIA H100 80GB HBM3", h200 = "NVIDIA H200";
+  EXPECT_DOUBLE_EQ(shape_target({8192, 8192, 8192}, h100)->min_ratio, 1.03);
+  EXPECT_DOUBLE_EQ(shape_target({4096, 4096, 4096}, h200)->min_ratio, 1.03);
+  EXPECT_FALSE(shape_target({4096, 4096, 4096}, h200)->min_bw_fraction);
+  EXPECT_DOUBLE_EQ(shape_target({64, 4096, 7168}, h200)->min_ratio, 1.2);
+  EXPECT_DOUBLE_EQ(*shape_target({1, 4096, 7168}, h200)->min_bw_fraction, 0.85);
+  EXPECT_DOUBLE_EQ(shape_target({128, 4096, 7168}, h200)->min_ratio, 1.0);
+  EXPECT_FALSE(shape_target({128, 4096, 7168}, h200)->min_bw_fraction);
+  EXPECT_FALSE(shape_target({1, 4096, 7168}, h100));  // the decode targets are the H200's
+  EXPECT_FALSE(shape_target({2048, 2048, 2048}, h200));
+  EXPECT_FALSE(shape_target({256, 7168, 2048}, h200));
 }
 
 GemmFigures figures_of(double ratio, std::optional<double> low, std::optional<double> high,
@@ -221,25 +226,29 @@ GemmFigures figures_of(double ratio, std::optional<double> low, std::optional<do
 }
 
 TEST(GemmReport, TargetIsMetOnlyWhenTheIntervalClearsIt) {
+  const std::string h200 = "NVIDIA H200";
   const GemmShape square{4096, 4096, 4096};
-  EXPECT_EQ(target_cell(square, figures_of(1.01, 0.99, 1.03)),
-            "≥1.0×: not shown (interval spans target)");
-  EXPECT_EQ(target_cell(square, figures_of(1.02, 1.0, 1.04)),
-            "≥1.0×: not shown (interval spans target)");  // a low end on the target is no margin
-  EXPECT_EQ(target_cell(square, figures_of(1.03, 1.01, 1.05)), "≥1.0×: met");
-  EXPECT_EQ(target_cell(square, figures_of(0.97, 0.95, 0.99)), "≥1.0×: missed");
-  EXPECT_EQ(target_cell(square, figures_of(1.02, std::nullopt, std::nullopt)),
-            "≥1.0×: not shown (no interval)");
-  EXPECT_EQ(target_cell(square, figures_of(0.98, std::nullopt, std::nullopt)), "≥1.0×: missed");
-  EXPECT_EQ(target_cell(square, GemmFigures{}), "≥1.0×: no result");
+  EXPECT_EQ(target_cell(square, figures_of(1.03, 1.01, 1.05), h200),
+            "≥1.03×: not shown (interval spans target)");
+  EXPECT_EQ(target_cell(square, figures_of(1.04, 1.03, 1.06), h200),
+            "≥1.03×: not shown (interval spans target)");  // a low end on the target is no margin
+  EXPECT_EQ(target_cell(square, figures_of(1.06, 1.04, 1.08), h200), "≥1.03×: met");
+  EXPECT_EQ(target_cell(square, figures_of(0.99, 0.97, 1.01), h200), "≥1.03×: missed");
+  EXPECT_EQ(target_cell(square, figures_of(1.05, std::nullopt, std::nullopt), h200),
+            "≥1.03×: not shown (no interval)");
+  EXPECT_EQ(target_cell(square, figures_of(1.0, std::nullopt, std::nullopt), h200),
+            "≥1.03×: missed");
+  EXPECT_EQ(target_cell(square, GemmFigures{}, h200), "≥1.03×: no result");
 
   const GemmShape skinny{16, 4096, 7168};
-  EXPECT_EQ(target_cell(skinny, figures_of(1.5, 1.4, 1.6, 0.8)), "≥1.3×, ≥75% BW: met");
-  EXPECT_EQ(target_cell(skinny, figures_of(1.5, 1.4, 1.6, 0.7)), "≥1.3×, ≥75% BW: missed");
-  EXPECT_EQ(target_cell(skinny, figures_of(1.5, 1.4, 1.6)), "≥1.3×, ≥75% BW: missed");
-  EXPECT_EQ(target_cell(skinny, figures_of(1.31, 1.28, 1.34, 0.8)),
-            "≥1.3×, ≥75% BW: not shown (interval spans target)");
-  EXPECT_EQ(target_cell({2048, 2048, 2048}, figures_of(1.5, 1.4, 1.6)), "—");
+  EXPECT_EQ(target_cell(skinny, figures_of(1.5, 1.4, 1.6, 0.9), h200), "≥1.2×, ≥85% BW: met");
+  EXPECT_EQ(target_cell(skinny, figures_of(1.5, 1.4, 1.6, 0.8), h200), "≥1.2×, ≥85% BW: missed");
+  EXPECT_EQ(target_cell(skinny, figures_of(1.5, 1.4, 1.6), h200), "≥1.2×, ≥85% BW: missed");
+  EXPECT_EQ(target_cell(skinny, figures_of(1.21, 1.18, 1.24, 0.9), h200),
+            "≥1.2×, ≥85% BW: not shown (interval spans target)");
+  EXPECT_EQ(target_cell(skinny, figures_of(1.5, 1.4, 1.6, 0.9), "NVIDIA H100 80GB HBM3"), "—");
+  EXPECT_EQ(target_cell({128, 4096, 7168}, figures_of(1.05, 1.02, 1.08), h200), "≥1.0×: met");
+  EXPECT_EQ(target_cell({2048, 2048, 2048}, figures_of(1.5, 1.4, 1.6), h200), "—");
 }
 
 TEST(GemmReport, SpreadOfTheRatioOverRuns) {
@@ -299,13 +308,13 @@ TEST(GemmReport, TableNamesTheBaselineAndShowsIntervalsSpreadTargetsAndNotes) {
                  "stages 14, split-K 1) | 859.0 | "),
       std::string::npos)
       << table;
-  EXPECT_NE(table.find("≥1.0×: met"), std::string::npos);
-  // 64x4096x7168: 1.17x [1.15, 1.18], the interval below 1.3x: missed
+  EXPECT_NE(table.find("≥1.03×: met"), std::string::npos);
+  // 64x4096x7168: 1.17x [1.15, 1.18]; its targets are the H200's, and this is an H100
   EXPECT_NE(table.find("| 1.17× [1.15, 1.18] | ours | — | algo 2 of 8"), std::string::npos)
       << table;
-  EXPECT_NE(table.find("≥1.3×, ≥75% BW: missed"), std::string::npos);
+  EXPECT_EQ(table.find("≥1.2×"), std::string::npos);
   EXPECT_NE(
-      table.find("| 8192×8192×8192 | — | — | — | — | — | — | — | — | — | ≥1.0×: no result | 0 "
+      table.find("| 8192×8192×8192 | — | — | — | — | — | — | — | — | — | ≥1.03×: no result | 0 "
                  "| 0 s |"),
       std::string::npos)
       << table;
@@ -375,8 +384,8 @@ TEST(GemmReport, AnswersAndTheModelSetGeomean) {
   EXPECT_EQ(models_target_status(*s.models_answer), "missed");
   EXPECT_EQ(models_target_status({1.10, 1.06, 1.12, 2}), "met");
   EXPECT_EQ(models_target_status({1.06, 1.04, 1.08, 2}), "not shown (interval spans target)");
-  // No per-row issue-4 target for model shapes, even with M <= 128.
-  EXPECT_FALSE(issue4_target(report.rows[1].shape).has_value());
+  // No per-row target for model shapes, even the decode-like ones on an H200.
+  EXPECT_FALSE(shape_target(report.rows[1].shape, "NVIDIA H200").has_value());
 
   const nlohmann::json j = gemm_report_to_json(report);
   EXPECT_EQ(j["rows"][0]["answer"], "ours");
