@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -32,6 +31,7 @@
 
 #include "bench/daemon_process.hpp"
 #include "db/store.hpp"
+#include "support/scoped_env.hpp"
 #include "support/test_paths.hpp"
 
 namespace kt {
@@ -363,45 +363,19 @@ std::vector<std::pair<int, int>> thread_scheduling(pid_t pid) {
   return threads;
 }
 
-// Sets (or, with nullptr, unsets) an environment variable for the scope, then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 // Requests come first by default (issue 11): the daemon's two compile threads run under
 // SCHED_IDLE unless KERNTUNE_COMPILE_NICE (as the tests' daemons have it) says otherwise.
 TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
   const auto idle = [](const std::pair<int, int>& thread) { return thread.first == SCHED_IDLE; };
   {
-    ScopedEnv unset("KERNTUNE_COMPILE_NICE", nullptr);
+    test::ScopedEnv unset("KERNTUNE_COMPILE_NICE", std::nullopt);
     Kerntuned daemon(dir_.path(), "default-nice", db_, with_families({}));
     ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
     const auto threads = thread_scheduling(daemon.pid());
     EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 2) << daemon.log();
   }
   const int niced = std::min(19, getpriority(PRIO_PROCESS, 0) + 10);
-  ScopedEnv ten("KERNTUNE_COMPILE_NICE", "10");
+  test::ScopedEnv ten("KERNTUNE_COMPILE_NICE", "10");
   Kerntuned daemon(dir_.path(), "nice-10", dir_.path() / "second.db", with_families({}));
   ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
   const auto threads = thread_scheduling(daemon.pid());

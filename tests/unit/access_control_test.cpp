@@ -14,6 +14,7 @@
 #include "client/client_error.hpp"
 #include "client/http_transport.hpp"
 #include "server/access_control.hpp"
+#include "support/scoped_env.hpp"
 #include "support/test_paths.hpp"
 
 namespace kt {
@@ -205,27 +206,7 @@ TEST(TokenFile, RefusesEmptyAndMissingFiles) {
   expect_refused(dir.path() / "absent", "does not exist");
 }
 
-// Sets (or unsets, for nullopt) an environment variable for one test and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value->c_str(), 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 TEST(ClientToken, EnvironmentVariableThenFileThenNone) {
   test::TempDir dir;
