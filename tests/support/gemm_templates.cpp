@@ -27,6 +27,19 @@ std::vector<VariantPlan> gemm_survivors(const std::string& tmpl, const Shape& sh
   return survivors(gemm_family(), tmpl, shape, dtype, limits);
 }
 
+std::vector<std::pair<Config, std::string>> covering_jobs(const std::string& tmpl,
+                                                          const std::vector<Shape>& shapes,
+                                                          const DeviceLimits& limits) {
+  std::vector<VariantPlan> all;
+  for (const Shape& shape : shapes)
+    for (VariantPlan& plan : gemm_survivors(tmpl, shape, limits)) all.push_back(std::move(plan));
+  const std::vector<VariantPlan> chosen = covering_set(all);
+  std::vector<std::pair<Config, std::string>> jobs;
+  for (std::size_t i = 0; i < chosen.size(); ++i)
+    jobs.emplace_back(chosen[i].config, i % 2 == 0 ? "bf16" : "fp16");
+  return jobs;
+}
+
 std::vector<CompileResult> compile_pairwise(const TemplateSpec& tmpl,
                                             const std::vector<std::pair<Config, std::string>>& jobs,
                                             const DeviceLimits& limits) {

@@ -25,6 +25,12 @@ std::vector<VariantPlan> gemm_survivors(const std::string& tmpl, const Shape& sh
                                         const DeviceLimits& limits,
                                         const std::string& dtype = "bf16");
 
+// The compile jobs of a covering-set test: the covering set (covering_set) of the template's
+// survivors over the shapes, each paired with a dtype, bf16 and fp16 in turn.
+std::vector<std::pair<Config, std::string>> covering_jobs(const std::string& tmpl,
+                                                          const std::vector<Shape>& shapes,
+                                                          const DeviceLimits& limits);
+
 // Compiles each (config, dtype) of the template, two at a time; results in the same order.
 std::vector<CompileResult> compile_pairwise(const TemplateSpec& tmpl,
                                             const std::vector<std::pair<Config, std::string>>& jobs,

@@ -106,16 +106,9 @@ const std::vector<Shape>& covering_shapes() {
 
 TEST(GemmCpAsync, CoveringSetCompilesForSm90aWithoutSpills) {
   const DeviceLimits limits = gemm_limits("sm_90a");
-  std::vector<VariantPlan> all;
-  for (const Shape& shape : covering_shapes())
-    for (VariantPlan& plan : gemm_survivors(kTemplate, shape, limits))
-      all.push_back(std::move(plan));
-  const std::vector<VariantPlan> chosen = test::covering_set(all);
-  ASSERT_GE(chosen.size(), 2u);
-  EXPECT_LE(chosen.size(), 10u) << "keep the compile set small";
-  std::vector<std::pair<Config, std::string>> jobs;
-  for (std::size_t i = 0; i < chosen.size(); ++i)
-    jobs.emplace_back(chosen[i].config, i % 2 == 0 ? "bf16" : "fp16");
+  const auto jobs = test::covering_jobs(kTemplate, covering_shapes(), limits);
+  ASSERT_GE(jobs.size(), 2u);
+  EXPECT_LE(jobs.size(), 10u) << "keep the compile set small";
   const auto results = test::compile_pairwise(cp_async(), jobs, limits);
   std::map<std::string, std::set<std::int64_t>> compiled;
   for (std::size_t i = 0; i < jobs.size(); ++i) {

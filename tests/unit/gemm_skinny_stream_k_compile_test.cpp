@@ -139,20 +139,15 @@ TEST(GemmSkinnyStreamK, EveryShapeKeepsItsTilesWithinSplitKPieces) {
 
 TEST(GemmSkinnyStreamK, CoveringSetCompilesForSm90aWithoutSpills) {
   const DeviceLimits limits = gemm_limits("sm_90a");
-  std::vector<VariantPlan> all;
-  for (const Shape& shape :
-       {gemm_shape(1, 4096, 7168), gemm_shape(16, 4096, 7168), gemm_shape(32, 4096, 7168),
-        gemm_shape(64, 4096, 7168), gemm_shape(128, 4096, 7168), gemm_shape(7, 1000, 72),
-        gemm_shape(1, 128256, 4096), gemm_shape(16, 8192, 256), gemm_shape(1, 64, 16384),
-        gemm_shape(1, 6144, 2048), gemm_shape(1, 512, 1024), gemm_shape(1, 1024, 2048)})
-    for (VariantPlan& plan : gemm_survivors(kTemplate, shape, limits))
-      all.push_back(std::move(plan));
-  const std::vector<VariantPlan> chosen = test::covering_set(all);
-  ASSERT_GE(chosen.size(), 2u);
-  EXPECT_LE(chosen.size(), 10u) << "keep the compile set small";
-  std::vector<std::pair<Config, std::string>> jobs;
-  for (std::size_t i = 0; i < chosen.size(); ++i)
-    jobs.emplace_back(chosen[i].config, i % 2 == 0 ? "bf16" : "fp16");
+  const auto jobs = test::covering_jobs(
+      kTemplate,
+      {gemm_shape(1, 4096, 7168), gemm_shape(16, 4096, 7168), gemm_shape(32, 4096, 7168),
+       gemm_shape(64, 4096, 7168), gemm_shape(128, 4096, 7168), gemm_shape(7, 1000, 72),
+       gemm_shape(1, 128256, 4096), gemm_shape(16, 8192, 256), gemm_shape(1, 64, 16384),
+       gemm_shape(1, 6144, 2048), gemm_shape(1, 512, 1024), gemm_shape(1, 1024, 2048)},
+      limits);
+  ASSERT_GE(jobs.size(), 2u);
+  EXPECT_LE(jobs.size(), 10u) << "keep the compile set small";
   const auto results = test::compile_pairwise(stream_k(), jobs, limits);
   std::map<std::string, std::set<std::int64_t>> compiled;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
