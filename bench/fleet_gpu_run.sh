@@ -20,7 +20,11 @@
 # daemon b's cores (one-on-b-cores: are they as fast?), after a short
 # warm-up sweep on every core (WARMUP_BUDGET variants, default 120), so a cold first sweep cannot
 # flatter the fleet (issue 17's scaling target: the same cores each).
-# Every phase's compile times as the store has them go to WORK_DIR/compile-PHASE.json.
+# FLEET_B_DEVICES (env, default 1): daemon b's CUDA_VISIBLE_DEVICES; "0" lets a compile-mode fleet
+# on a one-GPU machine give both daemons the GPU. With PIN_CORES a last phase, one-without-gpu,
+# runs one daemon on a's cores that sees no GPU.
+# Every phase's compile times as the store has them go to WORK_DIR/compile-PHASE.json, and each
+# phase's CPU and memory counters before and after to WORK_DIR/sys-PHASE-{begin,end}.txt.
 set -uo pipefail
 work=${1:?usage: fleet_gpu_run.sh WORK_DIR PG_ROOT [BIN_DIR] [SHAPE] [BUDGET]}
 pg_root=${2:?PG_ROOT}
@@ -73,10 +77,19 @@ start_daemon() {  # start_daemon NAME PORT DEVICES [CORE_SLOT]
   wait_for_daemon "http://127.0.0.1:$2" "$bin" "$work/daemon-$1.log"
 }
 
+# What the machine did around a phase: every CPU's counters (user .. steal, /proc/stat) and the
+# memory the VM had (/proc/meminfo), so unequal cores or a VM still growing its RAM show up.
+snapshot() { { date -u +%s.%N; grep '^cpu' /proc/stat; grep -E '^(MemTotal|MemFree|Cached):' /proc/meminfo; } >"$work/sys-$1.txt"; }
+
 sweep() {  # sweep PHASE PORT [BUDGET]: submits the job, waits, saves the job's JSON
   say "$1: gemm $shape bf16, budget ${3:-$budget}"
+  snapshot "$1-begin"
   "$bin/kerntune" --server "http://127.0.0.1:$2" submit gemm --shape "$shape" --dtype bf16 \
     --budget "${3:-$budget}" "${mode_args[@]}" --wait
+  snapshot "$1-end"
+  # How many compiles were NVRTC's and how many the cache's (a repeated kernel costs no compile).
+  python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$2/metrics').read().decode())" |
+    grep -E '^kerntune_compile_(cache_hits_total|seconds_(count|sum))' >"$work/metrics-compile-$1.txt"
   python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$2/v1/jobs/1').read().decode())" \
     >"$work/job-$1.json"
   # Compile times as the store has them (every page of the job's variants): what a phase's wall
@@ -117,12 +130,12 @@ stop_all
 
 start_cluster fleet
 start_daemon a 18102 0 0
-start_daemon b 18103 1 1
+start_daemon b 18103 "${FLEET_B_DEVICES:-1}" 1
 sweep fleet 18102
 # What each daemon ran: its own counters (kerntune_variants_total by outcome).
 for d in a:18102 b:18103; do
   python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:${d#*:}/metrics').read().decode())" |
-    grep '^kerntune_variants_total' >"$work/metrics-${d%%:*}.txt"
+    grep -E '^kerntune_(variants_total|compile_cache_hits_total|compile_seconds_(count|sum))' >"$work/metrics-${d%%:*}.txt"
 done
 # Both daemons answer for the job: the same progress from either.
 python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:18103/v1/jobs/1').read().decode())" \
@@ -138,6 +151,11 @@ if [ "$pin" -gt 0 ]; then
   start_cluster one-on-b-cores
   start_daemon one-on-b-cores 18105 0,1 1
   sweep one-on-b-cores 18105
+  stop_all
+  # One daemon that sees no GPU (as daemon b on a one-GPU machine): does compiling depend on it?
+  start_cluster one-without-gpu
+  start_daemon one-without-gpu 18106 "" 0
+  sweep one-without-gpu 18106
   stop_all
 fi
 
@@ -162,7 +180,7 @@ def ran_by(name):
     total = 0
     for line in open(f"{work}/metrics-{name}.txt"):
         labels, value = line.rsplit(" ", 1)
-        if 'outcome="cancelled"' not in labels:
+        if labels.startswith("kerntune_variants_total") and 'outcome="cancelled"' not in labels:
             total += float(value)
     return total
 fleet["variants_run_by_daemon"] = {"a (GPU 0)": ran_by("a"), "b (GPU 1)": ran_by("b")}
@@ -177,6 +195,8 @@ if os.path.exists(f"{work}/job-one-again.json"):
     result["ratio_fleet_over_one_again"] = fleet["variants_per_minute"] / again["variants_per_minute"]
 if os.path.exists(f"{work}/job-one-on-b-cores.json"):
     result["one_daemon_on_b_cores"] = figures(f"{work}/job-one-on-b-cores.json")
+if os.path.exists(f"{work}/job-one-without-gpu.json"):
+    result["one_daemon_without_gpu"] = figures(f"{work}/job-one-without-gpu.json")
 json.dump(result, open(f"{work}/fleet.json", "w"), indent=1)
 print(json.dumps(result, indent=1))
 PY
