@@ -7,7 +7,10 @@
 # (INVOCATION, default 5: past the validation launches), with clocks left alone.
 #
 #   OUT=DIR bash bench/profile_gemm.sh [BIN_DIR] SHAPE...
-# SHAPE: MxNxK with a config file bench/profile_configs/MxNxK.json.
+# SHAPE: MxNxK with a config file PROFILE_CONFIGS/MxNxK.json (env; default bench/profile_configs,
+# the H200's best configs; bench/profile_configs/h100 holds the H100's where they differ). One
+# config per template: ncu counts launches per kernel function, so a second config of the same
+# template would not be profiled.
 # Writes to OUT: profile.log (progress, ncu's messages, each job's result), <shape>.ncu-rep
 # bundled in reports.tar, <shape>-details.csv (every section's metrics, one row per metric) and
 # summary.txt (per kernel: duration, DRAM throughput, L2 hit rate, achieved occupancy, top stalls).
@@ -33,7 +36,7 @@ sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Memo
   --section SchedulerStats)
 names='^(kt_gemm|nvjet|sm90|cutlass)'
 for shape in "$@"; do
-  configs=$here/profile_configs/$shape.json
+  configs=${PROFILE_CONFIGS:-$here/profile_configs}/$shape.json
   [ -f "$configs" ] || { say "$shape: no $configs, skipped"; continue; }
   say "$shape: $(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$configs") configs under ncu"
   rm -f "$work/k.db"*
