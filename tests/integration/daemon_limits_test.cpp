@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/daemon_process.hpp"
+#include "client/kerntune_client.hpp"
 #include "db/store.hpp"
 #include "support/scoped_env.hpp"
 #include "support/test_paths.hpp"
@@ -363,7 +364,51 @@ std::vector<std::pair<int, int>> thread_scheduling(pid_t pid) {
   return threads;
 }
 
-// Requests come first by default (issue 11): the daemon's two compile threads run under
+// The daemon's children running `kerntune-worker --compile` (its compile processes), from /proc.
+std::vector<pid_t> compile_processes(pid_t daemon) {
+  std::vector<pid_t> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    std::string state;
+    pid_t parent = 0;
+    if (!(fields >> state >> parent) || parent != daemon) continue;
+    std::ifstream cmdline_file(entry.path() / "cmdline");
+    const std::string cmdline{std::istreambuf_iterator<char>(cmdline_file), {}};
+    if (cmdline.find(std::string("\0--compile", 10)) != std::string::npos)
+      found.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return found;
+}
+
+// Submits a small compile-mode job and waits until the daemon runs at least one compile process
+// (started by a compile thread on its first compile); returns them.
+std::vector<pid_t> compile_processes_of_a_job(const Kerntuned& daemon) {
+  Client client(daemon.url());
+  JobSpec spec;
+  spec.family = "gemm";
+  spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
+  spec.dtype = "bf16";
+  spec.mode = "compile";
+  spec.arch = "sm_90a";
+  spec.budget = 4;
+  client.submit_job(spec);
+  // Under SCHED_IDLE on a busy machine a compile thread may wait a while for a core.
+  const auto deadline = Clock::now() + 120s;
+  std::vector<pid_t> found;
+  while (found.empty() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    found = compile_processes(daemon.pid());
+  }
+  return found;
+}
+
+// Requests come first by default (issue 11): NVRTC runs in the compile threads' child processes
+// (kerntune-worker --compile), and those, like the daemon's two compile threads, run under
 // SCHED_IDLE unless KERNTUNE_COMPILE_NICE (as the tests' daemons have it) says otherwise.
 TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
   const auto idle = [](const std::pair<int, int>& thread) { return thread.first == SCHED_IDLE; };
@@ -373,18 +418,34 @@ TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
     ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
     const auto threads = thread_scheduling(daemon.pid());
     EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 2) << daemon.log();
+    const std::vector<pid_t> compilers = compile_processes_of_a_job(daemon);
+    ASSERT_FALSE(compilers.empty()) << daemon.log();
+    EXPECT_LE(compilers.size(), 2u);  // one per compile thread at most
+    for (const pid_t compiler : compilers) {
+      const auto compiler_threads = thread_scheduling(compiler);
+      ASSERT_FALSE(compiler_threads.empty());
+      EXPECT_TRUE(std::all_of(compiler_threads.begin(), compiler_threads.end(), idle))
+          << "compile process " << compiler << " has a thread outside SCHED_IDLE";
+    }
   }
   const int niced = std::min(19, getpriority(PRIO_PROCESS, 0) + 10);
+  const auto at_niced = [&](const std::pair<int, int>& thread) {
+    return thread.first == SCHED_OTHER && thread.second == niced;
+  };
   test::ScopedEnv ten("KERNTUNE_COMPILE_NICE", "10");
   Kerntuned daemon(dir_.path(), "nice-10", dir_.path() / "second.db", with_families({}));
   ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
   const auto threads = thread_scheduling(daemon.pid());
   EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 0);
-  EXPECT_EQ(std::count_if(threads.begin(), threads.end(),
-                          [&](const std::pair<int, int>& thread) {
-                            return thread.first == SCHED_OTHER && thread.second == niced;
-                          }),
-            2);
+  EXPECT_EQ(std::count_if(threads.begin(), threads.end(), at_niced), 2);
+  const std::vector<pid_t> compilers = compile_processes_of_a_job(daemon);
+  ASSERT_FALSE(compilers.empty()) << daemon.log();
+  for (const pid_t compiler : compilers) {
+    const auto compiler_threads = thread_scheduling(compiler);
+    ASSERT_FALSE(compiler_threads.empty());
+    EXPECT_TRUE(std::all_of(compiler_threads.begin(), compiler_threads.end(), at_niced))
+        << "compile process " << compiler << " has a thread not at nice " << niced;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,97 @@
+#include "engine/compile_client.hpp"
+
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "engine/child_process.hpp"
+#include "tuner/compile/compile_protocol.hpp"
+
+namespace kt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::milliseconds kExitGrace{2000};
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  return fmt::format("{:g} s", static_cast<double>(ms.count()) / 1000.0);
+}
+
+}  // namespace
+
+struct CompileClient::Process {
+  ChildProcess child;
+  explicit Process(const std::filesystem::path& exe) : child(exe, {"--compile"}) {}
+};
+
+CompileClient::CompileClient(CompileProcessOptions options) : options_(std::move(options)) {}
+
+CompileClient::~CompileClient() {
+  if (!process_ || !process_->child.running()) return;
+  process_->child.write_line(R"({"op":"shutdown"})");
+  process_->child.wait(kExitGrace);
+}
+
+pid_t CompileClient::pid() const {
+  return process_ && process_->child.running() ? process_->child.pid() : -1;
+}
+
+CompileReply CompileClient::compile(const CompileRequest& request) {
+  CompileReply reply;
+  const auto start = Clock::now();
+  if (!process_ || !process_->child.alive()) {
+    process_.reset();
+    try {
+      process_ = std::make_unique<Process>(options_.exe);
+    } catch (const std::exception& e) {
+      reply.reason = std::string("the NVRTC process could not be started: ") + e.what();
+      return reply;
+    }
+    ++starts_;
+    spdlog::debug("compile process started (pid {}, start #{})", process_->child.pid(), starts_);
+  }
+  ChildProcess& child = process_->child;
+  nlohmann::json line = {{"op", "compile"}, {"request", to_json(request)}};
+  const auto deadline = start + options_.timeout;
+  std::string answer;
+  auto status = ChildProcess::ReadStatus::eof;
+  if (child.write_line(line.dump())) status = child.read_line(answer, deadline);
+  if (status == ChildProcess::ReadStatus::timeout) {
+    const std::string how = child.kill();
+    process_.reset();
+    reply.outcome = CompileReply::Outcome::timed_out;
+    reply.reason = "NVRTC gave no result within " + seconds_text(options_.timeout) +
+                   "; the compile process was killed (" + how + ")";
+    return reply;
+  }
+  if (status == ChildProcess::ReadStatus::eof) {
+    const std::string how = child.wait(kExitGrace);
+    process_.reset();
+    reply.reason = "the NVRTC process died while compiling (" + how + ")";
+    return reply;
+  }
+  try {
+    const nlohmann::json body = nlohmann::json::parse(answer);
+    if (!body.value("ok", false))
+      throw std::runtime_error(body.value("error", std::string("no reason given")));
+    reply.result = compile_result_from_json(body.at("result"));
+  } catch (const std::exception& e) {
+    const std::string how = child.kill();
+    process_.reset();
+    reply.reason = std::string("unreadable answer from the NVRTC process (") + e.what() +
+                   "); it was killed (" + how + ")";
+    return reply;
+  }
+  reply.outcome = CompileReply::Outcome::answered;
+  reply.result.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  return reply;
+}
+
+CompileReply compile_in_child(const CompileProcessOptions& options, const CompileRequest& request) {
+  thread_local std::unique_ptr<CompileClient> client;
+  if (!client || !(client->options() == options)) client = std::make_unique<CompileClient>(options);
+  return client->compile(request);
+}
+
+}  // namespace kt

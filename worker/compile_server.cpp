@@ -1,0 +1,58 @@
+#include "worker/compile_server.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/compile/compile_protocol.hpp"
+
+namespace kt {
+namespace {
+
+nlohmann::json error_answer(const std::string& message) {
+  return {{"ok", false}, {"error", message}};
+}
+
+// The test hook (see the header): does nothing unless KERNTUNE_TEST_COMPILE_FAULT is set.
+void injected_fault(const CompileRequest& request) {
+  const char* fault = std::getenv("KERNTUNE_TEST_COMPILE_FAULT");
+  if (fault == nullptr) return;
+  const std::string_view text(fault);
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return;
+  const std::string_view how = text.substr(0, colon);
+  const std::string option(text.substr(colon + 1));
+  if (std::find(request.options.begin(), request.options.end(), option) == request.options.end())
+    return;
+  if (how == "segv") raise(SIGSEGV);
+  if (how == "abort") std::abort();
+  if (how == "hang")
+    for (;;) pause();
+}
+
+}  // namespace
+
+CompileServerAnswer handle_compile_line(const std::string& line) {
+  const nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!request.is_object() || !request.contains("op") || !request["op"].is_string())
+    return {error_answer("not a request object with an op").dump()};
+  const std::string op = request["op"].get<std::string>();
+  if (op == "shutdown") return {nlohmann::json{{"ok", true}}.dump(), true};
+  if (op != "compile") return {error_answer("unknown op '" + op + "'").dump()};
+  CompileRequest compile;
+  try {
+    compile = compile_request_from_json(request.at("request"));
+  } catch (const std::exception& e) {
+    return {error_answer(std::string("malformed compile request: ") + e.what()).dump()};
+  }
+  injected_fault(compile);
+  const CompileResult result = compile_kernel(compile);
+  return {nlohmann::json{{"ok", true}, {"result", to_json(result)}}.dump()};
+}
+
+}  // namespace kt
