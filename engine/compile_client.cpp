@@ -1,5 +1,6 @@
 #include "engine/compile_client.hpp"
 
+#include <set>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -22,6 +23,7 @@ std::string seconds_text(std::chrono::milliseconds ms) {
 
 struct CompileClient::Process {
   ChildProcess child;
+  std::set<std::string> headers_sent;  // headers_id of the header sets this child holds
   explicit Process(const std::filesystem::path& exe) : child(exe, {"--compile"}) {}
 };
 
@@ -52,36 +54,52 @@ CompileReply CompileClient::compile(const CompileRequest& request) {
     spdlog::debug("compile process started (pid {}, start #{})", process_->child.pid(), starts_);
   }
   ChildProcess& child = process_->child;
-  nlohmann::json line = {{"op", "compile"}, {"request", to_json(request)}};
   const auto deadline = start + options_.timeout;
-  std::string answer;
-  auto status = ChildProcess::ReadStatus::eof;
-  if (child.write_line(line.dump())) status = child.read_line(answer, deadline);
-  if (status == ChildProcess::ReadStatus::timeout) {
-    const std::string how = child.kill();
-    process_.reset();
-    reply.outcome = CompileReply::Outcome::timed_out;
-    reply.reason = "NVRTC gave no result within " + seconds_text(options_.timeout) +
-                   "; the compile process was killed (" + how + ")";
-    return reply;
-  }
-  if (status == ChildProcess::ReadStatus::eof) {
-    const std::string how = child.wait(kExitGrace);
-    process_.reset();
-    reply.reason = "the NVRTC process died while compiling (" + how + ")";
-    return reply;
-  }
-  try {
-    const nlohmann::json body = nlohmann::json::parse(answer);
-    if (!body.value("ok", false))
-      throw std::runtime_error(body.value("error", std::string("no reason given")));
-    reply.result = compile_result_from_json(body.at("result"));
-  } catch (const std::exception& e) {
-    const std::string how = child.kill();
-    process_.reset();
-    reply.reason = std::string("unreadable answer from the NVRTC process (") + e.what() +
-                   "); it was killed (" + how + ")";
-    return reply;
+  // The family's sources go along only when this process has not had them yet.
+  nlohmann::json body = to_json(request, /*with_headers=*/false);
+  const std::string id = body.at("headers_id").get<std::string>();
+  bool with_headers = !process_->headers_sent.contains(id);
+  for (int attempt = 0;; ++attempt) {
+    if (with_headers) {
+      body = to_json(request, /*with_headers=*/true);
+      ++headers_sent_;
+    }
+    const nlohmann::json line = {{"op", "compile"}, {"request", body}};
+    std::string answer;
+    auto status = ChildProcess::ReadStatus::eof;
+    if (child.write_line(line.dump())) status = child.read_line(answer, deadline);
+    if (status == ChildProcess::ReadStatus::timeout) {
+      const std::string how = child.kill();
+      process_.reset();
+      reply.outcome = CompileReply::Outcome::timed_out;
+      reply.reason = "NVRTC gave no result within " + seconds_text(options_.timeout) +
+                     "; the compile process was killed (" + how + ")";
+      return reply;
+    }
+    if (status == ChildProcess::ReadStatus::eof) {
+      const std::string how = child.wait(kExitGrace);
+      process_.reset();
+      reply.reason = "the NVRTC process died while compiling (" + how + ")";
+      return reply;
+    }
+    try {
+      const nlohmann::json answered = nlohmann::json::parse(answer);
+      if (answered.value("unknown_headers", false) && !with_headers && attempt == 0) {
+        with_headers = true;  // it dropped them (or never had them): send them again
+        continue;
+      }
+      if (!answered.value("ok", false))
+        throw std::runtime_error(answered.value("error", std::string("no reason given")));
+      reply.result = compile_result_from_json(answered.at("result"));
+      process_->headers_sent.insert(id);
+      break;
+    } catch (const std::exception& e) {
+      const std::string how = child.kill();
+      process_.reset();
+      reply.reason = std::string("unreadable answer from the NVRTC process (") + e.what() +
+                     "); it was killed (" + how + ")";
+      return reply;
+    }
   }
   reply.outcome = CompileReply::Outcome::answered;
   reply.result.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

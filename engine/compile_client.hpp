@@ -51,12 +51,15 @@ class CompileClient {
   pid_t pid() const;
   // How many times the child was (re)started.
   int starts() const { return starts_; }
+  // How many requests carried their headers (the first of each set per child, and resends).
+  int headers_sent() const { return headers_sent_; }
 
  private:
   struct Process;
   std::unique_ptr<Process> process_;
   CompileProcessOptions options_;
   int starts_ = 0;
+  int headers_sent_ = 0;
 };
 
 // Compiles in the calling thread's own compile process, kept for the thread's lifetime (a

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,15 @@ void injected_fault(const CompileRequest& request) {
     for (;;) pause();
 }
 
+// The headers this process was sent, by id: a family's sources come once, not with each variant.
+// A few families' worth; beyond that it forgets them all, and is sent each again when needed.
+constexpr std::size_t kKeptHeaderSets = 16;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+std::map<std::string, Headers>& kept_headers() {
+  static std::map<std::string, Headers> kept;
+  return kept;
+}
+
 }  // namespace
 
 CompileServerAnswer handle_compile_line(const std::string& line) {
@@ -46,7 +56,20 @@ CompileServerAnswer handle_compile_line(const std::string& line) {
   if (op != "compile") return {error_answer("unknown op '" + op + "'").dump()};
   CompileRequest compile;
   try {
-    compile = compile_request_from_json(request.at("request"));
+    const nlohmann::json& body = request.at("request");
+    compile = compile_request_from_json(body);
+    const std::string id = body.at("headers_id").get<std::string>();
+    auto& kept = kept_headers();
+    if (body.contains("headers")) {
+      if (kept.size() >= kKeptHeaderSets) kept.clear();
+      kept[id] = compile.headers;
+    } else if (const auto found = kept.find(id); found != kept.end()) {
+      compile.headers = found->second;
+    } else {
+      nlohmann::json answer = error_answer("headers " + id + " not held: send them");
+      answer["unknown_headers"] = true;
+      return {answer.dump()};
+    }
   } catch (const std::exception& e) {
     return {error_answer(std::string("malformed compile request: ") + e.what()).dump()};
   }

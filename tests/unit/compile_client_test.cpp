@@ -126,6 +126,39 @@ TEST(CompileClient, AChildPastTheTimeoutIsKilledAndReplaced) {
   EXPECT_EQ(client.starts(), 2);
 }
 
+// The family's sources go to a compile process once; a process that dropped them (past 16 sets it
+// forgets them all) is sent them again, and the compile still sees the right headers.
+TEST(CompileClient, HeadersAreSentOnceAndAgainWhenTheProcessDroppedThem) {
+  CompileClient client(test::compile_process_options());
+  const auto with_header = [](int factor) {
+    CompileRequest request = tiny_request("-DKT_FINE=1");
+    request.source = "#include \"factor.h\"\n" + request.source;
+    request.source.replace(request.source.find("2.0f"), 4, "KT_FACTOR");
+    request.headers = {{"factor.h", "#define KT_FACTOR " + std::to_string(factor) + ".0f\n"}};
+    return request;
+  };
+  std::vector<std::vector<char>> cubins;
+  for (int factor = 1; factor <= 18; ++factor) {
+    const CompileReply reply = client.compile(with_header(factor));
+    ASSERT_EQ(reply.outcome, CompileReply::Outcome::answered) << reply.reason;
+    ASSERT_TRUE(reply.result.ok) << reply.result.log;
+    cubins.push_back(reply.result.cubin);
+  }
+  EXPECT_NE(cubins[0], cubins[1]);  // the header's text reached the compile
+  EXPECT_EQ(client.headers_sent(), 18);
+  // A set the process holds (it forgot sets 1-16 at the 17th): the id alone, the same kernel.
+  const CompileReply held = client.compile(with_header(18));
+  ASSERT_EQ(held.outcome, CompileReply::Outcome::answered) << held.reason;
+  EXPECT_EQ(held.result.cubin, cubins[17]);
+  EXPECT_EQ(client.headers_sent(), 18);
+  // Set 1 was forgotten: asked for by id, refused, sent again; same kernel as before.
+  const CompileReply again = client.compile(with_header(1));
+  ASSERT_EQ(again.outcome, CompileReply::Outcome::answered) << again.reason;
+  EXPECT_EQ(again.result.cubin, cubins[0]);
+  EXPECT_EQ(client.headers_sent(), 19);
+  EXPECT_EQ(client.starts(), 1);
+}
+
 TEST(CompileClient, AMissingExecutableIsACrashWithTheReasonNotAnException) {
   CompileClient client({test::binary_dir() / "no-such-compiler"});
   const CompileReply reply = client.compile(tiny_request("-DKT_FINE=1"));

@@ -1,5 +1,7 @@
 #include "tuner/compile/compile_protocol.hpp"
 
+#include "tuner/compile/sha256.hpp"
+
 #include <stdexcept>
 
 #include <openssl/evp.h>
@@ -29,23 +31,38 @@ ResourceUsage resource_usage_from_json(const nlohmann::json& json) {
 
 }  // namespace
 
-nlohmann::json to_json(const CompileRequest& request) {
-  nlohmann::json headers = nlohmann::json::array();
-  for (const auto& [name, text] : request.headers) headers.push_back({name, text});
-  return {{"source_name", request.source_name},
-          {"source", request.source},
-          {"headers", std::move(headers)},
-          {"kernel", request.kernel},
-          {"arch", request.arch},
-          {"options", request.options}};
+nlohmann::json to_json(const CompileRequest& request, bool with_headers) {
+  nlohmann::json json = {{"source_name", request.source_name},
+                         {"source", request.source},
+                         {"headers_id", headers_id(request.headers)},
+                         {"kernel", request.kernel},
+                         {"arch", request.arch},
+                         {"options", request.options}};
+  if (with_headers) {
+    nlohmann::json headers = nlohmann::json::array();
+    for (const auto& [name, text] : request.headers) headers.push_back({name, text});
+    json["headers"] = std::move(headers);
+  }
+  return json;
+}
+
+std::string headers_id(const std::vector<std::pair<std::string, std::string>>& headers) {
+  Sha256 hash;
+  for (const auto& [name, text] : headers) {
+    hash.update_field(name);
+    hash.update_field(text);
+  }
+  return hash.hex_digest();
 }
 
 CompileRequest compile_request_from_json(const nlohmann::json& json) {
   CompileRequest request;
   request.source_name = json.at("source_name").get<std::string>();
   request.source = json.at("source").get<std::string>();
-  for (const auto& header : json.at("headers"))
-    request.headers.emplace_back(header.at(0).get<std::string>(), header.at(1).get<std::string>());
+  if (json.contains("headers"))
+    for (const auto& header : json.at("headers"))
+      request.headers.emplace_back(header.at(0).get<std::string>(),
+                                   header.at(1).get<std::string>());
   request.kernel = json.at("kernel").get<std::string>();
   request.arch = json.at("arch").get<std::string>();
   request.options = json.at("options").get<std::vector<std::string>>();
