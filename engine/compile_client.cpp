@@ -82,14 +82,18 @@ CompileReply CompileClient::compile(const CompileRequest& request) {
       reply.reason = "the NVRTC process died while compiling (" + how + ")";
       return reply;
     }
+    nlohmann::json answered = nlohmann::json::parse(answer, nullptr, /*allow_exceptions=*/false);
+    if (answered.is_object() && answered.value("unknown_headers", false) && !with_headers &&
+        attempt == 0) {
+      with_headers = true;  // it dropped them (or never had them): send them again
+      continue;
+    }
+    if (answered.is_object() && answered.contains("ok") && answered["ok"] == false)
+      throw CompileRefused(
+          "the compile process (" + options_.exe.string() +
+          ") refused the request: " + answered.value("error", std::string("no reason given")));
     try {
-      const nlohmann::json answered = nlohmann::json::parse(answer);
-      if (answered.value("unknown_headers", false) && !with_headers && attempt == 0) {
-        with_headers = true;  // it dropped them (or never had them): send them again
-        continue;
-      }
-      if (!answered.value("ok", false))
-        throw std::runtime_error(answered.value("error", std::string("no reason given")));
+      if (!answered.is_object()) throw std::runtime_error(answer.substr(0, 200));
       reply.result = compile_result_from_json(answered.at("result"));
       process_->headers_sent.insert(id);
       break;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "tuner/compile/nvrtc_compiler.hpp"
@@ -36,6 +37,14 @@ struct CompileReply {
   std::string reason;    // why there is no result, e.g. "the NVRTC process died with ..."
 };
 
+// The compile process answered that it cannot take the request at all (malformed, or a
+// kerntune-worker of another version): not the variant's fault, and every variant would get the
+// same answer, so it is an error of the job, not an outcome of the variant.
+class CompileRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class CompileClient {
  public:
   explicit CompileClient(CompileProcessOptions options);
@@ -44,7 +53,8 @@ class CompileClient {
   CompileClient& operator=(const CompileClient&) = delete;
 
   // Starts the child if needed (from the calling thread, whose scheduling policy and nice value
-  // the child inherits), sends the request and waits for the answer.
+  // the child inherits), sends the request and waits for the answer. Throws CompileRefused when
+  // the child refuses the request (it stays up).
   CompileReply compile(const CompileRequest& request);
   const CompileProcessOptions& options() const { return options_; }
   // The child's pid; -1 when none runs.

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "support/child_compiler.hpp"
@@ -157,6 +159,37 @@ TEST(CompileClient, HeadersAreSentOnceAndAgainWhenTheProcessDroppedThem) {
   EXPECT_EQ(again.result.cubin, cubins[0]);
   EXPECT_EQ(client.headers_sent(), 19);
   EXPECT_EQ(client.starts(), 1);
+}
+
+// A stand-in compile process answering each request line with `answer`.
+std::filesystem::path answering_script(const test::TempDir& dir, const std::string& answer) {
+  const auto path = dir.path() / "compile-process.sh";
+  std::ofstream(path) << "#!/bin/sh\nwhile read line; do echo '" << answer << "'; done\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+TEST(CompileClient, ARefusedRequestIsAnErrorOfTheJobNotAVariantOutcome) {
+  test::TempDir dir;
+  CompileClient client({answering_script(dir, R"({"ok":false,"error":"refused for the test"})")});
+  try {
+    client.compile(tiny_request("-DKT_FINE=1"));
+    FAIL() << "no exception";
+  } catch (const CompileRefused& e) {
+    EXPECT_NE(std::string(e.what()).find("refused for the test"), std::string::npos) << e.what();
+  }
+  EXPECT_GT(client.pid(), 0);  // it answered: still up
+}
+
+TEST(CompileClient, AnUnreadableAnswerIsACrashAndTheProcessIsKilled) {
+  test::TempDir dir;
+  CompileClient client({answering_script(dir, "this is not JSON")});
+  const CompileReply reply = client.compile(tiny_request("-DKT_FINE=1"));
+  EXPECT_EQ(reply.outcome, CompileReply::Outcome::crashed);
+  EXPECT_NE(reply.reason.find("unreadable answer from the NVRTC process"), std::string::npos)
+      << reply.reason;
+  EXPECT_NE(reply.reason.find("this is not JSON"), std::string::npos) << reply.reason;
+  EXPECT_EQ(client.pid(), -1);
 }
 
 TEST(CompileClient, AMissingExecutableIsACrashWithTheReasonNotAnException) {
