@@ -67,7 +67,16 @@ CompileReply CompileClient::compile(const CompileRequest& request) {
     const nlohmann::json line = {{"op", "compile"}, {"request", body}};
     std::string answer;
     auto status = ChildProcess::ReadStatus::eof;
-    if (child.write_line(line.dump())) status = child.read_line(answer, deadline);
+    switch (child.write_line(line.dump(), deadline)) {
+      case ChildProcess::WriteStatus::written:
+        status = child.read_line(answer, deadline);
+        break;
+      case ChildProcess::WriteStatus::timeout:  // it stopped reading: as silent as a hang
+        status = ChildProcess::ReadStatus::timeout;
+        break;
+      case ChildProcess::WriteStatus::closed:
+        break;
+    }
     if (status == ChildProcess::ReadStatus::timeout) {
       const std::string how = child.kill();
       process_.reset();

@@ -192,6 +192,25 @@ TEST(CompileClient, AnUnreadableAnswerIsACrashAndTheProcessIsKilled) {
   EXPECT_EQ(client.pid(), -1);
 }
 
+// A process that never reads its requests (the 256 KB of sources fill the pipe) cannot hold the
+// compile thread past the timeout either.
+TEST(CompileClient, AProcessThatStopsReadingIsKilledAtTheTimeout) {
+  test::TempDir dir;
+  const auto path = dir.path() / "deaf.sh";
+  std::ofstream(path) << "#!/bin/sh\nexec sleep 600\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  CompileClient client({path, 1000ms});
+  CompileRequest request = tiny_request("-DKT_FINE=1");
+  request.headers = {{"big.h", std::string(1 << 20, ' ')}};
+  const auto start = std::chrono::steady_clock::now();
+  const CompileReply reply = client.compile(request);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(reply.outcome, CompileReply::Outcome::timed_out) << reply.reason;
+  EXPECT_GE(waited, 1000ms);
+  EXPECT_LT(waited, 10s);
+  EXPECT_EQ(client.pid(), -1);
+}
+
 TEST(CompileClient, AMissingExecutableIsACrashWithTheReasonNotAnException) {
   CompileClient client({test::binary_dir() / "no-such-compiler"});
   const CompileReply reply = client.compile(tiny_request("-DKT_FINE=1"));
