@@ -530,6 +530,10 @@ class JobExecution {
       if (cv.compile && !cv.cache_hit) ctx_.metrics->compiled(cv.compile->compile_ms / 1000.0);
       if (cv.compile && cv.cache_hit) ctx_.metrics->compile_cache_hit();
       if (cv.failure) ctx_.metrics->variant_ended(cv.failure->status);
+      if (cv.failure && cv.failure->failed_gate == "compile" &&
+          (cv.failure->status == VariantStatus::crashed ||
+           cv.failure->status == VariantStatus::hang))
+        ctx_.metrics->compile_process_lost();
     }
     return cv;
   }

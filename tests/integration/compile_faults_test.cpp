@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/daemon_process.hpp"
+#include "client/http_transport.hpp"
 #include "client/kerntune_client.hpp"
 #include "support/gemm_templates.hpp"
 #include "support/scoped_env.hpp"
@@ -27,6 +28,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+namespace http = boost::beast::http;
 
 constexpr const char* kTemplate = "mma_multistage_cluster";
 
@@ -109,6 +111,10 @@ TEST(CompileFaults, ACompileProcessKilledBySigsegvFailsOneVariantAndTheDaemonSer
 
   EXPECT_TRUE(daemon.alive()) << daemon.log_tail();
   EXPECT_EQ(client.health().value("status", ""), "ok") << client.health().dump(2);
+  const std::string metrics =
+      HttpTransport(parse_server_url(daemon.url()), 10s, "").send(http::verb::get, "/metrics").body;
+  EXPECT_NE(metrics.find("\nkerntune_compile_process_restarts_total 1\n"), std::string::npos)
+      << metrics;
 
   // The one compile thread's process was replaced: the other configs compile afresh for fp16.
   spec.configs.erase(spec.configs.begin());
