@@ -6,7 +6,10 @@
 //                                 driver ({"driver_found":false,"error":"..."})
 //   kerntune-worker --device N    serve requests for GPU N until EOF or {"op":"shutdown"}
 //   kerntune-worker --compile     serve NVRTC compile requests (compile_server.hpp); no CUDA
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cerrno>
 #include <cstdio>
@@ -67,6 +70,10 @@ int serve(int ordinal, int protocol_fd) {
 }
 
 int serve_compiles(int protocol_fd) {
+  // A daemon killed with SIGKILL cannot end its compile processes, and one stuck in NVRTC would
+  // outlive it: the kernel kills this one when the daemon's thread that started it ends.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 0;      // the daemon is already gone
   std::ios::sync_with_stdio(false);  // requests are a few hundred KiB of sources each
   std::string line;
   while (std::getline(std::cin, line)) {

@@ -3,7 +3,8 @@
 // KERNTUNE_TEST_COMPILE_FAULT, inherited from the test) to die of SIGSEGV on one of them. The
 // job ends done, that variant is recorded crashed at gate compile with the signal in its reason,
 // the other three compiled, the daemon answers /healthz, and a second job compiles again on the
-// daemon's one compile thread (whose process was replaced).
+// daemon's one compile thread (whose process was replaced). And a daemon killed with kill -9
+// leaves no compile process behind, even one stuck in its compile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "client/http_transport.hpp"
 #include "client/kerntune_client.hpp"
 #include "support/gemm_templates.hpp"
+#include "support/process_table.hpp"
 #include "support/scoped_env.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/variant_space.hpp"
@@ -127,6 +129,39 @@ TEST(CompileFaults, ACompileProcessKilledBySigsegvFailsOneVariantAndTheDaemonSer
   for (const nlohmann::json& variant : second_variants.at("variants"))
     EXPECT_EQ(variant.value("status", ""), "compiled") << variant.dump(2);
   EXPECT_TRUE(daemon.alive()) << daemon.log_tail();
+}
+
+// A daemon killed with kill -9 while its compile process is stuck in NVRTC (the hook makes every
+// compile hang) leaves no compile process behind: the kernel ends it with the daemon.
+TEST(CompileFaults, ACompileProcessDoesNotOutliveADaemonKilledMidCompile) {
+  test::TempDir dir;
+  test::ScopedEnv fault("KERNTUNE_TEST_COMPILE_FAULT", "hang:-DKT_DTYPE_BF16");
+  bench::DaemonProcess daemon(
+      test::binary_dir() / "kerntuned", dir.path() / "kerntune.db", dir.path() / "daemon.log",
+      {"--families", (test::source_dir() / "kernel_templates").string(), "--compile-threads", "2"});
+  daemon.wait_healthy(120s);
+  JobSpec spec;
+  spec.family = "gemm";
+  spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
+  spec.dtype = "bf16";
+  spec.mode = "compile";
+  spec.arch = "sm_90a";
+  spec.budget = 4;
+  Client(daemon.url()).submit_job(spec);
+  std::vector<pid_t> compilers;
+  for (const auto deadline = Clock::now() + 120s; compilers.empty() && Clock::now() < deadline;) {
+    std::this_thread::sleep_for(50ms);
+    compilers = test::children_with_argument(daemon.pid(), "--compile");
+  }
+  ASSERT_FALSE(compilers.empty()) << daemon.log_tail();
+  std::this_thread::sleep_for(300ms);  // into its (endless) compile
+  ASSERT_TRUE(daemon.kill_now());
+  const auto deadline = Clock::now() + 10s;
+  while (Clock::now() < deadline &&
+         std::any_of(compilers.begin(), compilers.end(), test::process_running))
+    std::this_thread::sleep_for(50ms);
+  for (const pid_t pid : compilers)
+    EXPECT_FALSE(test::process_running(pid)) << "compile process " << pid;
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "bench/daemon_process.hpp"
 #include "client/kerntune_client.hpp"
 #include "db/store.hpp"
+#include "support/process_table.hpp"
 #include "support/scoped_env.hpp"
 #include "support/test_paths.hpp"
 
@@ -348,43 +349,6 @@ TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
   EXPECT_LT(count_lines(daemon.log()), lines_before + 60) << daemon.log();
 }
 
-// (policy, nice) of each of a process's threads, from /proc/PID/task/*/stat.
-std::vector<std::pair<int, int>> thread_scheduling(pid_t pid) {
-  std::vector<std::pair<int, int>> threads;
-  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    // The fields after the command's closing parenthesis start at field 3 (state); nice is
-    // field 19 and policy field 41 (proc(5)).
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    const std::vector<std::string> values{std::istream_iterator<std::string>(fields), {}};
-    if (values.size() > 38) threads.emplace_back(std::stoi(values[38]), std::stoi(values[16]));
-  }
-  return threads;
-}
-
-// The daemon's children running `kerntune-worker --compile` (its compile processes), from /proc.
-std::vector<pid_t> compile_processes(pid_t daemon) {
-  std::vector<pid_t> found;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    std::string state;
-    pid_t parent = 0;
-    if (!(fields >> state >> parent) || parent != daemon) continue;
-    std::ifstream cmdline_file(entry.path() / "cmdline");
-    const std::string cmdline{std::istreambuf_iterator<char>(cmdline_file), {}};
-    if (cmdline.find(std::string("\0--compile", 10)) != std::string::npos)
-      found.push_back(static_cast<pid_t>(std::stoi(name)));
-  }
-  return found;
-}
-
 // Submits a small compile-mode job and waits until the daemon runs at least one compile process
 // (started by a compile thread on its first compile); returns them.
 std::vector<pid_t> compile_processes_of_a_job(const Kerntuned& daemon) {
@@ -402,7 +366,7 @@ std::vector<pid_t> compile_processes_of_a_job(const Kerntuned& daemon) {
   std::vector<pid_t> found;
   while (found.empty() && Clock::now() < deadline) {
     std::this_thread::sleep_for(50ms);
-    found = compile_processes(daemon.pid());
+    found = test::children_with_argument(daemon.pid(), "--compile");
   }
   return found;
 }
@@ -416,13 +380,13 @@ TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
     test::ScopedEnv unset("KERNTUNE_COMPILE_NICE", std::nullopt);
     Kerntuned daemon(dir_.path(), "default-nice", db_, with_families({}));
     ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
-    const auto threads = thread_scheduling(daemon.pid());
+    const auto threads = test::thread_scheduling(daemon.pid());
     EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 2) << daemon.log();
     const std::vector<pid_t> compilers = compile_processes_of_a_job(daemon);
     ASSERT_FALSE(compilers.empty()) << daemon.log();
     EXPECT_LE(compilers.size(), 2u);  // one per compile thread at most
     for (const pid_t compiler : compilers) {
-      const auto compiler_threads = thread_scheduling(compiler);
+      const auto compiler_threads = test::thread_scheduling(compiler);
       ASSERT_FALSE(compiler_threads.empty());
       EXPECT_TRUE(std::all_of(compiler_threads.begin(), compiler_threads.end(), idle))
           << "compile process " << compiler << " has a thread outside SCHED_IDLE";
@@ -435,13 +399,13 @@ TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
   test::ScopedEnv ten("KERNTUNE_COMPILE_NICE", "10");
   Kerntuned daemon(dir_.path(), "nice-10", dir_.path() / "second.db", with_families({}));
   ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
-  const auto threads = thread_scheduling(daemon.pid());
+  const auto threads = test::thread_scheduling(daemon.pid());
   EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 0);
   EXPECT_EQ(std::count_if(threads.begin(), threads.end(), at_niced), 2);
   const std::vector<pid_t> compilers = compile_processes_of_a_job(daemon);
   ASSERT_FALSE(compilers.empty()) << daemon.log();
   for (const pid_t compiler : compilers) {
-    const auto compiler_threads = thread_scheduling(compiler);
+    const auto compiler_threads = test::thread_scheduling(compiler);
     ASSERT_FALSE(compiler_threads.empty());
     EXPECT_TRUE(std::all_of(compiler_threads.begin(), compiler_threads.end(), at_niced))
         << "compile process " << compiler << " has a thread not at nice " << niced;
