@@ -2,11 +2,26 @@
 // claim a job's planned variants with leases: an owner and an expiry by the database's clock,
 // extended by the owner's heartbeat. A variant's results are written only by its lease holder;
 // an expired lease sends the variant back to planned. The holder marks when it begins a variant's
-// work (begin_variant_work): a variant whose lease expired twice after its work began (its daemons
-// died while working on it) is recorded as a fault instead of being handed out again, while a
-// variant that was merely claimed in a batch by a daemon that died goes back without a count.
+// work (begin_variant_work); a variant that was merely claimed in a batch by a daemon that died
+// goes back without a count.
+//
+// The fault rule. A daemon runs no variant code: NVRTC runs in its compile processes and kernels
+// in its measurement workers, and a variant that crashes either is recorded by the daemon as that
+// variant's outcome (crashed, hang, ...). So a daemon that dies holding a begun variant says
+// little about that variant: it was killed, lost its host, or hit a bug of its own. Random kills
+// of two daemons recorded 4-5 innocent variants per 20 kills as faults when two such expiries
+// were enough (bench/results/2026-11-27-fleet-kills-work-began/). What remains is a guard against
+// endless retries, should some variant keep taking its daemons down (e.g. through a bug in the
+// daemon's handling of its result): the variant is recorded crashed (gate lease) only when its
+// lease expired with its work begun kLeaseExpiriesToFault (3) times, under at least
+// kLeaseOwnersToFault (2) different daemons (a restarted daemon registers anew, so one host's
+// restart loop counts too; one registration whose lease lapsed while it lived, e.g. through a
+// database outage, does not count twice). Every expiry, counted or not, is in lease_history.
 #include <unistd.h>
 #include <algorithm>
+#include <iterator>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -49,6 +64,17 @@ void release_leases_of(db::Connection& db, std::int64_t daemon_id, Holders holde
   db::Statement stopped(db, "UPDATE daemons SET stopped = 1 WHERE id" + whose);
   stopped.bind(1, daemon_id);
   stopped.exec();
+}
+
+// "3 7 7" (lease_expiry_owners) -> how many different daemons.
+std::size_t distinct_owners(const std::string& owners) {
+  std::istringstream ids(owners);
+  return std::set<std::int64_t>(std::istream_iterator<std::int64_t>(ids), {}).size();
+}
+
+bool meets_fault_rule(std::int64_t counted_expiries, std::size_t owners) {
+  return counted_expiries >= kLeaseExpiriesToFault &&
+         owners >= static_cast<std::size_t>(kLeaseOwnersToFault);
 }
 
 }  // namespace
@@ -143,19 +169,20 @@ LeaseExpiry Store::expire_leases() {
     LeaseExpiry expiry;
     struct Expired {
       std::int64_t id, owner, expiries;
-      std::string history;
+      std::string history, owners;
       bool work_began;
     };
     std::vector<Expired> expired;
     {
       db::Statement query(*db_,
-                          "SELECT id, lease_owner, lease_expiries, lease_history, work_began_ms"
-                          " FROM variants WHERE lease_owner IS NOT NULL AND lease_expires_ms < " +
+                          "SELECT id, lease_owner, lease_expiries, lease_history, work_began_ms,"
+                          " lease_expiry_owners FROM variants WHERE lease_owner IS NOT NULL AND "
+                          "lease_expires_ms < " +
                               db::now_ms_sql(db_->dialect()) + " AND status = 'pending'" +
                               db::claim_rows_sql(db_->dialect()));
       while (query.step())
         expired.push_back({query.column(0).int64(), query.column(1).int64(),
-                           query.column(2).int64(), query.column(3).text(),
+                           query.column(2).int64(), query.column(3).text(), query.column(5).text(),
                            !query.column(4).is_null()});
     }
     if (expired.empty()) {
@@ -164,8 +191,8 @@ LeaseExpiry Store::expire_leases() {
     }
     db::Statement back(*db_,
                        "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
-                       " work_began_ms = NULL, lease_expiries = ?2, lease_history = ?3"
-                       " WHERE id = ?1");
+                       " work_began_ms = NULL, lease_expiries = ?2, lease_history = ?3,"
+                       " lease_expiry_owners = ?4 WHERE id = ?1");
     for (const Expired& e : expired) {
       // Every expiry is in the history; only one of begun work counts toward the fault rule.
       const std::int64_t expiries = e.expiries + (e.work_began ? 1 : 0);
@@ -174,11 +201,16 @@ LeaseExpiry Store::expire_leases() {
                                   (e.work_began ? "" : " before beginning it");
       back.bind(1, e.id);
       back.bind(2, expiries);
+      const std::string owners =
+          e.work_began ? (e.owners.empty() ? "" : e.owners + " ") + std::to_string(e.owner)
+                       : e.owners;
       back.bind(3, history);
+      back.bind(4, owners);
       back.exec();
       back.reset();
       if (!e.work_began) ++expiry.unstarted;
-      if (expiries < kLeaseExpiriesToFault) {
+      const std::size_t daemons = distinct_owners(owners);
+      if (!meets_fault_rule(expiries, daemons)) {
         ++expiry.returned;
         continue;
       }
@@ -186,7 +218,8 @@ LeaseExpiry Store::expire_leases() {
       fault.status = VariantStatus::crashed;
       fault.failed_gate = "lease";
       fault.reason = "its lease expired " + std::to_string(expiries) +
-                     " times with its work begun: the daemons holding it died (" + history +
+                     " times with its work begun, " + "under " + std::to_string(daemons) +
+                     " different daemons that died holding it (" + history +
                      "); recorded as a fault, not retried";
       write_outcome(e.id, fault);
       ++expiry.faulted;

@@ -365,6 +365,11 @@ CREATE INDEX family_registrations_by_status ON family_registrations(status, seq)
       {10, R"sql(
 ALTER TABLE variants ADD COLUMN work_began_ms INTEGER;
 )sql"},
+      // The fault rule asks for two daemons (issue 17): the ids of the daemons whose leases of the
+      // variant expired with its work begun, space-separated, in order ("3 7 7").
+      {11, R"sql(
+ALTER TABLE variants ADD COLUMN lease_expiry_owners TEXT NOT NULL DEFAULT '';
+)sql"},
   };
   return steps;
 }

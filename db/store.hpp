@@ -69,15 +69,19 @@ struct DaemonRecord {
 // What expire_leases did.
 struct LeaseExpiry {
   std::int64_t returned = 0;   // variants planned again, for any daemon to claim
-  std::int64_t faulted = 0;    // variants at their second expiry of begun work, recorded crashed
+  std::int64_t faulted = 0;    // variants that met the fault rule (below), recorded crashed
   std::int64_t unstarted = 0;  // of those returned: claimed, their work not begun (not counted)
 };
 
 // A lease's terms: how long a claim lasts without a heartbeat.
 inline constexpr std::int64_t kDefaultLeaseMs = 30000;
-// A variant whose lease expired this many times after its holder began its work is recorded as a
-// fault, not planned again.
-inline constexpr int kLeaseExpiriesToFault = 2;
+// The fault rule (db/lease_store.cpp): a variant whose lease expired this many times after its
+// holder began its work, held by at least kLeaseOwnersToFault different daemons, is recorded as a
+// fault, not planned again. No variant code runs inside a daemon (NVRTC and the GPU run in child
+// processes), so a daemon's death is weak evidence against the variant it held: the rule only
+// ends endless retries of a variant that keeps taking its daemons down.
+inline constexpr int kLeaseExpiriesToFault = 3;
+inline constexpr int kLeaseOwnersToFault = 2;
 // Finished family registrations kept for clients to poll, newest first.
 inline constexpr int kKeptFamilyRegistrations = 256;
 
@@ -199,7 +203,8 @@ class Store {
   void heartbeat();
   // Expired leases (any daemon's) go back to planned. An expiry counts on the variant only when
   // its holder had begun its work (begin_variant_work); a variant at its kLeaseExpiriesToFault-th
-  // counted expiry is recorded crashed with the daemons that died holding it, not planned again.
+  // counted expiry, counted on at least kLeaseOwnersToFault different daemons, is recorded
+  // crashed with the daemons that died holding it, not planned again.
   // Every expiry, counted or not, is added to the variant's lease history.
   LeaseExpiry expire_leases();
   // The lease holder begins the variant's work (its compile, then its measurement): from now on

@@ -95,6 +95,8 @@ ChildProcess::ChildProcess(const std::filesystem::path& exe, const std::vector<s
   ::close(stdout_pipe[1]);
   ::close(exec_status[1]);
   to_child_ = stdin_pipe[1];
+  // Non-blocking, so that a write into a full pipe can wait with a deadline (write_line).
+  fcntl(to_child_, F_SETFL, fcntl(to_child_, F_GETFL) | O_NONBLOCK);
   from_child_ = stdout_pipe[0];
   int exec_errno = 0;
   ssize_t got;
@@ -114,7 +116,12 @@ ChildProcess::~ChildProcess() {
 }
 
 bool ChildProcess::write_line(const std::string& text) {
-  if (to_child_ < 0) return false;
+  return write_line(text, std::chrono::steady_clock::time_point::max()) == WriteStatus::written;
+}
+
+ChildProcess::WriteStatus ChildProcess::write_line(const std::string& text,
+                                                   std::chrono::steady_clock::time_point deadline) {
+  if (to_child_ < 0) return WriteStatus::closed;
   const std::string line = text + '\n';
   // A dead child's pipe raises SIGPIPE, which would kill the daemon: block it for this thread
   // while writing and swallow the one the write may leave pending.
@@ -122,23 +129,44 @@ bool ChildProcess::write_line(const std::string& text) {
   sigemptyset(&pipe_signal);
   sigaddset(&pipe_signal, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
-  bool ok = true;
+  WriteStatus status = WriteStatus::written;
+  int error = 0;
   std::size_t written = 0;
   while (written < line.size()) {
     const ssize_t n = ::write(to_child_, line.data() + written, line.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = false;
+    if (n > 0) {
+      written += static_cast<std::size_t>(n);
+      continue;
+    }
+    error = n < 0 ? errno : EPIPE;
+    if (error == EINTR) continue;
+    if (error != EAGAIN) {
+      status = WriteStatus::closed;
       break;
     }
-    written += static_cast<std::size_t>(n);
+    // The pipe is full (the descriptor is non-blocking): wait for the child to read, up to the
+    // deadline.
+    const bool forever = deadline == std::chrono::steady_clock::time_point::max();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!forever && left.count() <= 0) {
+      status = WriteStatus::timeout;
+      break;
+    }
+    pollfd room{to_child_, POLLOUT, 0};
+    const int ready =
+        poll(&room, 1, forever ? -1 : static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    if (ready < 0 && errno != EINTR) {
+      status = WriteStatus::closed;
+      break;
+    }
   }
-  if (!ok && errno == EPIPE) {
+  if (status == WriteStatus::closed && error == EPIPE) {
     const timespec no_wait{0, 0};
     sigtimedwait(&pipe_signal, nullptr, &no_wait);
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  return ok;
+  return status;
 }
 
 bool ChildProcess::alive() {

@@ -27,7 +27,11 @@ class ChildProcess {
   // Non-blocking check; reaps the child if it has exited (running() turns false).
   bool alive();
 
-  // Writes text + '\n' to the child's stdin. False if the child closed it (it died).
+  enum class WriteStatus { written, timeout, closed };
+  // Writes text + '\n' to the child's stdin, waiting for room in the pipe until deadline (a child
+  // that stops reading cannot hold the caller past it). closed: the child closed it (it died).
+  WriteStatus write_line(const std::string& text, std::chrono::steady_clock::time_point deadline);
+  // As above without a deadline: false if the child closed its stdin.
   bool write_line(const std::string& text);
   // Closes the child's stdin (it sees EOF).
   void close_stdin();

@@ -59,6 +59,14 @@ EngineMetrics::EngineMetrics(const std::vector<DeviceInfo>& devices)
                                  "cache instead of compiled by NVRTC.")
                              .Register(*registry_)
                              .Add({});
+  compile_processes_lost_ =
+      &BuildCounter()
+           .Name("kerntune_compile_process_restarts_total")
+           .Help(
+               "Compile processes (NVRTC) that died or ran past the compile timeout on a variant; "
+               "a fresh one takes the next.")
+           .Register(*registry_)
+           .Add({});
   measure_ = &BuildHistogram()
                   .Name("kerntune_measure_seconds")
                   .Help("Worker time per measured variant (load, checks, timing).")
@@ -111,6 +119,10 @@ void EngineMetrics::compiled(double seconds) {
 
 void EngineMetrics::compile_cache_hit() {
   compile_cache_hits_->Increment();
+}
+
+void EngineMetrics::compile_process_lost() {
+  compile_processes_lost_->Increment();
 }
 
 void EngineMetrics::measured(int gpu_ordinal, double seconds) {

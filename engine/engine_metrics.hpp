@@ -42,6 +42,8 @@ class EngineMetrics {
   void compiled(double seconds);
   // A variant's kernel taken from the store's compile cache instead of compiled by NVRTC.
   void compile_cache_hit();
+  // A compile process died or was killed on a variant (crashed or hang at gate compile).
+  void compile_process_lost();
   void measured(int gpu_ordinal, double seconds);
 
   // Every family, for a serializer. worker_restarts: the GPU pool's count of workers started
@@ -56,6 +58,7 @@ class EngineMetrics {
   std::map<VariantStatus, prometheus::Counter*> variants_;
   prometheus::Histogram* compile_;
   prometheus::Counter* compile_cache_hits_;
+  prometheus::Counter* compile_processes_lost_;
   prometheus::Histogram* measure_;
   prometheus::Counter* worker_restarts_;
   mutable std::mutex restarts_mutex_;  // a scrape turns the pool's total into an increment

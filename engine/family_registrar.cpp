@@ -6,7 +6,6 @@
 #include <cctype>
 #include <random>
 
-#include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/text.hpp"
 #include "tuner/variant_space.hpp"
@@ -113,11 +112,13 @@ bool is_safe_source_name(std::string_view name) {
 }
 
 FamilyRegistrar::FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
-                                 std::vector<std::string> archs, int nice)
+                                 std::vector<std::string> archs, int nice,
+                                 CompileProcessOptions compiler)
     : store_(store),
       registry_(registry),
       root_(std::move(root)),
       archs_(std::move(archs)),
+      compiler_(std::move(compiler)),
       worker_(std::make_unique<ThreadPool>(1, nice)) {
   std::filesystem::create_directories(root_);
   // Uploads a previous daemon was checking or compiling when it stopped.
@@ -313,8 +314,11 @@ void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
     std::string why_not;
     const auto probe = probe_variant(staged_family, archs_, why_not);
     if (!probe) return fail("nothing to compile: " + why_not, nullptr);
-    const CompileResult result = compile_kernel(
+    CompileReply reply = compile_in_child(
+        compiler_,
         compile_request(staged_family, *probe->tmpl, probe->config, probe->dtype, probe->limits));
+    CompileResult& result = reply.result;
+    if (reply.outcome != CompileReply::Outcome::answered) result.log = reply.reason;
     nlohmann::json compile = {{"template", probe->tmpl->name},
                               {"kernel", probe->tmpl->kernel},
                               {"arch", probe->limits.arch},
@@ -324,6 +328,10 @@ void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
                               {"compile_ms", result.compile_ms},
                               {"registers", result.ok ? result.resources.registers : -1},
                               {"log", without_folder(result.log, staged)}};
+    if (reply.outcome != CompileReply::Outcome::answered)
+      return fail("variant " + canonical_key(probe->config) + " of template " + probe->tmpl->name +
+                      " could not be compiled for " + probe->limits.arch + ": " + reply.reason,
+                  compile);
     if (!result.ok)
       return fail("variant " + canonical_key(probe->config) + " of template " + probe->tmpl->name +
                       " did not compile for " + probe->limits.arch +

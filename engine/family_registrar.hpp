@@ -23,8 +23,10 @@
 #include <nlohmann/json.hpp>
 
 #include "db/store.hpp"
+#include "engine/compile_client.hpp"
 #include "engine/thread_pool.hpp"
 #include "tuner/family.hpp"
+#include "tuner/paths.hpp"
 
 namespace kt {
 
@@ -64,9 +66,12 @@ class FamilyRegistrar {
  public:
   // root: the daemon-owned folder the families are written to (created if needed). archs: the
   // archs of this host's GPUs, preferred for the compile when a template is written for them.
-  // nice: the compile thread's priority below the daemon's (as --compile-nice for jobs).
+  // nice: the compile thread's priority below the daemon's (as --compile-nice for jobs); the
+  // compile runs in that thread's compile process (engine/compile_client.hpp), so a family whose
+  // source crashes NVRTC fails its registration and leaves the daemon up.
   FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
-                  std::vector<std::string> archs = {}, int nice = 0);
+                  std::vector<std::string> archs = {}, int nice = 0,
+                  CompileProcessOptions compiler = {default_worker_path()});
   ~FamilyRegistrar();  // finishes the queued registrations
   FamilyRegistrar(const FamilyRegistrar&) = delete;
   FamilyRegistrar& operator=(const FamilyRegistrar&) = delete;
@@ -99,6 +104,7 @@ class FamilyRegistrar {
   FamilyRegistry& registry_;
   std::filesystem::path root_;
   std::vector<std::string> archs_;
+  CompileProcessOptions compiler_;
   std::unique_ptr<ThreadPool> worker_;  // last: joined first
 };
 

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "tuner/compile/cubin_resources.hpp"
-#include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {
@@ -51,9 +50,9 @@ std::optional<std::string> resource_overflow(const ResourceUsage& usage, const L
 
 }  // namespace
 
-CompiledVariant compile_variant(const KernelLookup& cached, const Family& family,
-                                const JobRecord& job, const VariantRecord& variant,
-                                const DeviceLimits& limits) {
+CompiledVariant compile_variant(const KernelLookup& cached, const KernelCompiler& compile,
+                                const Family& family, const JobRecord& job,
+                                const VariantRecord& variant, const DeviceLimits& limits) {
   CompiledVariant out;
   out.variant_id = variant.id;
   out.arch = limits.arch;
@@ -81,6 +80,7 @@ CompiledVariant compile_variant(const KernelLookup& cached, const Family& family
   out.kernel_key = key;
 
   CompileResult result;
+  std::optional<VariantOutcome> process_failure;
   if (auto blob = cached(key)) {
     result.ok = true;
     result.cubin = std::move(blob->cubin);
@@ -99,12 +99,24 @@ CompiledVariant compile_variant(const KernelLookup& cached, const Family& family
       }
     }
   } else {
-    result = compile_kernel(request);
+    CompileReply reply = compile(request);
+    result = std::move(reply.result);
+    if (reply.outcome != CompileReply::Outcome::answered) {
+      result.ok = false;
+      result.cubin.clear();
+      result.log = reply.reason;
+      process_failure =
+          failed(reply.outcome == CompileReply::Outcome::timed_out ? VariantStatus::hang
+                                                                   : VariantStatus::crashed,
+                 "compile", reply.reason);
+    }
   }
   result.key = key;
   out.cubin = std::exchange(result.cubin, {});
   const CompileResult& compiled = out.compile.emplace(std::move(result));
-  if (!compiled.ok)
+  if (process_failure)
+    out.failure = std::move(process_failure);
+  else if (!compiled.ok)
     out.failure = failed(VariantStatus::compile_error, "compile", first_error_line(compiled.log));
   else if (auto overflow = resource_overflow(compiled.resources, out.full.launch, limits))
     out.failure = failed(VariantStatus::resource_exceeded, "resources", *overflow);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "db/model.hpp"
+#include "engine/compile_client.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 #include "tuner/measure_protocol.hpp"
@@ -17,6 +18,10 @@ namespace kt {
 
 // The compile cache as the compile step reads it: the kernel stored under a key, if any.
 using KernelLookup = std::function<std::optional<KernelBlob>(const std::string& key)>;
+
+// Runs NVRTC for the compile step; the daemon's is compile_in_child (engine/compile_client.hpp),
+// so that a compiler crash ends a child process and becomes the variant's outcome.
+using KernelCompiler = std::function<CompileReply(const CompileRequest& request)>;
 
 struct CompiledVariant {
   std::int64_t variant_id = 0;
@@ -34,10 +39,12 @@ struct CompiledVariant {
 };
 
 // Never throws for a bad variant: manifest evaluation errors, compile errors and resource
-// overflows come back as `failure`, with the compile result (log, registers, spills, smem).
-CompiledVariant compile_variant(const KernelLookup& cached, const Family& family,
-                                const JobRecord& job, const VariantRecord& variant,
-                                const DeviceLimits& limits);
+// overflows come back as `failure`, with the compile result (log, registers, spills, smem). A
+// compile process that dies is `crashed`, one that runs past its timeout `hang` (gate compile,
+// the reason also in the compile log).
+CompiledVariant compile_variant(const KernelLookup& cached, const KernelCompiler& compile,
+                                const Family& family, const JobRecord& job,
+                                const VariantRecord& variant, const DeviceLimits& limits);
 
 // A variant that already passed the compile gate, rebuilt from the compile cache for measuring it
 // again (the final comparison). nullopt when its kernel is not in the cache.

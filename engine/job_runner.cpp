@@ -87,8 +87,8 @@ class JobExecution {
 
     // Before any variant reaches a GPU: a reference that cannot be compiled fails the job here.
     if (job_.mode == JobMode::tune && family_.reference.kind == "kernel")
-      reference_cubin_ = prepare_reference_kernel(cached_kernel(), ctx_.store, family_, job_.dtype,
-                                                  limits_, ctx_.options.work_dir);
+      reference_cubin_ = prepare_reference_kernel(cached_kernel(), compiler(), ctx_.store, family_,
+                                                  job_.dtype, limits_, ctx_.options.work_dir);
 
     // The variants are claimed in batches (leases, db/lease_store.cpp): other daemons on the same
     // database take the rest. Once nothing is left to claim, the variants other daemons hold are
@@ -517,7 +517,8 @@ class JobExecution {
       dropped.variant_id = variant.id;
       return lease_lost(std::move(dropped), lost);
     }
-    CompiledVariant cv = compile_variant(cached_kernel(), family_, job_, variant, limits_);
+    CompiledVariant cv =
+        compile_variant(cached_kernel(), compiler(), family_, job_, variant, limits_);
     try {
       record_compiled(ctx_.store, cv);
     } catch (const LeaseLost& lost) {
@@ -529,6 +530,10 @@ class JobExecution {
       if (cv.compile && !cv.cache_hit) ctx_.metrics->compiled(cv.compile->compile_ms / 1000.0);
       if (cv.compile && cv.cache_hit) ctx_.metrics->compile_cache_hit();
       if (cv.failure) ctx_.metrics->variant_ended(cv.failure->status);
+      if (cv.failure && cv.failure->failed_gate == "compile" &&
+          (cv.failure->status == VariantStatus::crashed ||
+           cv.failure->status == VariantStatus::hang))
+        ctx_.metrics->compile_process_lost();
     }
     return cv;
   }
@@ -547,6 +552,13 @@ class JobExecution {
     if (!reference_cubin_) return;
     attach_reference_kernel(cv.full, *reference_cubin_);
     if (cv.smoke) attach_reference_kernel(*cv.smoke, *reference_cubin_);
+  }
+
+  // NVRTC in the calling thread's compile process (engine/compile_client.hpp), never in the
+  // daemon: a compiler crash is then the variant's outcome, not the daemon's end.
+  KernelCompiler compiler() const {
+    return [options = CompileProcessOptions{ctx_.options.worker_exe, ctx_.options.compile_timeout}](
+               const CompileRequest& request) { return compile_in_child(options, request); };
   }
 
   KernelLookup cached_kernel() const {

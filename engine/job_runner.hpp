@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "db/store.hpp"
+#include "engine/compile_client.hpp"
 #include "engine/engine_metrics.hpp"
 #include "engine/gpu_pool.hpp"
 #include "engine/job_events.hpp"
@@ -35,6 +36,9 @@ struct SchedulerOptions {
   // to the HTTP and query threads, so a long compile job does not stretch request latencies.
   // SCHED_IDLE by default: compiles take only CPU time that serving requests does not want.
   int compile_nice = kIdleNice;
+  // NVRTC runs in a compile process per compile thread (engine/compile_client.hpp); one that gives
+  // no answer within this time is killed and the variant recorded as hang (gate compile).
+  std::chrono::milliseconds compile_timeout = kDefaultCompileTimeout;
   TimingOptions timing;
   std::chrono::milliseconds min_watchdog{20000};  // worker timeout floor, reference time unknown
   std::uint64_t seed = 0;                         // 0: a random seed per daemon run

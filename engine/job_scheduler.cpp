@@ -105,8 +105,10 @@ void JobScheduler::keep_leases() {
       if (expiry.returned + expiry.faulted > 0)
         spdlog::warn(
             "leases of a lost daemon expired: {} variants planned again ({} of them claimed but "
-            "not begun, not counted), {} recorded as faults (their second expiry of begun work)",
-            expiry.returned, expiry.unstarted, expiry.faulted);
+            "not begun, not counted), {} recorded as faults (expiry {} of begun work, under {}+ "
+            "daemons)",
+            expiry.returned, expiry.unstarted, expiry.faulted, kLeaseExpiriesToFault,
+            kLeaseOwnersToFault);
       take_up_unfinished_jobs();
     } catch (const std::exception& e) {
       spdlog::warn("heartbeat: {}", e.what());

@@ -11,7 +11,8 @@
 
 namespace kt {
 
-std::filesystem::path prepare_reference_kernel(const KernelLookup& cached, Store& store,
+std::filesystem::path prepare_reference_kernel(const KernelLookup& cached,
+                                               const KernelCompiler& compile, Store& store,
                                                const Family& family, const std::string& dtype,
                                                const DeviceLimits& limits,
                                                const std::filesystem::path& work_dir) {
@@ -21,7 +22,13 @@ std::filesystem::path prepare_reference_kernel(const KernelLookup& cached, Store
   if (auto blob = cached(key); blob && !blob->cubin.empty()) {
     cubin = std::move(blob->cubin);
   } else {
-    CompileResult result = compile_kernel(request);
+    CompileReply reply = compile(request);
+    CompileResult result = std::move(reply.result);
+    if (reply.outcome != CompileReply::Outcome::answered)
+      throw std::runtime_error("the reference kernel " + request.kernel + " (" +
+                               request.source_name + ") of family '" + family.name +
+                               "' could not be compiled for " + limits.arch + " " + dtype + ": " +
+                               reply.reason);
     if (!result.ok)
       throw std::runtime_error("the reference kernel " + request.kernel + " (" +
                                request.source_name + ") of family '" + family.name +

@@ -17,8 +17,9 @@
 namespace kt {
 
 // Returns the cubin's path under work_dir. Throws std::runtime_error naming the kernel, its source
-// and the arch, with the whole NVRTC log, when it does not compile.
-std::filesystem::path prepare_reference_kernel(const KernelLookup& cached, Store& store,
+// and the arch, with the whole NVRTC log, when it does not compile (or the compile process died).
+std::filesystem::path prepare_reference_kernel(const KernelLookup& cached,
+                                               const KernelCompiler& compile, Store& store,
                                                const Family& family, const std::string& dtype,
                                                const DeviceLimits& limits,
                                                const std::filesystem::path& work_dir);

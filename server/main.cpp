@@ -42,8 +42,9 @@ struct DaemonOptions {
   std::filesystem::path work_dir;  // default: <db>.work next to the db (PostgreSQL: kerntune.work)
   int compile_threads = 0;
   int compile_nice = kt::kIdleNice;
-  double lease_seconds = 30;     // a daemon's claim on variants without a heartbeat
-  double heartbeat_seconds = 0;  // 0: a third of the lease
+  double compile_timeout_seconds = 120;  // a compile process silent this long is killed
+  double lease_seconds = 30;             // a daemon's claim on variants without a heartbeat
+  double heartbeat_seconds = 0;          // 0: a third of the lease
   int io_threads = 2;
   int query_threads = kt::kDefaultReadConnections;
   std::size_t max_connections = kt::kDefaultMaxConnections;
@@ -164,6 +165,11 @@ kt::ProbeResult probe(kt::Store& store, const std::filesystem::path& worker) {
   return result;
 }
 
+std::chrono::milliseconds compile_timeout(const DaemonOptions& options) {
+  return std::chrono::milliseconds(
+      static_cast<std::int64_t>(std::max(1.0, options.compile_timeout_seconds * 1000.0)));
+}
+
 // Families clients registered (--allow-user-families): served again from the store, and
 // POST /v1/families open. Without the option they stay in the store, unserved.
 std::unique_ptr<kt::FamilyRegistrar> user_families(const DaemonOptions& options, kt::Store& store,
@@ -178,8 +184,9 @@ std::unique_ptr<kt::FamilyRegistrar> user_families(const DaemonOptions& options,
   }
   std::vector<std::string> archs;
   for (const kt::DeviceInfo& device : devices) archs.push_back(device.arch);
-  auto registrar = std::make_unique<kt::FamilyRegistrar>(store, families, work_dir / "families",
-                                                         archs, options.compile_nice);
+  auto registrar = std::make_unique<kt::FamilyRegistrar>(
+      store, families, work_dir / "families", archs, options.compile_nice,
+      kt::CompileProcessOptions{options.worker, compile_timeout(options)});
   const std::size_t loaded = registrar->reload();
   spdlog::info(
       "families over the API: on (POST /v1/families); {} registered famil{} served from {}", loaded,
@@ -220,6 +227,7 @@ int run_daemon(const DaemonOptions& options) {
                                             : std::filesystem::path(options.db.string() + ".work");
   scheduler_options.compile_threads = options.compile_threads;
   scheduler_options.compile_nice = options.compile_nice;
+  scheduler_options.compile_timeout = compile_timeout(options);
   scheduler_options.lease = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::max(1.0, options.lease_seconds * 1000.0)));
   scheduler_options.heartbeat = options.heartbeat_seconds > 0
@@ -300,6 +308,12 @@ int main(int argc, char** argv) {
                  "answered first; a lower value keeps compiles going under full HTTP load)")
       ->envname("KERNTUNE_COMPILE_NICE")
       ->check(CLI::Range(0, kt::kIdleNice))
+      ->capture_default_str();
+  app.add_option("--compile-timeout-seconds", options.compile_timeout_seconds,
+                 "NVRTC runs in child processes (kerntune-worker --compile); one that gives no "
+                 "result within this time is killed and its variant recorded as hang")
+      ->envname("KERNTUNE_COMPILE_TIMEOUT_SECONDS")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--lease-seconds", options.lease_seconds,
                  "how long this daemon's claim on a job's variants lasts without a heartbeat; "

@@ -5,7 +5,11 @@
 //   kerntune-worker --probe       one JSON line describing the host's GPUs; exit 0 even without a
 //                                 driver ({"driver_found":false,"error":"..."})
 //   kerntune-worker --device N    serve requests for GPU N until EOF or {"op":"shutdown"}
+//   kerntune-worker --compile     serve NVRTC compile requests (compile_server.hpp); no CUDA
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cerrno>
 #include <cstdio>
@@ -17,6 +21,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "worker/compile_server.hpp"
 #include "worker/device_probe.hpp"
 #include "worker/worker_session.hpp"
 
@@ -64,13 +69,32 @@ int serve(int ordinal, int protocol_fd) {
   return 0;  // EOF: the daemon closed our stdin
 }
 
+int serve_compiles(int protocol_fd) {
+  // A daemon killed with SIGKILL cannot end its compile processes, and one stuck in NVRTC would
+  // outlive it: the kernel kills this one when the daemon's thread that started it ends.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 0;      // the daemon is already gone
+  std::ios::sync_with_stdio(false);  // requests are a few hundred KiB of sources each
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const kt::CompileServerAnswer answer = kt::handle_compile_line(line);
+    write_line(protocol_fd, answer.line);
+    if (answer.exit_after) return 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"kerntune measurement worker: loads, checks and times kernels on one GPU"};
   bool probe = false;
+  bool compile = false;
   int device = -1;
   app.add_flag("--probe", probe, "print one JSON line describing the GPUs and exit");
+  app.add_flag("--compile", compile,
+               "serve NVRTC compile requests on stdin/stdout (never touches CUDA)");
   app.add_option("--device", device, "serve requests on stdin/stdout for this GPU ordinal")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
@@ -83,8 +107,9 @@ int main(int argc, char** argv) {
     write_line(protocol_fd, kt::probe_json().dump());
     return 0;
   }
+  if (compile) return serve_compiles(protocol_fd);
   if (device < 0) {
-    std::cerr << "kerntune-worker: give --probe or --device N\n" << app.help();
+    std::cerr << "kerntune-worker: give --probe, --compile or --device N\n" << app.help();
     return 2;
   }
   return serve(device, protocol_fd);

@@ -30,7 +30,9 @@
 #include <vector>
 
 #include "bench/daemon_process.hpp"
+#include "client/kerntune_client.hpp"
 #include "db/store.hpp"
+#include "support/process_table.hpp"
 #include "support/scoped_env.hpp"
 #include "support/test_paths.hpp"
 
@@ -347,23 +349,30 @@ TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
   EXPECT_LT(count_lines(daemon.log()), lines_before + 60) << daemon.log();
 }
 
-// (policy, nice) of each of a process's threads, from /proc/PID/task/*/stat.
-std::vector<std::pair<int, int>> thread_scheduling(pid_t pid) {
-  std::vector<std::pair<int, int>> threads;
-  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    // The fields after the command's closing parenthesis start at field 3 (state); nice is
-    // field 19 and policy field 41 (proc(5)).
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    const std::vector<std::string> values{std::istream_iterator<std::string>(fields), {}};
-    if (values.size() > 38) threads.emplace_back(std::stoi(values[38]), std::stoi(values[16]));
+// Submits a small compile-mode job and waits until the daemon runs at least one compile process
+// (started by a compile thread on its first compile); returns them.
+std::vector<pid_t> compile_processes_of_a_job(const Kerntuned& daemon) {
+  Client client(daemon.url());
+  JobSpec spec;
+  spec.family = "gemm";
+  spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
+  spec.dtype = "bf16";
+  spec.mode = "compile";
+  spec.arch = "sm_90a";
+  spec.budget = 4;
+  client.submit_job(spec);
+  // Under SCHED_IDLE on a busy machine a compile thread may wait a while for a core.
+  const auto deadline = Clock::now() + 120s;
+  std::vector<pid_t> found;
+  while (found.empty() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    found = test::children_with_argument(daemon.pid(), "--compile");
   }
-  return threads;
+  return found;
 }
 
-// Requests come first by default (issue 11): the daemon's two compile threads run under
+// Requests come first by default (issue 11): NVRTC runs in the compile threads' child processes
+// (kerntune-worker --compile), and those, like the daemon's two compile threads, run under
 // SCHED_IDLE unless KERNTUNE_COMPILE_NICE (as the tests' daemons have it) says otherwise.
 TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
   const auto idle = [](const std::pair<int, int>& thread) { return thread.first == SCHED_IDLE; };
@@ -371,20 +380,36 @@ TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
     test::ScopedEnv unset("KERNTUNE_COMPILE_NICE", std::nullopt);
     Kerntuned daemon(dir_.path(), "default-nice", db_, with_families({}));
     ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
-    const auto threads = thread_scheduling(daemon.pid());
+    const auto threads = test::thread_scheduling(daemon.pid());
     EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 2) << daemon.log();
+    const std::vector<pid_t> compilers = compile_processes_of_a_job(daemon);
+    ASSERT_FALSE(compilers.empty()) << daemon.log();
+    EXPECT_LE(compilers.size(), 2u);  // one per compile thread at most
+    for (const pid_t compiler : compilers) {
+      const auto compiler_threads = test::thread_scheduling(compiler);
+      ASSERT_FALSE(compiler_threads.empty());
+      EXPECT_TRUE(std::all_of(compiler_threads.begin(), compiler_threads.end(), idle))
+          << "compile process " << compiler << " has a thread outside SCHED_IDLE";
+    }
   }
   const int niced = std::min(19, getpriority(PRIO_PROCESS, 0) + 10);
+  const auto at_niced = [&](const std::pair<int, int>& thread) {
+    return thread.first == SCHED_OTHER && thread.second == niced;
+  };
   test::ScopedEnv ten("KERNTUNE_COMPILE_NICE", "10");
   Kerntuned daemon(dir_.path(), "nice-10", dir_.path() / "second.db", with_families({}));
   ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
-  const auto threads = thread_scheduling(daemon.pid());
+  const auto threads = test::thread_scheduling(daemon.pid());
   EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 0);
-  EXPECT_EQ(std::count_if(threads.begin(), threads.end(),
-                          [&](const std::pair<int, int>& thread) {
-                            return thread.first == SCHED_OTHER && thread.second == niced;
-                          }),
-            2);
+  EXPECT_EQ(std::count_if(threads.begin(), threads.end(), at_niced), 2);
+  const std::vector<pid_t> compilers = compile_processes_of_a_job(daemon);
+  ASSERT_FALSE(compilers.empty()) << daemon.log();
+  for (const pid_t compiler : compilers) {
+    const auto compiler_threads = test::thread_scheduling(compiler);
+    ASSERT_FALSE(compiler_threads.empty());
+    EXPECT_TRUE(std::all_of(compiler_threads.begin(), compiler_threads.end(), at_niced))
+        << "compile process " << compiler << " has a thread not at nice " << niced;
+  }
 }
 
 }  // namespace

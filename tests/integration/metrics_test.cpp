@@ -83,6 +83,7 @@ TEST(Metrics, CountWhatACompileJobDid) {
             after.at("kerntune_compile_seconds_bucket{le=\"64\"}"));
   EXPECT_EQ(after.at("kerntune_measure_seconds_count"), 0);  // compile-only: no GPU work
   EXPECT_EQ(after.at("kerntune_worker_restarts_total"), 0);
+  EXPECT_EQ(after.at("kerntune_compile_process_restarts_total"), 0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "engine/job_compile.hpp"
 #include "engine/job_recorder.hpp"
+#include "support/child_compiler.hpp"
 #include "support/gemm_templates.hpp"
 #include "support/store_fixtures.hpp"
 
@@ -32,7 +33,8 @@ class CompileCacheResources : public test::StoreFixture {
   // The compile step exactly as the runner takes it, with the store as the compile cache.
   CompiledVariant compile_and_record() {
     const KernelLookup cached = [&](const std::string& key) { return store_->find_kernel(key); };
-    CompiledVariant cv = compile_variant(cached, test::gemm_family(), job_, variants_[0], limits_);
+    CompiledVariant cv = compile_variant(cached, test::child_compiler(), test::gemm_family(), job_,
+                                         variants_[0], limits_);
     record_compiled(*store_, cv);
     return cv;
   }

@@ -1,7 +1,8 @@
 // kt::Store's leases (db/lease_store.cpp): a daemon claims a job's planned variants in batches,
 // only the lease holder writes a variant, an expired lease sends the variant back to planned, and
-// the second expiry of begun work records it as a fault (a claimed variant whose work never began
-// stays plannable however often its lease expires). One daemon on either backend; two daemons
+// the third expiry of begun work, under two daemons at least, records it as a fault (fewer, or
+// expiries of one daemon registration, leave it plannable, as do expiries of a claimed variant
+// whose work never began). One daemon on either backend; two daemons
 // (two stores, as two processes would be) on PostgreSQL.
 #include <gtest/gtest.h>
 
@@ -69,49 +70,96 @@ TEST_P(LeaseStoreTest, OnlyTheLeaseHolderRecordsAndAnOutcomeEndsTheLease) {
   EXPECT_EQ(store.variant(planned[0].id)->status, VariantStatus::compiled);
 }
 
-TEST_P(LeaseStoreTest, AnExpiredLeaseOfBegunWorkGoesBackToPlannedAndTheSecondIsAFault) {
+// The daemon holding the variant claims it, begins its work and "dies" (no heartbeat): the lease
+// expires. What the expiry did.
+LeaseExpiry begin_and_die(Store& store, std::int64_t job, std::int64_t variant_id) {
+  const auto claimed = store.claim_variants(job, 1);
+  EXPECT_EQ(claimed.size(), 1u);
+  if (claimed.empty()) return {};
+  EXPECT_EQ(claimed[0].id, variant_id);  // first in plan order again
+  store.begin_variant_work(variant_id);
+  std::this_thread::sleep_for(150ms);
+  return store.expire_leases();
+}
+
+TEST_P(LeaseStoreTest, BegunWorkExpiringUnderTwoDaemonsGoesBackAndTheThirdExpiryIsAFault) {
   Store store(db_path());
   const std::int64_t job = store.create_job(tune_job());
   const auto planned = plan(store, job, 2);
+  const std::int64_t variant = planned[0].id;
+  const std::string of_variant = " FROM variants WHERE id = " + std::to_string(variant);
+  // Each registration is a daemon's life, as a restart registers anew.
   store.register_daemon("host-a", 11, "[]", 50);
   ASSERT_EQ(store.claim_variants(job, 1).size(), 1u);
-  store.begin_variant_work(planned[0].id);
-  EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE work_began_ms IS NOT NULL AND id = " +
-                      std::to_string(planned[0].id)),
-            1);
+  store.begin_variant_work(variant);
+  EXPECT_EQ(query_int("SELECT COUNT(*)" + of_variant + " AND work_began_ms IS NOT NULL"), 1);
   store.heartbeat();  // extends it, but the daemon then "dies": no more heartbeats
   std::this_thread::sleep_for(150ms);
   const LeaseExpiry first = store.expire_leases();
   EXPECT_EQ(first.returned, 1);
   EXPECT_EQ(first.unstarted, 0);
   EXPECT_EQ(first.faulted, 0);
-  EXPECT_EQ(store.variant(planned[0].id)->status, VariantStatus::pending);
-  EXPECT_EQ(
-      query_int("SELECT lease_expiries FROM variants WHERE id = " + std::to_string(planned[0].id)),
-      1);
+  EXPECT_EQ(store.variant(variant)->status, VariantStatus::pending);
+  EXPECT_EQ(query_int("SELECT lease_expiries" + of_variant), 1);
   // The mark went with the lease: the next holder's expiry counts only once it begins too.
   EXPECT_EQ(query_int("SELECT COUNT(*) FROM variants WHERE work_began_ms IS NOT NULL"), 0);
 
-  const auto again = store.claim_variants(job, 1);
-  ASSERT_EQ(again.size(), 1u);
-  EXPECT_EQ(again[0].id, planned[0].id);  // first in plan order again
-  store.begin_variant_work(planned[0].id);
-  std::this_thread::sleep_for(150ms);
-  const LeaseExpiry second = store.expire_leases();
-  EXPECT_EQ(second.returned, 0);
-  EXPECT_EQ(second.faulted, 1);
-  const auto fault = store.variant(planned[0].id);
+  // Two daemons died on it: still planned (a daemon's death is weak evidence against a variant).
+  const std::int64_t b = store.register_daemon("host-b", 22, "[]", 50);
+  const LeaseExpiry second = begin_and_die(store, job, variant);
+  EXPECT_EQ(second.returned, 1);
+  EXPECT_EQ(second.faulted, 0);
+  EXPECT_EQ(store.variant(variant)->status, VariantStatus::pending);
+  EXPECT_EQ(query_int("SELECT lease_expiries" + of_variant), 2);
+
+  // The third, under a restarted host-a: recorded crashed, naming the daemons.
+  store.register_daemon("host-a", 12, "[]", 50);
+  const LeaseExpiry third = begin_and_die(store, job, variant);
+  EXPECT_EQ(third.returned, 0);
+  EXPECT_EQ(third.faulted, 1);
+  const auto fault = store.variant(variant);
   EXPECT_EQ(fault->status, VariantStatus::crashed);
   EXPECT_EQ(fault->failed_gate, "lease");
-  EXPECT_NE(fault->reason.find("lease expired 2 times with its work begun"), std::string::npos)
+  EXPECT_NE(fault->reason.find("lease expired 3 times with its work begun, under 3 different "
+                               "daemons"),
+            std::string::npos)
       << fault->reason;
-  EXPECT_NE(fault->reason.find("host-a"), std::string::npos) << fault->reason;
+  for (const char* daemon : {"host-a, pid 11", "host-b, pid 22", "host-a, pid 12"})
+    EXPECT_NE(fault->reason.find(daemon), std::string::npos) << fault->reason;
+  EXPECT_NE(fault->reason.find("daemon " + std::to_string(b)), std::string::npos) << fault->reason;
   EXPECT_EQ(fault->reason.find("before beginning it"), std::string::npos) << fault->reason;
   // Not handed out again: the other variant is what is left.
   const auto rest = store.claim_variants(job, 5);
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].id, planned[1].id);
   EXPECT_EQ(store.progress(job).by_status["crashed"], 1);
+}
+
+TEST_P(LeaseStoreTest, ExpiriesUnderOneDaemonRegistrationAloneAreNeverAFault) {
+  Store store(db_path());
+  const std::int64_t job = store.create_job(tune_job());
+  const auto planned = plan(store, job, 1);
+  const std::int64_t variant = planned[0].id;
+  // One registration whose leases lapsed while it lived on (a stall, a database outage): four
+  // expiries of begun work, no second daemon, no fault.
+  store.register_daemon("host-a", 11, "[]", 50);
+  for (int round = 0; round < 4; ++round) {
+    const LeaseExpiry expiry = begin_and_die(store, job, variant);
+    EXPECT_EQ(expiry.returned, 1) << "round " << round;
+    EXPECT_EQ(expiry.faulted, 0) << "round " << round;
+  }
+  EXPECT_EQ(store.variant(variant)->status, VariantStatus::pending);
+  EXPECT_EQ(query_int("SELECT lease_expiries FROM variants WHERE id = " + std::to_string(variant)),
+            4);
+  // A second daemon's expiry then meets the rule.
+  store.register_daemon("host-b", 22, "[]", 50);
+  const LeaseExpiry fifth = begin_and_die(store, job, variant);
+  EXPECT_EQ(fifth.faulted, 1);
+  const auto fault = store.variant(variant);
+  EXPECT_EQ(fault->status, VariantStatus::crashed);
+  EXPECT_NE(fault->reason.find("5 times with its work begun, under 2 different daemons"),
+            std::string::npos)
+      << fault->reason;
 }
 
 TEST_P(LeaseStoreTest, AClaimedVariantWhoseWorkNeverBeganStaysPlannableAfterTwoExpiries) {

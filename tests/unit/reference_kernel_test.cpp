@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/child_compiler.hpp"
 #include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/family_baseline.hpp"
@@ -35,7 +36,8 @@ TEST_F(ReferenceKernelTest, CompiledOnceIntoTheCacheAndWrittenForTheWorker) {
   const Family& family = test::shipped_family("dual_gemm_silu");
   const DeviceLimits limits = *limits_for_arch("sm_90a");
   const auto work = dir_.path() / "work";
-  const auto path = prepare_reference_kernel(lookup(), store_, family, "fp16", limits, work);
+  const auto path = prepare_reference_kernel(lookup(), test::child_compiler(), store_, family,
+                                             "fp16", limits, work);
   EXPECT_TRUE(std::filesystem::is_regular_file(path));
   EXPECT_GT(std::filesystem::file_size(path), 1000u);
   const std::string key = compile_cache_key(reference_compile_request(family, "fp16", limits));
@@ -47,10 +49,14 @@ TEST_F(ReferenceKernelTest, CompiledOnceIntoTheCacheAndWrittenForTheWorker) {
 
   // Another job: the cache answers, the same file is named.
   std::filesystem::remove(path);
-  EXPECT_EQ(prepare_reference_kernel(lookup(), store_, family, "fp16", limits, work), path);
+  EXPECT_EQ(prepare_reference_kernel(lookup(), test::child_compiler(), store_, family, "fp16",
+                                     limits, work),
+            path);
   EXPECT_TRUE(std::filesystem::is_regular_file(path));
   // bf16 is another kernel (another key).
-  EXPECT_NE(prepare_reference_kernel(lookup(), store_, family, "bf16", limits, work), path);
+  EXPECT_NE(prepare_reference_kernel(lookup(), test::child_compiler(), store_, family, "bf16",
+                                     limits, work),
+            path);
 
   ProblemInstance problem;
   problem.reference.kind = "kernel";
@@ -68,7 +74,8 @@ TEST_F(ReferenceKernelTest, AReferenceThatDoesNotCompileFailsWithItsLog) {
     if (name == broken.reference.source) text += "\nint this_is_not_cuda = ;\n";
   const DeviceLimits limits = *limits_for_arch("sm_90a");
   try {
-    prepare_reference_kernel(lookup(), store_, broken, "bf16", limits, dir_.path());
+    prepare_reference_kernel(lookup(), test::child_compiler(), store_, broken, "bf16", limits,
+                             dir_.path());
     FAIL() << "a broken reference compiled";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();

@@ -29,21 +29,21 @@ class SqliteStoreTest : public StoreFixture {};
 TEST_P(StoreTest, FreshDatabaseGetsTheLatestSchemaAndReopensUnchanged) {
   {
     Store store(db_path());
-    EXPECT_EQ(store.schema_version(), 10);
+    EXPECT_EQ(store.schema_version(), 11);
     store.create_job(tune_job());
   }
   {
     Store reopened(db_path());
-    EXPECT_EQ(reopened.schema_version(), 10);
+    EXPECT_EQ(reopened.schema_version(), 11);
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
   if (GetParam() == db::Dialect::postgresql) {
-    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 10);
+    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 11);
     return;
   }
   SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
-  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 10);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 11);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
@@ -83,13 +83,13 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed)
     raw.exec("DROP TABLE family_registrations");
     raw.exec("DROP INDEX variants_by_lease");
     raw.exec("DROP TABLE daemons");
-    for (const char* column :
-         {"lease_owner", "lease_expires_ms", "lease_expiries", "lease_history", "work_began_ms"})
+    for (const char* column : {"lease_owner", "lease_expires_ms", "lease_expiries", "lease_history",
+                               "work_began_ms", "lease_expiry_owners"})
       raw.exec(std::string("ALTER TABLE variants DROP COLUMN ") + column);
     raw.exec("PRAGMA user_version = 5");
   }
   Store store(db_path());
-  EXPECT_EQ(store.schema_version(), 10);
+  EXPECT_EQ(store.schema_version(), 11);
   const auto job = store.job(id);
   ASSERT_TRUE(job);
   EXPECT_EQ(job->shape, kShape);
