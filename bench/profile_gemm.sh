@@ -14,7 +14,9 @@
 # Writes to OUT: profile.log (progress, ncu's messages, each job's result), <shape>.ncu-rep
 # bundled in reports.tar, <shape>-details.csv (every section's metrics, one row per metric) and
 # summary.txt (per kernel: duration, DRAM throughput, L2 hit rate, achieved occupancy, top stalls).
-# Needs ncu on PATH (the GPU machines' CUDA image) and python3.
+# Needs ncu on PATH (the GPU machines' CUDA image) and python3. ncu replays each profiled kernel
+# about 33 times: for millisecond kernels (8192^3) the baseline's eight algorithms can outlast the
+# worker's watchdog and fail the job before our kernels run (2026-11-27, H200).
 set -uo pipefail
 out=${OUT:?set OUT}
 bin=${1:?usage: profile_gemm.sh BIN_DIR SHAPE...}
