@@ -22,6 +22,7 @@
 #include "support/gemm_templates.hpp"
 #include "support/process_table.hpp"
 #include "support/scoped_env.hpp"
+#include "support/store_probes.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/variant_space.hpp"
 
@@ -140,13 +141,7 @@ TEST(CompileFaults, ACompileProcessDoesNotOutliveADaemonKilledMidCompile) {
       test::binary_dir() / "kerntuned", dir.path() / "kerntune.db", dir.path() / "daemon.log",
       {"--families", (test::source_dir() / "kernel_templates").string(), "--compile-threads", "2"});
   daemon.wait_healthy(120s);
-  JobSpec spec;
-  spec.family = "gemm";
-  spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
-  spec.dtype = "bf16";
-  spec.mode = "compile";
-  spec.arch = "sm_90a";
-  spec.budget = 4;
+  const JobSpec spec = test::gemm_compile_job(4);
   Client(daemon.url()).submit_job(spec);
   std::vector<pid_t> compilers;
   for (const auto deadline = Clock::now() + 120s; compilers.empty() && Clock::now() < deadline;) {

@@ -34,6 +34,7 @@
 #include "db/store.hpp"
 #include "support/process_table.hpp"
 #include "support/scoped_env.hpp"
+#include "support/store_probes.hpp"
 #include "support/test_paths.hpp"
 
 namespace kt {
@@ -353,13 +354,7 @@ TEST_F(DaemonLimitsTest, OutOfDescriptorsTheAcceptLoopBacksOffAndRecovers) {
 // (started by a compile thread on its first compile); returns them.
 std::vector<pid_t> compile_processes_of_a_job(const Kerntuned& daemon) {
   Client client(daemon.url());
-  JobSpec spec;
-  spec.family = "gemm";
-  spec.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
-  spec.dtype = "bf16";
-  spec.mode = "compile";
-  spec.arch = "sm_90a";
-  spec.budget = 4;
+  const JobSpec spec = test::gemm_compile_job(4);
   client.submit_job(spec);
   // Under SCHED_IDLE on a busy machine a compile thread may wait a while for a core.
   const auto deadline = Clock::now() + 120s;
