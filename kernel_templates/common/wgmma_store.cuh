@@ -58,6 +58,20 @@ __device__ __forceinline__ void store_8(elem_t* __restrict__ C, int M, int N, in
   }
 }
 
+// Writes the pair (col, col+1) of `row`, whichever is inside C. For the trailing 16 columns of
+// a tile whose width is not a multiple of 32 (BN = 176): no quad of four n8 blocks to transpose.
+__device__ __forceinline__ void store_pair(elem_t* __restrict__ C, int M, int N, int row, int col,
+                                           unsigned pair) {
+  if (row >= M || col >= N) return;
+  elem_t* dst = C + static_cast<long long>(row) * N + col;
+  if ((N % 2) == 0) {  // then col + 2 <= N too (col is even), and the address 4-byte aligned
+    asm volatile("st.global.b32 [%0], %1;\n" ::"l"(dst), "r"(pair) : "memory");
+    return;
+  }
+  dst[0] = static_cast<elem_t>(pair);
+  if (col + 1 < N) dst[1] = static_cast<elem_t>(pair >> 16);
+}
+
 // Stores one consumer warpgroup's accumulators of an m64 block: rows row_base + 0..63, columns
 // col_base + 0..BN-1 of C.
 template <int BN>
@@ -81,6 +95,19 @@ __device__ __forceinline__ void store_m64_block(const float (&acc)[BN / 2], elem
       unsigned out[4];
       quad_transpose(packed, out, q);
       store_8(C, M, N, row0 + 8 * half, col, out);
+    }
+  }
+  static_assert(BN % 16 == 0, "whole 32-column strips and at most one trailing 16-column half");
+  if constexpr (BN % 32 != 0) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {  // the last two n8 blocks, each lane its own pair of columns
+      const int block = (BN / 32) * 4 + j;
+      const int col = col_base + 8 * block + 2 * q;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int at = 4 * block + 2 * half;
+        store_pair(C, M, N, row0 + 8 * half, col, kt_mma::pack_rn(acc[at], acc[at + 1]));
+      }
     }
   }
 }

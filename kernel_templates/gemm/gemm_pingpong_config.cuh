@@ -63,8 +63,10 @@ struct PingpongConfig {
 
   static_assert(BK % 64 == 0, "BK % 64 == 0: a stage holds whole 64-element 128B-swizzled panels");
   static_assert(BM == 64 || BM == 128, "BM is 64 or 128: one consumer warpgroup's m64 blocks");
-  static_assert(BN == 64 || BN == 128 || BN == 256,
-                "BN is 64, 128 or 256: a wgmma n extent that is whole 64-column store panels");
+  static_assert(BN == 64 || BN == 128 || BN == 176 || BN == 192 || BN == 256,
+                "BN is 64, 128, 176, 192 or 256: a wgmma n extent of hopper_wgmma_ops.cuh");
+  static_assert(EPILOGUE == kStoreGlobal || BN % 64 == 0,
+                "a TMA-store epilogue stages whole 64-column panels");
   static_assert(ACC <= 128, "BM*BN/128 <= 128 fp32 accumulators per consumer thread");
   static_assert(STAGES >= 2 && STAGES <= 12, "2 <= STAGES <= 12");
   static_assert(CLUSTER_M >= 1 && CLUSTER_N >= 1 && CLUSTER_SIZE <= 2,

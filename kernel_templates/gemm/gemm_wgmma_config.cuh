@@ -67,11 +67,12 @@ struct WgmmaConfig {
   static_assert(CONSUMERS == 1 || CONSUMERS == 2, "1 or 2 consumer warpgroups");
   static_assert(BM % (64 * CONSUMERS) == 0,
                 "BM % (64*CONSUMERS) == 0: each consumer owns whole wgmma m64 row blocks");
-  static_assert(BN % 32 == 0 && BN >= 32 && BN <= 256,
-                "BN is 32..256 and a multiple of 32 (one wgmma n-extent; the epilogue packs 32 "
-                "columns per quad)");
-  static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256,
-                "BN is 32, 64, 128 or 256: a wgmma shape of hopper_wgmma_ops.cuh");
+  static_assert(BN % 16 == 0 && BN >= 32 && BN <= 256,
+                "BN is 32..256 and a multiple of 16 (one wgmma n-extent; the epilogue packs 32 "
+                "columns per quad and stores a trailing 16 pairwise)");
+  static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 176 || BN == 192 || BN == 256,
+                "BN is 32, 64, 128, 176, 192 or 256: a wgmma shape of hopper_wgmma_ops.cuh");
+  // 176 and 192 (with BM 128) leave room for a 5-stage ring; cuBLAS's large-GEMM tile is 176 wide.
   static_assert(M_BLOCKS * ACC_PER_BLOCK <= 128,
                 "BM*BN/(CONSUMERS*128) <= 128 fp32 accumulators per consumer thread");
   static_assert(STAGES >= 2 && STAGES <= 12, "2 <= STAGES <= 12");

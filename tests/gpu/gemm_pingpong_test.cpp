@@ -39,6 +39,9 @@ const std::vector<Variant> kVariants = {
     {"bf16", config(64, 256, 4, 2, 1, 0, 8, 0, 1)},    // B multicast, register stores
     {"bf16", config(128, 128, 6, 1, 2, 1, 8, 0, 1)},   // A multicast
     {"fp16", config(64, 256, 3, 1, 1, 0, 16, 1, 2)},   // stream-K, 64x256, fp16
+    {"bf16", config(64, 176, 6, 1, 1, 0, 8, 0, 1)},    // 176: a trailing half strip
+    {"bf16", config(64, 176, 5, 1, 1, 1, 8, 0, 2)},    // 176, stream-K
+    {"fp16", config(64, 192, 5, 2, 1, 0, 8, 1, 1)},    // 192, TMA store, B multicast
 };
 
 // Ragged in every dimension; several exceed 132 tiles so that stream-K splits a partial wave

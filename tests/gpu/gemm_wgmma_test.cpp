@@ -62,6 +62,11 @@ const std::vector<Variant> kVariants = {
     {"bf16", config(128, 256, 64, 3, 2, 1, 1, 0, 16, 0, 1, 1, 2)},  // TMA store + stream-K
     {"bf16", config(128, 256, 64, 3, 2, 2, 1, 0, 16, 0, 1, 1, 1)},  // TMA store, B multicast
     {"fp16", config(128, 128, 64, 4, 2, 1, 1, 1, 8, 0, 1, 0, 2)},   // stream-K, register stores
+    {"bf16", config(128, 176, 64, 5, 2, 1, 1, 0, 8, 0, 1)},         // 176: a trailing half strip
+    {"fp16", config(128, 176, 64, 4, 2, 1, 2, 1, 8, 0, 0)},         // 176, A multicast
+    {"bf16", config(128, 176, 64, 5, 2, 1, 1, 0, 8, 0, 1, 0, 2)},   // 176, stream-K
+    {"bf16", config(128, 192, 64, 5, 2, 2, 1, 0, 16, 0, 1)},        // 192, B multicast
+    {"fp16", config(128, 192, 64, 4, 2, 1, 1, 0, 8, 0, 1, 1, 1)},   // 192, TMA store
 };
 
 // Ragged everywhere; K % 8 == 0 (the tensor maps' row pitch) but mostly K % 64 != 0.

@@ -62,7 +62,7 @@ TEST(GemmPingpong, LargeSquareShapesKeepAFewHundredVariantsWithEveryFeature) {
     const Shape shape = gemm_shape(n, n, n);
     const auto kept = gemm_survivors(kTemplate, shape, limits);
     EXPECT_GE(kept.size(), 100u) << n;
-    EXPECT_LE(kept.size(), 400u) << n;
+    EXPECT_LE(kept.size(), 600u) << n;
     std::set<std::pair<std::string, std::int64_t>> values;
     for (const VariantPlan& plan : kept) {
       for (const auto& [name, value] : plan.config) values.insert({name, value});
