@@ -9,7 +9,7 @@ import itertools, json, re, sys
 from pathlib import Path
 
 MANIFEST = Path(__file__).resolve().parent.parent / "kernel_templates/gemm/manifest.json"
-HOPPER = dict(sm_count=132, smem_optin=232448, max_cluster=8, elem_bytes=2, max_regs_per_thread=255,
+HOPPER = dict(sm_count=132, smem_optin=232448, max_cluster=8, elem_bytes=2, max_threads=1024, max_regs_per_thread=255,
               regs_per_block=65536, sm=90)
 FUNCTIONS = dict(cdiv=lambda a, b: -(-a // b), min=min, max=max,
                  pow2=lambda x: x > 0 and float(x).is_integer() and (int(x) & (int(x) - 1)) == 0)

@@ -4,13 +4,15 @@
 # then the job's final comparison of its top variants against cublasLt at its best, interleaved.
 #   OUT=DIR bash bench/one_wave/run.sh BIN_DIR SHAPE...
 # Writes OUT/one-wave.log: per shape the job's answer and `kerntune show` (every variant's time).
+# CONFIG_DIR=DIR takes DIR/<shape>.json instead (e.g. bench/wide_tiles), LOG_NAME names the log.
 set -uo pipefail
 out=${OUT:?set OUT}
 bin=${1:?usage: run.sh BIN_DIR SHAPE...}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../daemon_ready.sh"
-log=$out/one-wave.log
+configs=${CONFIG_DIR:-$here}
+log=$out/${LOG_NAME:-one-wave}.log
 work=$(mktemp -d)
 port=${KERNTUNE_BENCH_PORT:-18095}
 url=http://127.0.0.1:$port
@@ -22,7 +24,7 @@ wait_for_daemon "$url" "$bin" "$work/daemon.log"
 for shape in "$@"; do
   echo "=== $shape ($SECONDS s)" >>"$log"
   timeout "${JOB_S:-240}" "$bin/kerntune" --server "$url" --json submit gemm --shape "$shape" --dtype bf16 \
-    --configs "@$here/$shape.json" --wait >"$work/job.json" 2>>"$log"
+    --configs "@$configs/$shape.json" --wait >"$work/job.json" 2>>"$log"
   python3 - "$work/job.json" <<'PY' >>"$log"
 import json, sys
 job = json.load(open(sys.argv[1]))
@@ -36,5 +38,5 @@ PY
   "$bin/kerntune" --server "$url" show "$id" >>"$log" 2>&1
 done
 kill "$daemon"; wait "$daemon" 2>/dev/null
-cp "$work/daemon.log" "$out/one-wave-daemon.log"
+cp "$work/daemon.log" "$out/${LOG_NAME:-one-wave}-daemon.log"
 rm -rf "$work"
