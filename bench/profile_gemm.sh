@@ -16,7 +16,8 @@
 # summary.txt (per kernel: duration, DRAM throughput, L2 hit rate, achieved occupancy, top stalls).
 # Needs ncu on PATH (the GPU machines' CUDA image) and python3. ncu replays each profiled kernel
 # about 33 times: for millisecond kernels (8192^3) the baseline's eight algorithms can outlast the
-# worker's watchdog and fail the job before our kernels run (2026-11-27, H200).
+# worker's watchdog and fail the job before our kernels run (2026-11-27, H200): for those,
+# PROFILE_KERNELS='^kt_gemm' (a regex of kernel names) profiles ours only.
 set -uo pipefail
 out=${OUT:?set OUT}
 bin=${1:?usage: profile_gemm.sh BIN_DIR SHAPE...}
@@ -36,7 +37,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
   --section ComputeWorkloadAnalysis --section LaunchStats --section Occupancy --section WarpStateStats
   --section SchedulerStats)
-names='^(kt_gemm|nvjet|sm90|cutlass)'
+names=${PROFILE_KERNELS:-'^(kt_gemm|nvjet|sm90|cutlass)'}
 for shape in "$@"; do
   configs=${PROFILE_CONFIGS:-$here/profile_configs}/$shape.json
   [ -f "$configs" ] || { say "$shape: no $configs, skipped"; continue; }
