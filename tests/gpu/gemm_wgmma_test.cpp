@@ -67,6 +67,9 @@ const std::vector<Variant> kVariants = {
     {"bf16", config(128, 176, 64, 5, 2, 1, 1, 0, 8, 0, 1, 0, 2)},   // 176, stream-K
     {"bf16", config(128, 192, 64, 5, 2, 2, 1, 0, 16, 0, 1)},        // 192, B multicast
     {"fp16", config(128, 192, 64, 4, 2, 1, 1, 0, 8, 0, 1, 1, 1)},   // 192, TMA store
+    {"bf16", config(64, 64, 64, 12, 1, 2, 1, 0, 8, 0, 0)},          // decode: B shared by 2
+    {"fp16", config(64, 128, 128, 4, 1, 2, 1, 1, 8, 0, 1, 1, 1)},   // decode, BK 128, TMA store
+    {"bf16", config(64, 64, 64, 8, 1, 1, 1, 0, 8, 0, 1)},           // decode, persistent
 };
 
 // Ragged everywhere; K % 8 == 0 (the tensor maps' row pitch) but mostly K % 64 != 0.

@@ -137,8 +137,15 @@ TEST(GemmWgmma, ConstraintsPruneWhatTheCopyEngineAndTheClusterCannotDo) {
     EXPECT_EQ(tiles_m % axis(plan, "CLUSTER_M"), 0)
         << "clusters divide the tile grid: " << describe(plan);
   }
-  for (const VariantPlan& plan : survivors({{"M", 64}, {"N", 4096}, {"K", 4096}}, limits))
-    EXPECT_EQ(axis(plan, "BM"), 128) << "a 256-row tile for 64 rows: " << describe(plan);
+  bool decode_tile = false;
+  for (const VariantPlan& plan : survivors({{"M", 64}, {"N", 4096}, {"K", 4096}}, limits)) {
+    EXPECT_LE(axis(plan, "BM"), 128) << "a 256-row tile for 64 rows: " << describe(plan);
+    decode_tile |= axis(plan, "BM") == 64 && axis(plan, "STAGES") == 12;
+  }
+  EXPECT_TRUE(decode_tile) << "decode shapes keep the 64-row tiles and the deep rings";
+  for (const VariantPlan& plan : survivors(kSquare, limits))
+    EXPECT_TRUE(axis(plan, "BM") >= 128 && axis(plan, "BN") >= 128 && axis(plan, "STAGES") <= 6)
+        << "decode tiles and rings on a large shape: " << describe(plan);
 }
 
 // Every variant also runs the family's ragged smoke shape, whatever the constraints say about
@@ -207,7 +214,11 @@ std::vector<VariantPlan> covering_set(const std::vector<VariantPlan>& plans) {
 TEST(GemmWgmma, CoveringSetCompilesForSm90aWithoutSpills) {
   const DeviceLimits limits = hopper_limits();
   const TemplateSpec& tmpl = wgmma_template();
-  const auto chosen = covering_set(survivors(kSquare, limits));
+  // The square shape's survivors and a decode shape's (its 64-row tiles and deeper rings).
+  auto plans = survivors(kSquare, limits);
+  for (VariantPlan& plan : survivors({{"M", 128}, {"N", 4096}, {"K", 7168}}, limits))
+    plans.push_back(std::move(plan));
+  const auto chosen = covering_set(plans);
   ASSERT_GE(chosen.size(), 2u);
   std::map<std::string, std::set<std::int64_t>> compiled;
   for (std::size_t i = 0; i < chosen.size(); ++i) {

@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""The pinned set for wgmma_tma_ws's decode tiles on a skinny shape (M <= 256): every kept config
+with BM 64, BN 64 or 128 and 4+ stages (two CTAs of a cluster along M can share one weight tile
+by multicast, each with its own 64 tokens, as cuBLAS's best M=128 kernels do), GROUP 8, forward
+K, plus the given incumbent configs, so that one job times them all and compares its best
+against cublasLt.
+Usage: configs.py M N K [INCUMBENT.json...] > configs.json  (stdlib only)"""
+import itertools, json, sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from one_wave_configs import FUNCTIONS, HOPPER, MANIFEST, to_python  # noqa: E402
+
+
+def main():
+    m, n, k = map(int, sys.argv[1:4])
+    configs = []
+    for path in sys.argv[4:]:
+        configs += [c for c in json.load(open(path)) if c not in configs]
+    template = next(t for t in json.load(open(MANIFEST))["templates"] if t["name"] == "wgmma_tma_ws")
+    constraints = [compile(to_python(c), c, "eval") for c in template["constraints"]]
+    axes = template["axes"]
+    for values in itertools.product(*(axis["values"] for axis in axes.values())):
+        config = dict(zip(axes, values))
+        if config["BM"] != 64 or config["BN"] not in (64, 128) or config["GROUP"] != 8:
+            continue
+        if config["STAGES"] < 4 or config["K_ORDER"]:
+            continue
+        scope = dict(HOPPER, **FUNCTIONS, M=m, N=n, K=k, **config)
+        if all(eval(c, {}, scope) for c in constraints):
+            configs.append({"template": "wgmma_tma_ws", **config})
+    print(f"{m}x{n}x{k}: {len(configs)} configs", file=sys.stderr)
+    json.dump(configs, sys.stdout, indent=0)
+
+
+if __name__ == "__main__":
+    main()
