@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The pinned set for wgmma_tma_ws's decode tiles on a skinny shape (M <= 256): every kept config
-with BM 64, BN 64 or 128 and 4+ stages (two CTAs of a cluster along M can share one weight tile
-by multicast, each with its own 64 tokens, as cuBLAS's best M=128 kernels do), GROUP 8, forward
-K, plus the given incumbent configs, so that one job times them all and compares its best
-against cublasLt.
+with BM 64, BN 32 (M <= 64), 64 or 128 and 4+ stages (two CTAs of a cluster along M can share
+one weight tile by multicast, each with its own 64 tokens, as cuBLAS's best M=128 kernels do),
+GROUP 8, forward K, plus the given incumbent configs, so that one job times them all and
+compares its best against cublasLt.
 Usage: configs.py M N K [INCUMBENT.json...] > configs.json  (stdlib only)"""
 import itertools, json, sys
 from pathlib import Path
@@ -22,7 +22,7 @@ def main():
     axes = template["axes"]
     for values in itertools.product(*(axis["values"] for axis in axes.values())):
         config = dict(zip(axes, values))
-        if config["BM"] != 64 or config["BN"] not in (64, 128) or config["GROUP"] != 8:
+        if config["BM"] != 64 or config["BN"] not in (32, 64, 128) or config["GROUP"] != 8:
             continue
         if config["STAGES"] < 4 or config["K_ORDER"]:
             continue
