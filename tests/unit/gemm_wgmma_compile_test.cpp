@@ -216,7 +216,7 @@ TEST(GemmWgmma, CoveringSetCompilesForSm90aWithoutSpills) {
   const TemplateSpec& tmpl = wgmma_template();
   // The square shape's survivors and a decode shape's (its 64-row tiles and deeper rings).
   auto plans = survivors(kSquare, limits);
-  for (VariantPlan& plan : survivors({{"M", 128}, {"N", 4096}, {"K", 7168}}, limits))
+  for (VariantPlan& plan : survivors({{"M", 64}, {"N", 4096}, {"K", 7168}}, limits))
     plans.push_back(std::move(plan));
   const auto chosen = covering_set(plans);
   ASSERT_GE(chosen.size(), 2u);
