@@ -1,5 +1,7 @@
 #include "tuner/measure_protocol.hpp"
 
+#include "tuner/json_fields.hpp"
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -11,54 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-// Reads fields of one JSON object and names the full path of a missing or mistyped field
-// ("measure request: missing field 'full.launch.grid'"), so a protocol mismatch is obvious.
-class FieldReader {
- public:
-  FieldReader(const json& j, std::string path) : j_(j), path_(std::move(path)) {
-    if (!j_.is_object()) throw std::invalid_argument(where("") + " must be a JSON object");
-  }
-
-  bool has(const char* field) const { return j_.contains(field) && !j_.at(field).is_null(); }
-
-  const json& at(const char* field) const {
-    if (!has(field)) throw std::invalid_argument("missing field '" + where(field) + "'");
-    return j_.at(field);
-  }
-
-  template <typename T>
-  T get(const char* field) const {
-    const json& value = at(field);
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!value.is_boolean()) throw wrong_type(field, "a boolean");
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      if (!value.is_string()) throw wrong_type(field, "a string");
-    } else if constexpr (std::is_integral_v<T>) {
-      if (!value.is_number_integer()) throw wrong_type(field, "an integer");
-      if (std::is_unsigned_v<T> && !value.is_number_unsigned() && value.get<std::int64_t>() < 0)
-        throw wrong_type(field, "a non-negative integer");
-    } else if constexpr (std::is_floating_point_v<T>) {
-      if (!value.is_number()) throw wrong_type(field, "a number");
-    }
-    return value.get<T>();
-  }
-
-  FieldReader object(const char* field) const { return FieldReader(at(field), where(field)); }
-
-  std::string where(const char* field) const {
-    if (*field == '\0') return path_;
-    return path_.empty() ? std::string(field) : path_ + "." + field;
-  }
-
- private:
-  std::invalid_argument wrong_type(const char* field, const char* expected) const {
-    return std::invalid_argument("field '" + where(field) + "' must be " + expected);
-  }
-
-  const json& j_;
-  std::string path_;
-};
-
 // Every nested reader names fields from the root of the message.
 template <typename T, typename Parse>
 T with_context(const char* what, Parse&& parse) {
@@ -69,7 +23,7 @@ T with_context(const char* what, Parse&& parse) {
   }
 }
 
-std::array<std::uint32_t, 3> dims_from_json(const FieldReader& r, const char* field) {
+std::array<std::uint32_t, 3> dims_from_json(const JsonFields& r, const char* field) {
   const json& value = r.at(field);
   if (!value.is_array() || value.size() != 3)
     throw std::invalid_argument("field '" + r.where(field) + "' must be an array of 3 integers");
@@ -99,7 +53,7 @@ json to_json(const LaunchDims& l) {
           {"dynamic_smem", l.dynamic_smem}};
 }
 
-ProblemInstance problem_from_reader(const FieldReader& r) {
+ProblemInstance problem_from_reader(const JsonFields& r) {
   ProblemInstance p;
   try {
     p.shape = int_map_from_json(r.at("shape"));
@@ -111,7 +65,7 @@ ProblemInstance problem_from_reader(const FieldReader& r) {
   if (!buffers.is_array())
     throw std::invalid_argument("field '" + r.where("buffers") + "' must be an array");
   for (std::size_t i = 0; i < buffers.size(); ++i) {
-    const FieldReader b(buffers[i], r.where("buffers") + "[" + std::to_string(i) + "]");
+    const JsonFields b(buffers[i], r.where("buffers") + "[" + std::to_string(i) + "]");
     p.buffers.push_back({b.get<std::string>("name"), b.get<std::string>("role"),
                          b.get<std::string>("dtype"), b.get<std::int64_t>("elements")});
   }
@@ -119,7 +73,7 @@ ProblemInstance problem_from_reader(const FieldReader& r) {
   if (!args.is_array())
     throw std::invalid_argument("field '" + r.where("args") + "' must be an array");
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const FieldReader a(args[i], r.where("args") + "[" + std::to_string(i) + "]");
+    const JsonFields a(args[i], r.where("args") + "[" + std::to_string(i) + "]");
     ArgInstance arg;
     arg.kind = arg_kind_from_name(a.get<std::string>("kind"), a.where("kind"));
     if (arg.kind == ArgInstance::Kind::buffer) {
@@ -144,16 +98,16 @@ ProblemInstance problem_from_reader(const FieldReader& r) {
     }
     p.args.push_back(std::move(arg));
   }
-  const FieldReader launch = r.object("launch");
+  const JsonFields launch = r.object("launch");
   p.launch.grid = dims_from_json(launch, "grid");
   p.launch.block = dims_from_json(launch, "block");
   p.launch.cluster = dims_from_json(launch, "cluster");
   p.launch.dynamic_smem = launch.get<std::uint32_t>("dynamic_smem");
-  const FieldReader reference = r.object("reference");
+  const JsonFields reference = r.object("reference");
   p.reference.kind = reference.get<std::string>("kind");
   p.reference.params = reference.has("params") ? reference.at("params") : json::object();
   if (r.has("baseline")) {
-    const FieldReader baseline = r.object("baseline");
+    const JsonFields baseline = r.object("baseline");
     p.baseline = ReferenceInstance{baseline.get<std::string>("kind"),
                                    baseline.has("params") ? baseline.at("params") : json::object()};
   }
@@ -162,7 +116,7 @@ ProblemInstance problem_from_reader(const FieldReader& r) {
   return p;
 }
 
-TimingOptions timing_options_from_reader(const FieldReader& r) {
+TimingOptions timing_options_from_reader(const JsonFields& r) {
   TimingOptions t;
   t.warmup_runs = r.get<int>("warmup_runs");
   t.min_trials = r.get<int>("min_trials");
@@ -176,7 +130,7 @@ TimingOptions timing_options_from_reader(const FieldReader& r) {
   return t;
 }
 
-TimingSummary timing_summary_from_reader(const FieldReader& r) {
+TimingSummary timing_summary_from_reader(const JsonFields& r) {
   TimingSummary t;
   t.median_us = r.get<double>("median_us");
   t.min_us = r.get<double>("min_us");
@@ -195,7 +149,7 @@ TimingSummary timing_summary_from_reader(const FieldReader& r) {
   return t;
 }
 
-Tolerance tolerance_from_reader(const FieldReader& r) {
+Tolerance tolerance_from_reader(const JsonFields& r) {
   Tolerance t;
   t.atol = r.get<double>("atol");
   t.rtol = r.get<double>("rtol");
@@ -203,7 +157,7 @@ Tolerance tolerance_from_reader(const FieldReader& r) {
   return t;
 }
 
-ErrorSummary error_summary_from_reader(const FieldReader& r) {
+ErrorSummary error_summary_from_reader(const JsonFields& r) {
   ErrorSummary e;
   e.max_abs = r.get<double>("max_abs");
   e.max_rel = r.get<double>("max_rel");
@@ -279,7 +233,7 @@ json to_json(const ProblemInstance& p) {
 
 ProblemInstance problem_instance_from_json(const json& j) {
   return with_context<ProblemInstance>("problem instance",
-                                       [&] { return problem_from_reader(FieldReader(j, "")); });
+                                       [&] { return problem_from_reader(JsonFields(j, "")); });
 }
 
 json to_json(const TimingOptions& t) {
@@ -294,8 +248,8 @@ json to_json(const TimingOptions& t) {
 }
 
 TimingOptions timing_options_from_json(const json& j) {
-  return with_context<TimingOptions>(
-      "timing options", [&] { return timing_options_from_reader(FieldReader(j, "")); });
+  return with_context<TimingOptions>("timing options",
+                                     [&] { return timing_options_from_reader(JsonFields(j, "")); });
 }
 
 json to_json(const TimingSummary& t) {
@@ -315,8 +269,8 @@ json to_json(const TimingSummary& t) {
 }
 
 TimingSummary timing_summary_from_json(const json& j) {
-  return with_context<TimingSummary>(
-      "timing summary", [&] { return timing_summary_from_reader(FieldReader(j, "")); });
+  return with_context<TimingSummary>("timing summary",
+                                     [&] { return timing_summary_from_reader(JsonFields(j, "")); });
 }
 
 json to_json(const Tolerance& t) {
@@ -325,7 +279,7 @@ json to_json(const Tolerance& t) {
 
 Tolerance tolerance_from_json(const json& j) {
   return with_context<Tolerance>("tolerance",
-                                 [&] { return tolerance_from_reader(FieldReader(j, "")); });
+                                 [&] { return tolerance_from_reader(JsonFields(j, "")); });
 }
 
 json to_json(const ErrorSummary& e) {
@@ -359,7 +313,7 @@ ErrorSummary error_summary_from_json(const json& j) {
     }
   }
   return with_context<ErrorSummary>(
-      "error summary", [&] { return error_summary_from_reader(FieldReader(copy, "")); });
+      "error summary", [&] { return error_summary_from_reader(JsonFields(copy, "")); });
 }
 
 json to_json(const MeasureRequest& r) {
@@ -378,7 +332,7 @@ json to_json(const MeasureRequest& r) {
 
 MeasureRequest measure_request_from_json(const json& j) {
   return with_context<MeasureRequest>("measure request", [&] {
-    const FieldReader r(j, "");
+    const JsonFields r(j, "");
     MeasureRequest m;
     m.variant_id = r.get<std::int64_t>("variant_id");
     m.cubin_path = r.get<std::string>("cubin_path");
@@ -405,7 +359,7 @@ json to_json(const MeasureResult& r) {
 
 MeasureResult measure_result_from_json(const json& j) {
   return with_context<MeasureResult>("measure result", [&] {
-    const FieldReader r(j, "");
+    const JsonFields r(j, "");
     MeasureResult m;
     m.variant_id = r.get<std::int64_t>("variant_id");
     const std::string status = r.get<std::string>("status");
@@ -430,7 +384,7 @@ json to_json(const BaselineTimingRequest& r) {
 
 BaselineTimingRequest baseline_timing_request_from_json(const json& j) {
   return with_context<BaselineTimingRequest>("baseline timing request", [&] {
-    const FieldReader r(j, "");
+    const JsonFields r(j, "");
     BaselineTimingRequest t;
     t.problem = problem_from_reader(r.object("problem"));
     t.seed = r.get<std::uint64_t>("seed");

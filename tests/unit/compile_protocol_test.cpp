@@ -53,6 +53,44 @@ TEST(CompileProtocol, AResultComesBackAsItWent) {
   EXPECT_ANY_THROW(compile_result_from_json(no_resources));
 }
 
+// A message from another build names the field it lacks or mistypes, with its path.
+TEST(CompileProtocol, AMissingOrMistypedFieldIsNamed) {
+  const auto message = [](const nlohmann::json& json, auto parse) {
+    try {
+      parse(json);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("parsed");
+  };
+  CompileResult result;
+  result.ok = true;
+  result.cubin = {'x'};
+  nlohmann::json answer = to_json(result);
+  answer["resources"].erase("registers");
+  EXPECT_EQ(message(answer, compile_result_from_json),
+            "missing field 'compile answer.resources.registers'");
+  answer = to_json(result);
+  answer["compile_ms"] = "fast";
+  EXPECT_EQ(message(answer, compile_result_from_json),
+            "field 'compile answer.compile_ms' must be a number");
+
+  CompileRequest request;
+  request.kernel = "k";
+  request.arch = "sm_90a";
+  nlohmann::json asked = to_json(request);
+  asked["options"] = {"-DA=1", 2};
+  EXPECT_EQ(message(asked, compile_request_from_json),
+            "field 'compile request.options' must be an array of strings");
+  asked = to_json(request);
+  asked["headers"] = {{"h.h"}};
+  EXPECT_EQ(message(asked, compile_request_from_json),
+            "field 'compile request.headers' must be an array of [name, text] pairs");
+  asked = to_json(request);
+  asked.erase("arch");
+  EXPECT_EQ(message(asked, compile_request_from_json), "missing field 'compile request.arch'");
+}
+
 TEST(CompileProtocol, ARequestCarriesItsHeadersOrTheirIdAlone) {
   CompileRequest request;
   request.source_name = "k.cuh";

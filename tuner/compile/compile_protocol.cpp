@@ -1,6 +1,7 @@
 #include "tuner/compile/compile_protocol.hpp"
 
 #include "tuner/compile/sha256.hpp"
+#include "tuner/json_fields.hpp"
 
 #include <stdexcept>
 
@@ -18,14 +19,14 @@ nlohmann::json to_json(const ResourceUsage& usage) {
           {"const_bytes", usage.const_bytes}};
 }
 
-ResourceUsage resource_usage_from_json(const nlohmann::json& json) {
+ResourceUsage resource_usage_from_json(const JsonFields& json) {
   ResourceUsage usage;
-  usage.registers = json.at("registers").get<int>();
-  usage.spill_store_bytes = json.at("spill_store_bytes").get<int>();
-  usage.spill_load_bytes = json.at("spill_load_bytes").get<int>();
-  usage.stack_frame_bytes = json.at("stack_frame_bytes").get<int>();
-  usage.static_smem_bytes = json.at("static_smem_bytes").get<int>();
-  usage.const_bytes = json.at("const_bytes").get<int>();
+  usage.registers = json.get<int>("registers");
+  usage.spill_store_bytes = json.get<int>("spill_store_bytes");
+  usage.spill_load_bytes = json.get<int>("spill_load_bytes");
+  usage.stack_frame_bytes = json.get<int>("stack_frame_bytes");
+  usage.static_smem_bytes = json.get<int>("static_smem_bytes");
+  usage.const_bytes = json.get<int>("const_bytes");
   return usage;
 }
 
@@ -56,16 +57,28 @@ std::string headers_id(const std::vector<std::pair<std::string, std::string>>& h
 }
 
 CompileRequest compile_request_from_json(const nlohmann::json& json) {
+  const JsonFields fields(json, "compile request");
   CompileRequest request;
-  request.source_name = json.at("source_name").get<std::string>();
-  request.source = json.at("source").get<std::string>();
-  if (json.contains("headers"))
-    for (const auto& header : json.at("headers"))
-      request.headers.emplace_back(header.at(0).get<std::string>(),
-                                   header.at(1).get<std::string>());
-  request.kernel = json.at("kernel").get<std::string>();
-  request.arch = json.at("arch").get<std::string>();
-  request.options = json.at("options").get<std::vector<std::string>>();
+  request.source_name = fields.get<std::string>("source_name");
+  request.source = fields.get<std::string>("source");
+  if (fields.has("headers")) {
+    const nlohmann::json& headers = fields.at("headers");
+    if (!headers.is_array()) throw fields.wrong_type("headers", "an array of [name, text] pairs");
+    for (const auto& header : headers) {
+      if (!header.is_array() || header.size() != 2 || !header[0].is_string() ||
+          !header[1].is_string())
+        throw fields.wrong_type("headers", "an array of [name, text] pairs");
+      request.headers.emplace_back(header[0].get<std::string>(), header[1].get<std::string>());
+    }
+  }
+  request.kernel = fields.get<std::string>("kernel");
+  request.arch = fields.get<std::string>("arch");
+  const nlohmann::json& options = fields.at("options");
+  if (!options.is_array()) throw fields.wrong_type("options", "an array of strings");
+  for (const auto& option : options) {
+    if (!option.is_string()) throw fields.wrong_type("options", "an array of strings");
+    request.options.push_back(option.get<std::string>());
+  }
   return request;
 }
 
@@ -79,13 +92,14 @@ nlohmann::json to_json(const CompileResult& result) {
 }
 
 CompileResult compile_result_from_json(const nlohmann::json& json) {
+  const JsonFields fields(json, "compile answer");
   CompileResult result;
-  result.ok = json.at("ok").get<bool>();
-  result.log = json.at("log").get<std::string>();
-  result.cubin = base64_decode(json.at("cubin").get<std::string>());
-  result.resources = resource_usage_from_json(json.at("resources"));
-  result.compile_ms = json.at("compile_ms").get<double>();
-  result.key = json.at("key").get<std::string>();
+  result.ok = fields.get<bool>("ok");
+  result.log = fields.get<std::string>("log");
+  result.cubin = base64_decode(fields.get<std::string>("cubin"));
+  result.resources = resource_usage_from_json(fields.object("resources"));
+  result.compile_ms = fields.get<double>("compile_ms");
+  result.key = fields.get<std::string>("key");
   if (result.ok && result.cubin.empty())
     throw std::runtime_error("compile answer says ok but carries no cubin");
   return result;
