@@ -4,7 +4,10 @@
 // to random search. --expect fails (exit 1) when the named searcher does worse than stored figures.
 // --warm-start seeds the learning searchers of each space with the fastest configs of the nearest
 // other spaces given (as a job is warm-started from the nearest tuned shapes); random stays cold,
-// the yardstick.
+// the yardstick. --families DIR tells the searchers each candidate's grid and whether the shape
+// is memory-bound (launch formulas and flops/bytes of DIR/<family>/manifest.json), as a job is
+// told; without it they know neither, as before. --budget N adds the best found within N measured
+// variants, relative to the space's optimum.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tuner/search/launch_facts.hpp"
 #include "tuner/search/replay.hpp"
 
 namespace fs = std::filesystem;
@@ -47,6 +51,7 @@ kt::RecordedSpace load_space(const fs::path& path) {
 
 struct SearcherFigures {
   std::vector<double> fractions;                     // every (space, seed)
+  std::vector<double> at_budget;                     // best within --budget / optimum, ditto
   std::map<std::string, double> median_evaluations;  // per space
   std::size_t runs = 0, reached = 0;
 };
@@ -62,6 +67,7 @@ int main(int argc, char** argv) {
   std::string json_out, expect_file;
   bool no_facts = false;
   bool warm_start = false;
+  std::string families_dir, memory_bound = "auto";
   app.add_option("spaces", spaces, "space files (kerntune-space/1) or folders of them")->required();
   app.add_option("--searcher", searchers, "searchers to run (default: all)");
   app.add_option("--seeds", seeds, "seeds per space and searcher")->check(CLI::Range(1, 100000));
@@ -74,6 +80,14 @@ int main(int argc, char** argv) {
   app.add_flag("--warm-start", warm_start,
                "seed local/model with the nearest other spaces' fastest configs (2 shapes, 4 "
                "each)");
+  app.add_option("--families", families_dir,
+                 "family folders: tell the searchers each candidate's grid and whether the shape "
+                 "is memory-bound, from DIR/<family>/manifest.json");
+  app.add_option("--memory-bound", memory_bound,
+                 "with --families: auto (from the shape and device), yes or no for every space")
+      ->check(CLI::IsMember({"auto", "yes", "no"}));
+  app.add_option("--budget", options.budget,
+                 "also report the best found within this many measured variants");
   app.add_option("--json", json_out, "write the figures here as JSON");
   app.add_option("--expect", expect_file,
                  "fail when worse than these figures ({searcher, max_median_fraction, "
@@ -96,10 +110,33 @@ int main(int argc, char** argv) {
     std::map<std::string, SearcherFigures> figures;
     nlohmann::json per_space = nlohmann::json::array();
     std::vector<const kt::RecordedSpace*> all;
-    for (const auto& [name, space] : loaded) all.push_back(&space);
+    std::map<std::string, kt::SearchProblem> problems;  // per space file
+    std::map<std::string, kt::Family> families;
+    for (auto& [name, space] : loaded) {
+      all.push_back(&space);
+      if (families_dir.empty()) continue;
+      auto family = families.find(space.family);
+      if (family == families.end())
+        family =
+            families.emplace(space.family, kt::load_family(fs::path(families_dir) / space.family))
+                .first;
+      kt::SearchProblem& problem = problems[name] = kt::add_launch_facts(space, family->second);
+      if (memory_bound != "auto") problem.memory_bound = memory_bound == "yes";
+    }
     for (const auto& [name, space] : loaded) {
       std::cout << fmt::format("{}: {} variants, optimum {:.1f} us\n", name, space.variants.size(),
                                *space.optimum_us());
+      options.problem = problems.count(name) ? problems.at(name) : kt::SearchProblem{};
+      if (!families_dir.empty()) {
+        std::size_t one_wave = 0, unknown = 0;
+        for (const kt::RecordedVariant& v : space.variants) {
+          one_wave += kt::fills_one_wave(v.candidate, options.problem) ? 1 : 0;
+          unknown += v.candidate.grid_blocks == 0 ? 1 : 0;
+        }
+        std::cout << fmt::format("  {} on {} SMs: {} candidates fill one wave, {} grids unknown\n",
+                                 options.problem.memory_bound ? "memory-bound" : "compute-bound",
+                                 options.problem.sm_count, one_wave, unknown);
+      }
       options.seeds.clear();
       if (warm_start) {
         options.seeds = kt::warm_start_seeds(space, all);
@@ -107,7 +144,7 @@ int main(int argc, char** argv) {
                                  options.seeds.size());
       }
       for (const std::string& searcher : searchers) {
-        std::vector<double> evaluations, fractions;
+        std::vector<double> evaluations, fractions, at_budget;
         SearcherFigures& f = figures[searcher];
         for (int seed = 1; seed <= seeds; ++seed) {
           const kt::ReplayRun run =
@@ -115,6 +152,10 @@ int main(int argc, char** argv) {
           evaluations.push_back(static_cast<double>(run.evaluations));
           fractions.push_back(run.fraction());
           f.fractions.push_back(run.fraction());
+          if (run.best_at_budget_us) {
+            at_budget.push_back(*run.best_at_budget_us / *space.optimum_us());
+            f.at_budget.push_back(at_budget.back());
+          }
           ++f.runs;
           f.reached += run.reached ? 1 : 0;
         }
@@ -124,21 +165,34 @@ int main(int argc, char** argv) {
             "{:5.1f}%\n",
             searcher, 100 * kt::quantile(fractions, 0.5), f.median_evaluations[name],
             100 * kt::quantile(fractions, 0.9));
-        per_space.push_back({{"space", name},
-                             {"searcher", searcher},
-                             {"median_fraction", kt::quantile(fractions, 0.5)},
-                             {"p90_fraction", kt::quantile(fractions, 0.9)},
-                             {"median_evaluations", f.median_evaluations[name]}});
+        nlohmann::json row{{"space", name},
+                           {"searcher", searcher},
+                           {"median_fraction", kt::quantile(fractions, 0.5)},
+                           {"p90_fraction", kt::quantile(fractions, 0.9)},
+                           {"median_evaluations", f.median_evaluations[name]}};
+        if (!at_budget.empty()) {
+          std::cout << fmt::format(
+              "  {:<10} best within {} measured: median {:.3f}x the optimum, worst {:.3f}x\n", "",
+              options.budget, kt::quantile(at_budget, 0.5), kt::quantile(at_budget, 1.0));
+          row["budget_median_ratio"] = kt::quantile(at_budget, 0.5);
+          row["budget_worst_ratio"] = kt::quantile(at_budget, 1.0);
+        }
+        per_space.push_back(std::move(row));
       }
     }
 
     std::cout << fmt::format(
-        "\nover {} spaces x {} seeds (batch {}, target within {:.0f}% of the optimum{}{}):\n",
+        "\nover {} spaces x {} seeds (batch {}, target within {:.0f}% of the optimum{}{}{}):\n",
         loaded.size(), seeds, options.batch, 100 * options.within,
         options.facts_known ? "" : ", resource reports only once compiled",
-        warm_start ? ", learners warm-started from the nearest other spaces" : "");
-    std::cout << "| searcher | median fraction | p90 fraction | evaluations vs random |\n"
-                 "| --- | --- | --- | --- |\n";
+        warm_start ? ", learners warm-started from the nearest other spaces" : "",
+        families_dir.empty() ? "" : ", grids and memory-bound shapes known");
+    const bool budgeted = options.budget > 0;
+    std::cout << "| searcher | median fraction | p90 fraction | evaluations vs random |"
+              << (budgeted ? fmt::format(" best within {} / optimum: median, p90, worst |",
+                                         options.budget)
+                           : std::string())
+              << "\n| --- | --- | --- | --- |" << (budgeted ? " --- |" : "") << "\n";
     nlohmann::json summary = nlohmann::json::object();
     const SearcherFigures& random = figures["random"];
     for (const std::string& searcher : searchers) {
@@ -150,19 +204,33 @@ int main(int argc, char** argv) {
       }
       const double vs_random = theirs > 0 ? ours / theirs : 0;
       const double median = kt::quantile(f.fractions, 0.5), p90 = kt::quantile(f.fractions, 0.9);
-      std::cout << fmt::format("| {} | {:.1f}% | {:.1f}% | {:.2f}x |\n", searcher, 100 * median,
+      std::cout << fmt::format("| {} | {:.1f}% | {:.1f}% | {:.2f}x |", searcher, 100 * median,
                                100 * p90, vs_random);
       summary[searcher] = {{"median_fraction", median},
                            {"p90_fraction", p90},
                            {"vs_random", vs_random},
                            {"runs", f.runs},
                            {"reached", f.reached}};
+      if (budgeted) {
+        std::cout << fmt::format(" {:.3f}x, {:.3f}x, {:.3f}x |", kt::quantile(f.at_budget, 0.5),
+                                 kt::quantile(f.at_budget, 0.9), kt::quantile(f.at_budget, 1.0));
+        summary[searcher]["budget_median_ratio"] = kt::quantile(f.at_budget, 0.5);
+        summary[searcher]["budget_p90_ratio"] = kt::quantile(f.at_budget, 0.9);
+        summary[searcher]["budget_worst_ratio"] = kt::quantile(f.at_budget, 1.0);
+      }
+      std::cout << "\n";
     }
     if (!json_out.empty()) {
       std::ofstream out(json_out);
-      out << nlohmann::json{{"seeds", seeds},           {"batch", options.batch},
-                            {"within", options.within}, {"facts_known", options.facts_known},
-                            {"warm_start", warm_start}, {"summary", summary},
+      out << nlohmann::json{{"seeds", seeds},
+                            {"batch", options.batch},
+                            {"within", options.within},
+                            {"facts_known", options.facts_known},
+                            {"warm_start", warm_start},
+                            {"budget", options.budget},
+                            {"families", !families_dir.empty()},
+                            {"memory_bound", memory_bound},
+                            {"summary", summary},
                             {"per_space", per_space}}
                  .dump(1)
           << "\n";

@@ -184,7 +184,7 @@ class JobExecution {
     spdlog::info("job {}: {} {} {} on {}: {} search over {} candidates (budget {}, batch {})",
                  job_.id, family_.name, job_.shape_key, job_.dtype, limits_.arch, job_.search,
                  candidates.size(), job_.budget, batch);
-    SearchFeed feed(ctx_.store, job_, std::move(candidates), batch);
+    SearchFeed feed(ctx_.store, job_, std::move(candidates), batch, &family_, limits_);
     // Each pick is claimed before it runs: one another daemon holds (or finished) is skipped.
     const bool finished = run_pipelined(
         [&]() -> std::optional<VariantRecord> {

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "engine/warm_start.hpp"
+#include "tuner/search/launch_facts.hpp"
 #include "tuner/search/warm_start.hpp"
 
 namespace kt {
@@ -65,7 +66,7 @@ std::string row_key(const std::string& template_name, const std::string& config_
 }  // namespace
 
 SearchFeed::SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRecord> candidates,
-                       std::size_t batch)
+                       std::size_t batch, const Family* family, const DeviceLimits& limits)
     : store_(store),
       job_(job),
       rows_(std::move(candidates)),
@@ -75,6 +76,18 @@ SearchFeed::SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRe
       batch_(batch) {
   if (!searcher_) throw std::runtime_error("unknown search '" + job.search + "'");
   for (const VariantRecord& row : rows_) candidates_.push_back({row.template_name, row.config, {}});
+  if (family) {
+    add_grid_facts(candidates_, *family, job.shape, job.dtype, limits);
+    problem_ = search_problem(*family, job.shape, job.dtype, limits);
+    if (problem_.memory_bound && learns_from_measurements(job.search)) {
+      std::size_t one_wave = 0;
+      for (const SearchCandidate& c : candidates_) one_wave += fills_one_wave(c, problem_) ? 1 : 0;
+      spdlog::info(
+          "job {}: memory-bound shape: {} of {} candidates fill one wave of {} SMs; the "
+          "searcher tries them first",
+          job.id, one_wave, candidates_.size(), problem_.sm_count);
+    }
+  }
   if (!job.warm_start_json.empty() && learns_from_measurements(job.search)) seed(job);
 }
 
@@ -165,7 +178,7 @@ void SearchFeed::refill(double wall_seconds) {
     return;
   }
   const std::vector<std::size_t> proposed =
-      searcher_->propose({candidates_, observations, taken}, count);
+      searcher_->propose({candidates_, observations, taken, problem_}, count);
   if (proposed.empty()) {
     stop_ = SearchStop::exhausted;
     return;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "db/store.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/family.hpp"
 #include "tuner/search/searcher.hpp"
 
 namespace kt {
@@ -37,8 +39,11 @@ bool patience_exhausted(const std::vector<ConvergencePoint>& curve, int patience
 class SearchFeed {
  public:
   // candidates: every variant of the job's space that can reach the compiler (not yet rows).
+  // family and limits: what the searcher is told of each candidate's grid and of the shape
+  // (tuner/search/launch_facts.hpp); no family: nothing, no grid preference.
   SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRecord> candidates,
-             std::size_t batch);
+             std::size_t batch, const Family* family = nullptr,
+             const DeviceLimits& limits = DeviceLimits{});
 
   // The next variant to compile (a stored pending row), or nullopt once the search stopped.
   // wall_seconds: the job's wall time so far, every run of it together.
@@ -52,6 +57,8 @@ class SearchFeed {
   // first kSeedsPerShape seeds that survived this shape's constraints, in the order they are
   // measured. Empty: not warm-started.
   const std::vector<std::size_t>& seeds() const { return seeds_; }
+  // What the searcher is told of the shape and device.
+  const SearchProblem& problem() const { return problem_; }
 
   static constexpr double kNoise = 0.01;  // an improvement under 1% is timing noise
 
@@ -63,6 +70,7 @@ class SearchFeed {
   const JobRecord job_;
   std::vector<VariantRecord> rows_;  // candidate i's row template (id 0 until planned)
   std::vector<SearchCandidate> candidates_;
+  SearchProblem problem_;
   std::unique_ptr<Searcher> searcher_;
   std::size_t batch_;
   std::vector<VariantRecord> queue_;

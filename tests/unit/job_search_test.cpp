@@ -10,6 +10,7 @@
 
 #include "engine/warm_start.hpp"
 #include "support/store_fixtures.hpp"
+#include "tuner/search/launch_facts.hpp"
 
 namespace kt {
 namespace {
@@ -244,6 +245,58 @@ TEST_F(JobSearchTest, OnlyLearningSearchesAreWarmStarted) {
   SearchFeed broken_feed(store, broken, candidates(broken.id), 8);
   EXPECT_TRUE(broken_feed.seeds().empty());
   EXPECT_TRUE(broken_feed.next(0));
+}
+
+// The family behind candidates(): grid cdiv(N,BN) x cdiv(M,BM) of 128-thread blocks.
+Family gemm_mma_family() {
+  Family family;
+  family.name = "gemm";
+  family.flops = "2*M*N*K";
+  family.bytes = "(M*K + N*K + M*N) * elem_bytes";
+  TemplateSpec tmpl;
+  tmpl.name = "gemm_mma";
+  tmpl.launch.grid = {"cdiv(N,BN)", "cdiv(M,BM)", "1"};
+  tmpl.launch.block = {"128", "1", "1"};
+  tmpl.launch.dynamic_smem = "STAGES*(BM+BN)*64*elem_bytes";
+  family.templates.push_back(tmpl);
+  return family;
+}
+
+// The runner tells the searcher each candidate's grid and whether the shape is memory-bound: on
+// a decode shape the first batch fills one wave; on 4096^3 it is the plain searcher's.
+TEST_F(JobSearchTest, OnAMemoryBoundShapeTheFirstBatchFillsOneWave) {
+  Store store(db_path());
+  const Family family = gemm_mma_family();
+  const DeviceLimits limits = limits_for_arch("sm_90a").value();
+  NewJob decode = tune_job();
+  decode.shape = {{"M", 64}, {"N", 4096}, {"K", 7168}};
+  decode.budget = 16;
+  decode.search = "local";
+  const JobRecord job = *store.job(store.create_job(decode));
+  SearchFeed feed(store, job, candidates(job.id), 8, &family, limits);
+  EXPECT_TRUE(feed.problem().memory_bound);
+  EXPECT_EQ(feed.problem().sm_count, 132);
+  for (int i = 0; i < 8; ++i) {
+    const auto v = feed.next(0);
+    ASSERT_TRUE(v);
+    const GridFacts grid =
+        grid_facts(family, v->template_name, v->config, job.shape, "bf16", limits);
+    EXPECT_TRUE(fills_one_wave({v->template_name, v->config, {}, grid.blocks, grid.blocks_per_sm},
+                               feed.problem()))
+        << v->config_key << ": " << grid.blocks << " blocks";
+  }
+
+  const JobRecord square = searched_job(store, "local", 16);  // 4096^3: compute-bound
+  SearchFeed square_feed(store, square, candidates(square.id), 8, &family, limits);
+  EXPECT_FALSE(square_feed.problem().memory_bound);
+  std::vector<SearchCandidate> plain;
+  for (const VariantRecord& row : candidates(square.id))
+    plain.push_back({row.template_name, row.config});
+  const std::vector<SearchObservation> none;
+  const std::vector<bool> taken(plain.size(), false);
+  for (std::size_t c : make_searcher("local", static_cast<std::uint64_t>(square.id))
+                           ->propose({plain, none, taken}, 8))
+    EXPECT_EQ(square_feed.next(0)->config, plain[c].config);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "tuner/search/features.hpp"
+#include "tuner/search/launch_facts.hpp"
 #include "tuner/search/replay.hpp"
 #include "tuner/search/searcher.hpp"
 #include "tuner/search/warm_start.hpp"
@@ -126,6 +127,89 @@ TEST(Searcher, LearnersBeatRandomOnASmoothSpace) {
   const double random = median_evaluations("random");
   EXPECT_LT(median_evaluations("local"), random);
   EXPECT_LT(median_evaluations("model"), random);
+}
+
+// The synthetic space with grids: 2048/BM x 2048/BN blocks, one per SM, so on 132 SMs only
+// BM x BN = 128 x 256 and 256 x 128 fill one wave (16 of 200 candidates, none the optimum).
+RecordedSpace space_with_grids() {
+  RecordedSpace space = synthetic_space();
+  for (RecordedVariant& v : space.variants) {
+    v.candidate.grid_blocks =
+        (2048 / v.candidate.config.at("BM")) * (2048 / v.candidate.config.at("BN"));
+    v.candidate.blocks_per_sm = 1;
+  }
+  return space;
+}
+
+std::vector<std::size_t> first_batch(const RecordedSpace& space, const std::string& searcher,
+                                     std::uint64_t seed, const SearchProblem& problem) {
+  const std::vector<SearchCandidate> candidates = candidates_of(space);
+  const std::vector<SearchObservation> none;
+  const std::vector<bool> taken(candidates.size(), false);
+  return make_searcher(searcher, seed)->propose({candidates, none, taken, problem}, 8);
+}
+
+TEST(OneWaveSearch, OnAMemoryBoundShapeTheFirstBatchFillsOneWave) {
+  const RecordedSpace space = space_with_grids();
+  const SearchProblem memory_bound{132, true};
+  for (const std::string name : {"local", "model"})
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      const auto batch = first_batch(space, name, seed, memory_bound);
+      ASSERT_EQ(batch.size(), 8u);
+      for (std::size_t c : batch)
+        EXPECT_TRUE(fills_one_wave(space.variants[c].candidate, memory_bound))
+            << name << " seed " << seed << " proposed "
+            << canonical_key(space.variants[c].candidate.config);
+      EXPECT_NE(batch, first_batch(space, name, seed, {})) << "the plain seeded sample differs";
+    }
+  // Once measured, the learners climb from there: the optimum is still found.
+  ReplayOptions options;
+  options.problem = memory_bound;
+  for (const std::string name : {"local", "model"})
+    EXPECT_TRUE(replay(space, name, 3, options).reached);
+}
+
+TEST(OneWaveSearch, AComputeBoundShapeIsSearchedExactlyAsBefore) {
+  const RecordedSpace with_grids = space_with_grids(), without = synthetic_space();
+  ReplayOptions compute_bound;
+  compute_bound.problem = SearchProblem{132, false};
+  ReplayOptions memory_bound_no_wave;  // memory-bound, but no candidate fills one wave
+  memory_bound_no_wave.problem = SearchProblem{1000, true};
+  for (const std::string name : {"local", "model"})
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      const ReplayRun before = replay(without, name, seed);
+      for (const ReplayOptions& options : {compute_bound, memory_bound_no_wave}) {
+        const ReplayRun after = replay(with_grids, name, seed, options);
+        EXPECT_EQ(after.evaluations, before.evaluations) << name << " seed " << seed;
+        EXPECT_EQ(after.convergence, before.convergence) << name << " seed " << seed;
+      }
+    }
+}
+
+// Deterministic for a seed, and a resumed job (a fresh searcher given the same history) proposes
+// what the one before the crash would have, with the preference on.
+TEST(OneWaveSearch, ProposalsAreDeterministicAndSurviveAResume) {
+  const RecordedSpace space = space_with_grids();
+  const SearchProblem memory_bound{132, true};
+  ReplayOptions options;
+  options.problem = memory_bound;
+  for (const std::string name : {"local", "model"}) {
+    const ReplayRun a = replay(space, name, 11, options), b = replay(space, name, 11, options);
+    EXPECT_EQ(a.convergence, b.convergence) << name;
+    std::vector<SearchCandidate> candidates = candidates_of(space);
+    std::vector<SearchObservation> observations;
+    std::vector<bool> taken(candidates.size(), false);
+    auto first = make_searcher(name, 5);
+    for (int round = 0; round < 3; ++round)
+      for (std::size_t c : first->propose({candidates, observations, taken, memory_bound}, 8)) {
+        taken[c] = true;
+        observations.push_back({c, space.variants[c].median_us});
+      }
+    auto resumed = make_searcher(name, 5);
+    EXPECT_EQ(first->propose({candidates, observations, taken, memory_bound}, 8),
+              resumed->propose({candidates, observations, taken, memory_bound}, 8))
+        << name;
+  }
 }
 
 // A warm start in replay: the nearest other recordings' fastest configs, mapped into the space;

@@ -1,10 +1,15 @@
 // The local (evolutionary) searcher: after a seeded random first batch, mutate the best configs
 // measured so far along one axis at a time (same template, every other axis equal), the fastest
 // parent's untried neighbours first; when the best few have no untried neighbour left, the next
-// parents; when none has, random restarts.
+// parents; when none has, random restarts. On a memory-bound shape the candidates whose grid fills
+// one wave (tuner/search/launch_facts.hpp) come first wherever the searcher draws in seeded order:
+// the first batch, a parent's neighbours and the random slots (all three helped on the recorded
+// memory-bound spaces: bench/results/2026-11-27-one-wave-search/). On every other shape the
+// proposals are exactly those of the plain seeded order.
 #include <algorithm>
 #include <map>
 
+#include "tuner/search/launch_facts.hpp"
 #include "tuner/search/searchers.hpp"
 
 namespace kt::search {
@@ -39,8 +44,10 @@ class LocalSearcher final : public Searcher {
     std::vector<std::pair<double, std::size_t>> parents;  // (time, candidate)
     for (const SearchObservation& o : state.observations)
       if (o.time_us) parents.emplace_back(*o.time_us, o.candidate);
+    // The seeded order, one-wave grids first on a memory-bound shape (else order_ itself).
+    const std::vector<std::size_t> order = one_wave_first(order_, state);
     if (parents.size() < std::min(kInitialRandom, n))
-      return first_untaken(order_, state.taken, count);
+      return first_untaken(order, state.taken, count);
     std::sort(parents.begin(), parents.end());
 
     std::vector<bool> picked(n, false);
@@ -51,14 +58,14 @@ class LocalSearcher final : public Searcher {
     const std::size_t exploit = count - explore;
     for (const auto& [time, parent] : parents) {
       if (out.size() >= exploit) break;
-      for (std::size_t c : neighbours_of(state.candidates, parent)) {
+      for (std::size_t c : one_wave_first(neighbours_of(state.candidates, parent), state)) {
         if (out.size() >= exploit) break;
         if (state.taken[c] || picked[c]) continue;
         picked[c] = true;
         out.push_back(c);
       }
     }
-    for (std::size_t c : order_) {  // every measured config's neighbourhood is exhausted
+    for (std::size_t c : order) {  // every measured config's neighbourhood is exhausted
       if (out.size() >= count) break;
       if (!state.taken[c] && !picked[c]) out.push_back(c);
     }

@@ -1,6 +1,7 @@
 // The model-based searcher: a k-nearest-neighbour cost model of log time over the candidates'
 // features (config axes and, when known, the compile-time resource report), refit from scratch on
-// every batch (it is only a sort of distances), proposing by expected improvement.
+// every batch (it is only a sort of distances), proposing by expected improvement. Its first
+// batch is the seeded sample, one-wave grids first on a memory-bound shape (launch_facts.hpp).
 //
 // Why not a library: Debian's libxgboost-dev fits trees well on thousands of points, but this
 // model sees 8 to a few hundred, is refit every batch inside the runner and must be bit-for-bit
@@ -11,6 +12,7 @@
 #include <limits>
 
 #include "tuner/search/features.hpp"
+#include "tuner/search/launch_facts.hpp"
 #include "tuner/search/searchers.hpp"
 
 namespace kt::search {
@@ -38,7 +40,8 @@ class ModelSearcher final : public Searcher {
     if (order_.size() != n) order_ = seeded_order(n, seed_);
     std::size_t succeeded = 0;
     for (const SearchObservation& o : state.observations) succeeded += o.time_us ? 1 : 0;
-    if (succeeded < std::min(kInitialRandom, n)) return first_untaken(order_, state.taken, count);
+    if (succeeded < std::min(kInitialRandom, n))
+      return first_untaken(one_wave_first(order_, state), state.taken, count);
 
     refresh_features(state.candidates);
     const std::vector<double> y = observed_log_times(state);

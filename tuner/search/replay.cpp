@@ -5,6 +5,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "tuner/device_limits.hpp"
+#include "tuner/search/launch_facts.hpp"
 #include "tuner/search/warm_start.hpp"
 #include "tuner/shape_distance.hpp"
 
@@ -31,8 +33,10 @@ ReplayRun replay(const RecordedSpace& space, std::string_view searcher_name, std
   ReplayRun run;
   run.space_size = candidates.size();
   std::optional<double> best;
-  while (!run.reached) {
-    const SearchState state{candidates, observations, taken};
+  std::size_t measured = 0;
+  const auto done = [&] { return run.reached && measured >= options.budget; };
+  while (!done()) {
+    const SearchState state{candidates, observations, taken, options.problem};
     const std::vector<std::size_t> batch = searcher->propose(state, options.batch);
     if (batch.empty()) break;
     for (std::size_t c : batch) {
@@ -44,15 +48,15 @@ ReplayRun replay(const RecordedSpace& space, std::string_view searcher_name, std
       // What the runner gets back: the outcome plus, now compiled, the resource report.
       candidates[c].facts = space.variants[c].candidate.facts;
       observations.push_back({c, time});
-      ++run.evaluations;
+      ++measured;
+      if (!run.reached) ++run.evaluations;
       if (time && (!best || *time < *best)) {
         best = time;
-        run.convergence.emplace_back(run.evaluations, *time);
+        run.convergence.emplace_back(measured, *time);
       }
-      if (best && *best <= target) {
-        run.reached = true;
-        break;
-      }
+      if (options.budget > 0 && measured <= options.budget) run.best_at_budget_us = best;
+      if (best && *best <= target) run.reached = true;
+      if (done()) break;
     }
   }
   return run;
@@ -113,6 +117,20 @@ std::vector<std::size_t> warm_start_seeds(const RecordedSpace& space,
     }
   }
   return seeds;
+}
+
+SearchProblem add_launch_facts(RecordedSpace& space, const Family& family) {
+  std::optional<DeviceLimits> limits = limits_for_arch(space.device.value("arch", std::string()));
+  if (!limits) return {};
+  if (space.device.contains("sm_count") && space.device.at("sm_count").is_number_integer())
+    limits->sm_count = space.device.at("sm_count").get<int>();
+  for (RecordedVariant& v : space.variants) {
+    const GridFacts grid = grid_facts(family, v.candidate.template_name, v.candidate.config,
+                                      space.shape, space.dtype, *limits);
+    v.candidate.grid_blocks = grid.blocks;
+    v.candidate.blocks_per_sm = grid.blocks_per_sm;
+  }
+  return search_problem(family, space.shape, space.dtype, *limits);
 }
 
 double quantile(std::vector<double> values, double q) {

@@ -3,10 +3,12 @@
 // `within` of the space's optimum. Deterministic for (space, searcher, seed, batch).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tuner/family.hpp"
 #include "tuner/search/recorded_space.hpp"
 
 namespace kt {
@@ -18,6 +20,10 @@ struct ReplayOptions {
   // A warm start: candidate indices measured first (warm_start_seeds), for searchers that learn
   // (tuner/search/warm_start.hpp); exhaustive and random ignore them, as in the daemon.
   std::vector<std::size_t> seeds;
+  // What the searchers are told of the shape and device (launch_facts.hpp); default: nothing.
+  SearchProblem problem;
+  // > 0: go on after the target until this many variants were measured, for best_at_budget_us.
+  std::size_t budget = 0;
 };
 
 struct ReplayRun {
@@ -27,7 +33,9 @@ struct ReplayRun {
   double fraction() const {
     return space_size ? static_cast<double>(evaluations) / static_cast<double>(space_size) : 0;
   }
-  std::vector<std::pair<std::size_t, double>> convergence;  // (evaluations, best_us) on change
+  std::vector<std::pair<std::size_t, double>> convergence;  // (measured, best_us) on change
+  // The best time among the first options.budget measured variants (budget > 0, one measured).
+  std::optional<double> best_at_budget_us;
 };
 
 // Throws std::invalid_argument for an unknown searcher or a space with nothing measured.
@@ -37,11 +45,18 @@ ReplayRun replay(const RecordedSpace& space, std::string_view searcher, std::uin
 // The warm start a job on `space` would get from the recorded `others` as tuned shapes: of the
 // kWarmStartShapes nearest other shapes of the same family, dtype and GPU model (device "name"),
 // nearest first, the fastest kSeedsPerShape configs among each one's kSeedCandidatesPerShape
-// fastest that `space` holds (tuner/search/warm_start.hpp), as indices of `space`'s candidates. Several recordings of one shape count as one tuned
-// shape (their variants together, as one Pareto front would hold them); recordings of the
-// space's own shape are left out.
+// fastest that `space` holds (tuner/search/warm_start.hpp), as indices of `space`'s candidates.
+// Several recordings of one shape count as one tuned shape (their variants together, as one Pareto
+// front would hold them); recordings of the space's own shape are left out.
 std::vector<std::size_t> warm_start_seeds(const RecordedSpace& space,
                                           const std::vector<const RecordedSpace*>& others);
+
+// What a job on the space's shape and device would tell its searcher: each variant's grid_blocks
+// and blocks_per_sm evaluated from `family`'s launch formulas (0 where a recorded config no longer
+// evaluates), and the SearchProblem. The device is the arch table's part for the space's device
+// "arch" (sm_90a: 132 SMs, which the H100 SXM and the H200 both have), or the recorded "sm_count"
+// when the space holds one. An unknown arch: no grids, the default SearchProblem.
+SearchProblem add_launch_facts(RecordedSpace& space, const Family& family);
 
 // Quantile q in [0, 1] of `values` (linear between order statistics); 0 for none.
 double quantile(std::vector<double> values, double q);

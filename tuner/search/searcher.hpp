@@ -28,6 +28,17 @@ struct SearchCandidate {
   std::string template_name;
   Config config;
   std::optional<CompileFacts> facts;  // unset until compiled
+  // Blocks (CTAs) of the variant's launch grid for the job's shape on its device, and how many of
+  // its blocks one SM holds at once, from the manifest's launch formulas
+  // (tuner/search/launch_facts.hpp); 0 when not known.
+  std::int64_t grid_blocks = 0;
+  int blocks_per_sm = 0;
+};
+
+// What a searcher knows of the job beyond its configs. Default: nothing (no grid preference).
+struct SearchProblem {
+  int sm_count = 0;           // the device's SMs; 0 when not known
+  bool memory_bound = false;  // the shape's arithmetic intensity is below the device's balance
 };
 
 // One finished variant, in the order they finished. time_us unset: it failed a gate (compile
@@ -42,6 +53,7 @@ struct SearchState {
   const std::vector<SearchObservation>& observations;
   // Candidates already handed out (measured, failed or in flight): never proposed again.
   const std::vector<bool>& taken;
+  SearchProblem problem;
 };
 
 class Searcher {

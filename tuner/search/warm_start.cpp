@@ -22,7 +22,7 @@ class SeededFirst final : public Searcher {
       batch.push_back(seed);
     }
     if (batch.size() < count) {
-      const SearchState rest{state.candidates, state.observations, taken};
+      const SearchState rest{state.candidates, state.observations, taken, state.problem};
       for (std::size_t i : inner_->propose(rest, count - batch.size())) batch.push_back(i);
     }
     return batch;
