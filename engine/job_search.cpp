@@ -79,13 +79,18 @@ SearchFeed::SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRe
   if (family) {
     add_grid_facts(candidates_, *family, job.shape, job.dtype, limits);
     problem_ = search_problem(*family, job.shape, job.dtype, limits);
-    if (problem_.memory_bound && learns_from_measurements(job.search)) {
+    if (prefers_one_wave(problem_) && learns_from_measurements(job.search)) {
       std::size_t one_wave = 0;
       for (const SearchCandidate& c : candidates_) one_wave += fills_one_wave(c, problem_) ? 1 : 0;
       spdlog::info(
           "job {}: memory-bound shape: {} of {} candidates fill one wave of {} SMs; the "
           "searcher tries them first",
           job.id, one_wave, candidates_.size(), problem_.sm_count);
+    } else if (problem_.memory_bound && learns_from_measurements(job.search)) {
+      spdlog::info(
+          "job {}: memory-bound shape of {:.0f} MB: its grids run many waves, no one-wave "
+          "preference",
+          job.id, problem_.operand_bytes / 1e6);
     }
   }
   if (!job.warm_start_json.empty() && learns_from_measurements(job.search)) seed(job);

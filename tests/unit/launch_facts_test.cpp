@@ -92,6 +92,9 @@ TEST(LaunchFacts, MemoryBoundIsArithmeticIntensityBelowTheArchsBalance) {
   // No balance recorded for the arch: never memory-bound, the search as before.
   EXPECT_FALSE(problem(1, 4096, 7168, "sm_86").memory_bound);
   EXPECT_EQ(problem(1, 4096, 7168, "sm_90a").sm_count, 132);
+  EXPECT_TRUE(prefers_one_wave(problem(64, 4096, 7168, "sm_90a")));
+  EXPECT_TRUE(problem(8, 128256, 4096, "sm_90a").memory_bound);
+  EXPECT_FALSE(prefers_one_wave(problem(8, 128256, 4096, "sm_90a"))) << "1 GB of weights";
 
   Family no_flops = family;
   no_flops.flops = "0";
@@ -123,6 +126,10 @@ TEST(LaunchFacts, OneWaveFirstReordersOnlyOnAMemoryBoundShape) {
   EXPECT_EQ(one_wave_first(order, {candidates, none, taken, SearchProblem{132, true}}),
             (std::vector<std::size_t>{3, 1, 2, 0}));
   EXPECT_EQ(one_wave_first(order, {candidates, none, taken, SearchProblem{132, false}}), order);
+  EXPECT_EQ(one_wave_first(order, {candidates, none, taken, SearchProblem{132, true, 1e9}}), order)
+      << "a gigabyte of operands: many waves, the tail costs little";
+  EXPECT_EQ(one_wave_first(order, {candidates, none, taken, SearchProblem{132, true, 60e6}}),
+            (std::vector<std::size_t>{3, 1, 2, 0}));
   EXPECT_EQ(one_wave_first(order, {candidates, none, taken}), order);
 }
 

@@ -36,6 +36,7 @@ SearchProblem search_problem(const Family& family, const Shape& shape, const std
     const double flops = shared_expression(family.flops).evaluate(bindings);
     const double bytes = shared_expression(family.bytes).evaluate(bindings);
     problem.memory_bound = flops > 0 && bytes > 0 && flops / bytes < balance;
+    problem.operand_bytes = std::max(0.0, bytes);
   } catch (const ExpressionError&) {
     // A family whose flops or bytes do not evaluate: no claim, the search as before.
   }
@@ -106,9 +107,13 @@ bool fills_one_wave(const SearchCandidate& candidate, const SearchProblem& probl
   return candidate.grid_blocks >= low && candidate.grid_blocks <= resident;
 }
 
+bool prefers_one_wave(const SearchProblem& problem) {
+  return problem.memory_bound && problem.sm_count > 0 && problem.operand_bytes <= kOneWaveMaxBytes;
+}
+
 std::vector<std::size_t> one_wave_first(const std::vector<std::size_t>& order,
                                         const SearchState& state) {
-  if (!state.problem.memory_bound || state.problem.sm_count <= 0) return order;
+  if (!prefers_one_wave(state.problem)) return order;
   std::vector<std::size_t> out(order);
   std::stable_partition(out.begin(), out.end(), [&](std::size_t c) {
     return fills_one_wave(state.candidates[c], state.problem);

@@ -51,8 +51,17 @@ void add_grid_facts(std::vector<SearchCandidate>& candidates, const Family& fami
 inline constexpr double kOneWaveLow = 0.75;
 bool fills_one_wave(const SearchCandidate& candidate, const SearchProblem& problem);
 
-// `order` with, on a memory-bound shape whose SM count is known, the candidates that fill one wave
-// first (each part in its order); otherwise `order` itself, unchanged.
+// Above this many operand bytes a memory-bound shape's natural grids run many waves and a ragged
+// last one costs little; there the one-wave candidates are mostly persistent grids, and trying
+// them first cost 8x128256x4096 (1 GB of weights; H200, budget 16) its 1.01x cp.async winner
+// (0.94x, 2026-11-27). The decode shapes the preference is for move 1-90 MB.
+inline constexpr double kOneWaveMaxBytes = 256.0 * 1024 * 1024;
+
+// Memory-bound, the SM count known, and at most kOneWaveMaxBytes of operands (0: not known).
+bool prefers_one_wave(const SearchProblem& problem);
+
+// `order` with, where prefers_one_wave(), the candidates that fill one wave first (each part in
+// its order); otherwise `order` itself, unchanged.
 std::vector<std::size_t> one_wave_first(const std::vector<std::size_t>& order,
                                         const SearchState& state);
 

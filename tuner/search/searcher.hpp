@@ -39,6 +39,7 @@ struct SearchCandidate {
 struct SearchProblem {
   int sm_count = 0;           // the device's SMs; 0 when not known
   bool memory_bound = false;  // the shape's arithmetic intensity is below the device's balance
+  double operand_bytes = 0;   // the family's bytes formula for the shape; 0 when not known
 };
 
 // One finished variant, in the order they finished. time_us unset: it failed a gate (compile
