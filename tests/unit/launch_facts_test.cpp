@@ -133,5 +133,20 @@ TEST(LaunchFacts, OneWaveFirstReordersOnlyOnAMemoryBoundShape) {
   EXPECT_EQ(one_wave_first(order, {candidates, none, taken}), order);
 }
 
+TEST(LaunchFacts, DeeperRingsFirstOnlyWhereOneWaveIsPreferred) {
+  std::vector<SearchCandidate> candidates(4);
+  const std::int64_t smem[] = {96 << 10, 192 << 10, 0, 192 << 10};
+  for (std::size_t i = 0; i < candidates.size(); ++i) candidates[i].dynamic_smem = smem[i];
+  const std::vector<SearchObservation> none;
+  const std::vector<bool> taken(candidates.size(), false);
+  const std::vector<std::size_t> order{2, 3, 0, 1};
+  EXPECT_EQ(deeper_rings_first(order, {candidates, none, taken, SearchProblem{132, true, 60e6}}),
+            (std::vector<std::size_t>{3, 1, 0, 2}))
+      << "largest ring first, ties in their order";
+  EXPECT_EQ(deeper_rings_first(order, {candidates, none, taken, SearchProblem{132, false}}), order);
+  EXPECT_EQ(deeper_rings_first(order, {candidates, none, taken, SearchProblem{132, true, 1e9}}),
+            order);
+}
+
 }  // namespace
 }  // namespace kt

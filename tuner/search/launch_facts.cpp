@@ -84,6 +84,7 @@ GridFacts grid_facts(const Family& family, const std::string& template_name, con
       per_sm = std::min<std::int64_t>(per_sm, limits.smem_per_sm / (smem + kReservedSmemPerBlock));
     facts.blocks = blocks;
     facts.blocks_per_sm = static_cast<int>(std::max<std::int64_t>(per_sm, 1));
+    facts.dynamic_smem = smem;
   } catch (const ExpressionError&) {
     return {};
   }
@@ -96,6 +97,7 @@ void add_grid_facts(std::vector<SearchCandidate>& candidates, const Family& fami
     const GridFacts facts = grid_facts(family, c.template_name, c.config, shape, dtype, limits);
     c.grid_blocks = facts.blocks;
     c.blocks_per_sm = facts.blocks_per_sm;
+    c.dynamic_smem = facts.dynamic_smem;
   }
 }
 
@@ -117,6 +119,16 @@ std::vector<std::size_t> one_wave_first(const std::vector<std::size_t>& order,
   std::vector<std::size_t> out(order);
   std::stable_partition(out.begin(), out.end(), [&](std::size_t c) {
     return fills_one_wave(state.candidates[c], state.problem);
+  });
+  return out;
+}
+
+std::vector<std::size_t> deeper_rings_first(const std::vector<std::size_t>& order,
+                                            const SearchState& state) {
+  if (!prefers_one_wave(state.problem)) return order;
+  std::vector<std::size_t> out(order);
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    return state.candidates[a].dynamic_smem > state.candidates[b].dynamic_smem;
   });
   return out;
 }

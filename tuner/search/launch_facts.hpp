@@ -32,6 +32,7 @@ struct GridFacts {
   // Blocks one SM holds at once by the launch's dynamic shared memory (plus the 1 KiB the driver
   // reserves per block) and block size; registers are not known before the variant is compiled.
   int blocks_per_sm = 0;
+  std::int64_t dynamic_smem = 0;  // bytes of the launch's dynamic shared memory
 };
 
 // A variant's grid for the shape and device; zeros when the template is unknown or a formula
@@ -64,5 +65,13 @@ bool prefers_one_wave(const SearchProblem& problem);
 // its order); otherwise `order` itself, unchanged.
 std::vector<std::size_t> one_wave_first(const std::vector<std::size_t>& order,
                                         const SearchState& state);
+
+// `order` sorted by the launch's dynamic shared memory, largest first (ties in their order), where
+// prefers_one_wave(); otherwise `order` itself. A memory-bound kernel streams at about the bytes it
+// keeps in flight over the memory's latency: the decode winners had the deepest rings that fit
+// (2026-11-27). The local searcher orders a parent's neighbours so; sorting its first batch or
+// random slots so was worse in replay (64x4096x7168: best of 48 at 1.18x the optimum).
+std::vector<std::size_t> deeper_rings_first(const std::vector<std::size_t>& order,
+                                            const SearchState& state);
 
 }  // namespace kt

@@ -58,7 +58,8 @@ class LocalSearcher final : public Searcher {
     const std::size_t exploit = count - explore;
     for (const auto& [time, parent] : parents) {
       if (out.size() >= exploit) break;
-      for (std::size_t c : one_wave_first(neighbours_of(state.candidates, parent), state)) {
+      for (std::size_t c : deeper_rings_first(
+               one_wave_first(neighbours_of(state.candidates, parent), state), state)) {
         if (out.size() >= exploit) break;
         if (state.taken[c] || picked[c]) continue;
         picked[c] = true;

@@ -129,6 +129,7 @@ SearchProblem add_launch_facts(RecordedSpace& space, const Family& family) {
                                       space.shape, space.dtype, *limits);
     v.candidate.grid_blocks = grid.blocks;
     v.candidate.blocks_per_sm = grid.blocks_per_sm;
+    v.candidate.dynamic_smem = grid.dynamic_smem;
   }
   return search_problem(family, space.shape, space.dtype, *limits);
 }

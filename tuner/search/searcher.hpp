@@ -33,6 +33,7 @@ struct SearchCandidate {
   // (tuner/search/launch_facts.hpp); 0 when not known.
   std::int64_t grid_blocks = 0;
   int blocks_per_sm = 0;
+  std::int64_t dynamic_smem = 0;  // the launch's dynamic shared memory, bytes; 0 when not known
 };
 
 // What a searcher knows of the job beyond its configs. Default: nothing (no grid preference).
