@@ -10,6 +10,7 @@
 
 #include "engine/warm_start.hpp"
 #include "support/store_fixtures.hpp"
+#include "support/tile_launch_family.hpp"
 #include "tuner/search/launch_facts.hpp"
 
 namespace kt {
@@ -249,17 +250,7 @@ TEST_F(JobSearchTest, OnlyLearningSearchesAreWarmStarted) {
 
 // The family behind candidates(): grid cdiv(N,BN) x cdiv(M,BM) of 128-thread blocks.
 Family gemm_mma_family() {
-  Family family;
-  family.name = "gemm";
-  family.flops = "2*M*N*K";
-  family.bytes = "(M*K + N*K + M*N) * elem_bytes";
-  TemplateSpec tmpl;
-  tmpl.name = "gemm_mma";
-  tmpl.launch.grid = {"cdiv(N,BN)", "cdiv(M,BM)", "1"};
-  tmpl.launch.block = {"128", "1", "1"};
-  tmpl.launch.dynamic_smem = "STAGES*(BM+BN)*64*elem_bytes";
-  family.templates.push_back(tmpl);
-  return family;
+  return test::tile_launch_family("gemm", "gemm_mma");
 }
 
 // The runner tells the searcher each candidate's grid and whether the shape is memory-bound: on

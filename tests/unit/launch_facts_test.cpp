@@ -5,25 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "support/gemm_templates.hpp"
+#include "support/tile_launch_family.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt {
 namespace {
 
-// One template whose grid and footprint are easy to count: cdiv(N,BN) x cdiv(M,BM) blocks of 128
-// threads, STAGES x (BM+BN) x 64 elements of shared memory.
 Family tile_family() {
-  Family family;
-  family.name = "tiles";
-  family.flops = "2*M*N*K";
-  family.bytes = "(M*K + N*K + M*N) * elem_bytes";
-  TemplateSpec tmpl;
-  tmpl.name = "tile";
-  tmpl.launch.grid = {"cdiv(N,BN)", "cdiv(M,BM)", "1"};
-  tmpl.launch.block = {"128", "1", "1"};
-  tmpl.launch.dynamic_smem = "STAGES*(BM+BN)*64*elem_bytes";
-  family.templates.push_back(tmpl);
-  return family;
+  return test::tile_launch_family("tiles", "tile");
 }
 
 DeviceLimits hopper() {
