@@ -361,7 +361,24 @@ ArgInstance tensor_map_instance(const Evaluator& eval, const ArgSpec& spec,
   return arg;
 }
 
+LaunchDims launch_of(const Evaluator& eval, const TemplateSpec& tmpl) {
+  LaunchDims launch;
+  launch.grid = eval.extents("launch.grid", tmpl.launch.grid);
+  launch.block = eval.extents("launch.block", tmpl.launch.block);
+  launch.cluster = eval.extents("launch.cluster", tmpl.launch.cluster);
+  launch.dynamic_smem =
+      static_cast<std::uint32_t>(eval.integer("launch.dynamic_smem", tmpl.launch.dynamic_smem, 0,
+                                              std::numeric_limits<std::uint32_t>::max()));
+  return launch;
+}
+
 }  // namespace
+
+LaunchDims evaluate_launch(const Family& family, const TemplateSpec& tmpl, const Config& config,
+                           const Shape& shape, const std::string& dtype,
+                           const DeviceLimits& limits) {
+  return launch_of(Evaluator(family, tmpl, make_bindings(shape, config, dtype, limits)), tmpl);
+}
 
 ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, const Config& config,
                             const Shape& shape, const std::string& dtype,
@@ -407,12 +424,7 @@ ProblemInstance instantiate(const Family& family, const TemplateSpec& tmpl, cons
     problem.args.push_back(std::move(arg));
   }
 
-  problem.launch.grid = eval.extents("launch.grid", tmpl.launch.grid);
-  problem.launch.block = eval.extents("launch.block", tmpl.launch.block);
-  problem.launch.cluster = eval.extents("launch.cluster", tmpl.launch.cluster);
-  problem.launch.dynamic_smem =
-      static_cast<std::uint32_t>(eval.integer("launch.dynamic_smem", tmpl.launch.dynamic_smem, 0,
-                                              std::numeric_limits<std::uint32_t>::max()));
+  problem.launch = launch_of(eval, tmpl);
 
   add_reference_and_baseline(eval, family, problem);
   return problem;

@@ -51,6 +51,12 @@ std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config&
 CompileRequest compile_request(const Family& family, const TemplateSpec& tmpl, const Config& config,
                                const std::string& dtype, const DeviceLimits& limits);
 
+// A variant's launch (grid, block, cluster, dynamic shared memory) for one shape, as instantiate()
+// evaluates it, without the buffers and args. Throws ExpressionError / FamilyError with context.
+LaunchDims evaluate_launch(const Family& family, const TemplateSpec& tmpl, const Config& config,
+                           const Shape& shape, const std::string& dtype,
+                           const DeviceLimits& limits);
+
 // Evaluates buffers, args, launch, reference params, flops and bytes for one shape. For a kernel
 // reference, reference.params holds {"source", "kernel", "output", "args": [evaluated args, the
 // output as {"kind": "reference_output"}], "launch": {"grid", "block", "dynamic_smem"}}.

@@ -62,32 +62,27 @@ GridFacts grid_facts(const Family& family, const std::string& template_name, con
   const auto tmpl = std::find_if(family.templates.begin(), family.templates.end(),
                                  [&](const TemplateSpec& t) { return t.name == template_name; });
   if (tmpl == family.templates.end()) return {};
-  const Bindings bindings = make_bindings(shape, config, dtype, limits);
-  GridFacts facts;
+  LaunchDims launch;
   try {
-    std::int64_t blocks = 1, threads = 1;
-    for (const std::string& text : tmpl->launch.grid) {
-      const long long extent = shared_expression(text).evaluate_integer(bindings);
-      if (extent < 1 || blocks > std::numeric_limits<std::int64_t>::max() / extent) return {};
-      blocks *= extent;
-    }
-    for (const std::string& text : tmpl->launch.block) {
-      const long long extent = shared_expression(text).evaluate_integer(bindings);
-      if (extent < 1 || extent > 1024) return {};
-      threads *= extent;
-    }
-    const long long smem = shared_expression(tmpl->launch.dynamic_smem).evaluate_integer(bindings);
-    if (smem < 0 || threads > 1024) return {};
-    std::int64_t per_sm =
-        std::min<std::int64_t>(kMaxBlocksPerSm, max_threads_per_sm(limits.sm) / threads);
-    if (limits.smem_per_sm > 0)
-      per_sm = std::min<std::int64_t>(per_sm, limits.smem_per_sm / (smem + kReservedSmemPerBlock));
-    facts.blocks = blocks;
-    facts.blocks_per_sm = static_cast<int>(std::max<std::int64_t>(per_sm, 1));
-    facts.dynamic_smem = smem;
+    launch = evaluate_launch(family, *tmpl, config, shape, dtype, limits);
   } catch (const ExpressionError&) {
+    return {};  // e.g. a config recorded before the template gained an axis
+  } catch (const FamilyError&) {
     return {};
   }
+  std::int64_t blocks = 1, threads = 1;
+  for (const std::uint32_t extent : launch.grid) blocks *= extent;
+  for (const std::uint32_t extent : launch.block) threads *= extent;
+  if (threads > 1024) return {};
+  const std::int64_t smem = launch.dynamic_smem;
+  std::int64_t per_sm =
+      std::min<std::int64_t>(kMaxBlocksPerSm, max_threads_per_sm(limits.sm) / threads);
+  if (limits.smem_per_sm > 0)
+    per_sm = std::min<std::int64_t>(per_sm, limits.smem_per_sm / (smem + kReservedSmemPerBlock));
+  GridFacts facts;
+  facts.blocks = blocks;
+  facts.blocks_per_sm = static_cast<int>(std::max<std::int64_t>(per_sm, 1));
+  facts.dynamic_smem = smem;
   return facts;
 }
 
