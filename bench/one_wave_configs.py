@@ -25,19 +25,31 @@ def to_python(expr):
             return expr
 
 
+def template_named(name):
+    return next(t for t in json.load(open(MANIFEST))["templates"] if t["name"] == name)
+
+
+def kept_configs(template, m, n, k, wanted=lambda config: True):
+    """Every config of the template that `wanted` accepts and the manifest's constraints keep on a
+    Hopper GPU, with the scope its expressions were evaluated in."""
+    constraints = [compile(to_python(c), c, "eval") for c in template["constraints"]]
+    axes = template["axes"]
+    for values in itertools.product(*(axis["values"] for axis in axes.values())):
+        config = dict(zip(axes, values))
+        if not wanted(config):
+            continue
+        scope = dict(HOPPER, **FUNCTIONS, M=m, N=n, K=k, **config)
+        if all(eval(c, {}, scope) for c in constraints):
+            yield config, scope
+
+
 def main():
     name, m, n, k = sys.argv[1], *map(int, sys.argv[2:5])
     low = int(sys.argv[5]) if len(sys.argv) > 5 else 100
-    template = next(t for t in json.load(open(MANIFEST))["templates"] if t["name"] == name)
-    constraints = [compile(to_python(c), c, "eval") for c in template["constraints"]]
+    template = template_named(name)
     grid = [compile(to_python(g), g, "eval") for g in template["launch"]["grid"]]
-    axes = template["axes"]
     configs = []
-    for values in itertools.product(*(axis["values"] for axis in axes.values())):
-        config = dict(zip(axes, values))
-        scope = dict(HOPPER, **FUNCTIONS, M=m, N=n, K=k, **config)
-        if not all(eval(c, {}, scope) for c in constraints):
-            continue
+    for config, scope in kept_configs(template, m, n, k):
         blocks = 1
         for g in grid:
             blocks *= int(eval(g, {}, scope))

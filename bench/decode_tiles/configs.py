@@ -5,11 +5,16 @@ one weight tile by multicast, each with its own 64 tokens, as cuBLAS's best M=12
 GROUP 8, forward K, plus the given incumbent configs, so that one job times them all and
 compares its best against cublasLt.
 Usage: configs.py M N K [INCUMBENT.json...] > configs.json  (stdlib only)"""
-import itertools, json, sys
+import json, sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from one_wave_configs import FUNCTIONS, HOPPER, MANIFEST, to_python  # noqa: E402
+from one_wave_configs import kept_configs, template_named  # noqa: E402
+
+
+def wanted(config):
+    return (config["BM"] == 64 and config["BN"] in (32, 64, 128) and config["GROUP"] == 8
+            and config["STAGES"] >= 4 and not config["K_ORDER"])
 
 
 def main():
@@ -17,18 +22,9 @@ def main():
     configs = []
     for path in sys.argv[4:]:
         configs += [c for c in json.load(open(path)) if c not in configs]
-    template = next(t for t in json.load(open(MANIFEST))["templates"] if t["name"] == "wgmma_tma_ws")
-    constraints = [compile(to_python(c), c, "eval") for c in template["constraints"]]
-    axes = template["axes"]
-    for values in itertools.product(*(axis["values"] for axis in axes.values())):
-        config = dict(zip(axes, values))
-        if config["BM"] != 64 or config["BN"] not in (32, 64, 128) or config["GROUP"] != 8:
-            continue
-        if config["STAGES"] < 4 or config["K_ORDER"]:
-            continue
-        scope = dict(HOPPER, **FUNCTIONS, M=m, N=n, K=k, **config)
-        if all(eval(c, {}, scope) for c in constraints):
-            configs.append({"template": "wgmma_tma_ws", **config})
+    template = template_named("wgmma_tma_ws")
+    configs += [{"template": "wgmma_tma_ws", **config}
+                for config, _ in kept_configs(template, m, n, k, wanted)]
     print(f"{m}x{n}x{k}: {len(configs)} configs", file=sys.stderr)
     json.dump(configs, sys.stdout, indent=0)
 

@@ -5,25 +5,16 @@ narrower tile is for) that the manifest keeps (GROUP 8, forward K order: those a
 at 4096^3 and 8192^3), plus the given incumbent configs, so that
 one job times them all and compares its best against cublasLt in its interleaved final round.
 Usage: configs.py M N K [INCUMBENT.json] > configs.json  (stdlib only)"""
-import itertools, json, sys
+import json, sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from one_wave_configs import FUNCTIONS, HOPPER, MANIFEST, to_python  # noqa: E402
+from one_wave_configs import MANIFEST, kept_configs  # noqa: E402
 
 
-def kept(template, m, n, k):
-    constraints = [compile(to_python(c), c, "eval") for c in template["constraints"]]
-    axes = template["axes"]
-    for values in itertools.product(*(axis["values"] for axis in axes.values())):
-        config = dict(zip(axes, values))
-        if config["BN"] not in (176, 192) or config["STAGES"] < 4 or config["GROUP"] != 8:
-            continue
-        if config.get("K_ORDER", 0):
-            continue
-        scope = dict(HOPPER, **FUNCTIONS, M=m, N=n, K=k, **config)
-        if all(eval(c, {}, scope) for c in constraints):
-            yield {"template": template["name"], **config}
+def wanted(config):
+    return (config["BN"] in (176, 192) and config["STAGES"] >= 4 and config["GROUP"] == 8
+            and not config.get("K_ORDER", 0))
 
 
 def main():
@@ -31,7 +22,8 @@ def main():
     configs = json.load(open(sys.argv[4])) if len(sys.argv) > 4 else []
     for template in json.load(open(MANIFEST))["templates"]:
         if template["name"] in ("wgmma_tma_ws", "wgmma_pingpong"):
-            configs += list(kept(template, m, n, k))
+            configs += [{"template": template["name"], **config}
+                        for config, _ in kept_configs(template, m, n, k, wanted)]
     print(f"{m}x{n}x{k}: {len(configs)} configs", file=sys.stderr)
     json.dump(configs, sys.stdout, indent=0)
 
