@@ -52,6 +52,14 @@ std::optional<Pipeline> pipeline_from_string(std::string_view text) {
   return value_of(text, kPipelineNames);
 }
 
+std::optional<std::string> job_baseline_failure(const JobRecord& job) {
+  if (!job.baselines.is_object()) return std::nullopt;
+  for (const auto& [ordinal, entry] : job.baselines.items())
+    if (entry.is_object() && entry.contains("failed") && entry["failed"].is_string())
+      return entry["failed"].get<std::string>();
+  return std::nullopt;
+}
+
 std::string_view to_string(FamilyRegistrationRecord::Status status) {
   return name_of(status, kRegistrationNames);
 }

@@ -91,6 +91,9 @@ struct JobRecord {
   std::optional<double> runner_up_median_us;
   // The baseline as timed on each GPU the job used: {"<ordinal>": {"median_us", "timing",
   // "baseline" (what it was: kind, algorithm)}}; a variant's first-pass speedup is over its GPU's.
+  // A baseline that could not stand as one (every candidate computed a wrong result, or it
+  // could not run) is {"failed": reason, "baseline": ...} with no median: the job went on against
+  // the reference alone (job_baseline_failure below).
   nlohmann::json baselines = nlohmann::json::object();
   // The final comparison: the top candidates and the baseline re-measured interleaved, with
   // speedups and their intervals. The job's result; unset before the job finished tuning.
@@ -229,6 +232,9 @@ struct FamilyRegistrationRecord {
 };
 
 // "compiling", "registered", "failed", both ways; nullopt for unknown text.
+// Why the job's baseline failed on a GPU it used, if it did (the first such GPU's reason).
+std::optional<std::string> job_baseline_failure(const JobRecord& job);
+
 std::string_view to_string(FamilyRegistrationRecord::Status status);
 std::optional<FamilyRegistrationRecord::Status> registration_status_from_string(
     std::string_view text);

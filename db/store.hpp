@@ -127,6 +127,10 @@ class Store {
   // The baseline as timed on one GPU of the job (jobs.baselines_json["<ordinal>"]); the first one
   // recorded also becomes the job's reference_us. std::invalid_argument for an unknown job.
   void record_job_baseline(std::int64_t id, int gpu_ordinal, const BaselineTiming& baseline);
+  // The baseline could not stand as one on that GPU (model.hpp, JobRecord::baselines): recorded
+  // with the reason and what it was, without a median, so no speedup or answer rests on it.
+  void record_job_baseline_failure(std::int64_t id, int gpu_ordinal, const std::string& reason,
+                                   const nlohmann::json& baseline);
   // Marks cancel_requested; a queued job becomes cancelled at once (its pending variants too).
   // False if unknown or final.
   bool request_cancel(std::int64_t id);

@@ -60,6 +60,24 @@ void Store::record_job_baseline(std::int64_t id, int gpu_ordinal, const Baseline
   });
 }
 
+void Store::record_job_baseline_failure(std::int64_t id, int gpu_ordinal,
+                                        const std::string& reason,
+                                        const nlohmann::json& baseline) {
+  std::lock_guard lock(mutex_);
+  db::with_context("record_job_baseline_failure for job " + std::to_string(id), [&] {
+    touches_job(id);
+    db::Transaction transaction(*db_, db::TransactionKind::write);
+    auto job = db::load_job(*db_, id);
+    if (!job) throw std::invalid_argument("job " + std::to_string(id) + " does not exist");
+    job->baselines[std::to_string(gpu_ordinal)] = {{"failed", reason}, {"baseline", baseline}};
+    db::Statement update(*db_, "UPDATE jobs SET baselines_json = ? WHERE id = ?");
+    update.bind(1, job->baselines.dump());
+    update.bind(2, id);
+    update.exec();
+    transaction.commit();
+  });
+}
+
 void Store::record_winner_comparison(std::int64_t job_id, const InterleavedResult& comparison) {
   std::lock_guard lock(mutex_);
   db::with_context("record_winner_comparison for job " + std::to_string(job_id), [&] {

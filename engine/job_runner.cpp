@@ -17,6 +17,7 @@
 #include "engine/job_recorder.hpp"
 #include "engine/job_search.hpp"
 #include "engine/job_stats.hpp"
+#include "engine/job_start.hpp"
 #include "engine/reference_kernel.hpp"
 #include "tuner/family_baseline.hpp"
 #include "tuner/interleaved_protocol.hpp"
@@ -72,6 +73,11 @@ class JobExecution {
   void run() {
     ctx_.store.set_job_status(job_.id, JobStatus::running);
     changed();
+    // Before any variant: a reference that cannot be compiled fails the job here, whatever kind
+    // of job it is (engine/job_start.hpp).
+    reference_cubin_ = start_job(cached_kernel(), compiler(), ctx_.store, family_, job_, limits_,
+                                 ctx_.options.work_dir)
+                           .reference_cubin;
     if (uses_searcher(job_)) return run_searched();
     const JobPlan plan = plan_job(family_, job_, limits_);
     const auto rows = ctx_.store.plan_variants(job_.id, plan.rows, plan.pruned);
@@ -84,11 +90,6 @@ class JobExecution {
                  family_.name, job_.shape_key, job_.dtype, limits_.arch,
                  job_.mode == JobMode::compile ? "compile only" : to_string(job_.pipeline),
                  rows.size(), pruned, pending);
-
-    // Before any variant reaches a GPU: a reference that cannot be compiled fails the job here.
-    if (job_.mode == JobMode::tune && family_.reference.kind == "kernel")
-      reference_cubin_ = prepare_reference_kernel(cached_kernel(), compiler(), ctx_.store, family_,
-                                                  job_.dtype, limits_, ctx_.options.work_dir);
 
     // The variants are claimed in batches (leases, db/lease_store.cpp): other daemons on the same
     // database take the rest. Once nothing is left to claim, the variants other daemons hold are
@@ -311,11 +312,12 @@ class JobExecution {
         [this, compiled, request](WorkerClient& worker, const DeviceInfo& device) {
           try {
             MeasureRequest on_gpu = request;
-            const double baseline_us = baseline_on(worker, device, compiled->full);
-            on_gpu.reference_us = baseline_us;  // the hang watchdog scales with it
-            // A speedup only over a baseline that is one (never over a reference kernel).
+            const BaselineOnGpu baseline = baseline_on(worker, device, compiled->full);
+            on_gpu.reference_us = baseline.us;  // the hang watchdog scales with it
+            // A speedup only over a baseline that is one (never over a reference kernel, nor
+            // over a baseline that failed validation).
             const std::optional<double> speedup_over =
-                has_speedup_baseline(family_) ? std::optional<double>(baseline_us) : std::nullopt;
+                baseline.speedup_base ? std::optional<double>(baseline.us) : std::nullopt;
             const MeasuredVariant measured = measure_variant(worker, device, on_gpu, *compiled,
                                                              speedup_over, ctx_.options, timeline_);
             try {
@@ -337,16 +339,24 @@ class JobExecution {
         pinned);
   }
 
+  // The baseline on one GPU: its median (0 when unknown) and whether speedups rest on it.
+  struct BaselineOnGpu {
+    double us = 0;
+    bool speedup_base = false;
+  };
+
   // The family's baseline (cublasLt at its best for GEMM), timed once on every GPU the job uses,
   // in that GPU's own lane before its first variant: a variant's first-pass speedup is over the
-  // baseline of the GPU that measured it. Runs on the GPU's lane thread; throws when the baseline
-  // cannot be timed (every variant would lack its comparison: the job fails).
-  double baseline_on(WorkerClient& worker, const DeviceInfo& device,
-                     const ProblemInstance& problem) {
+  // baseline of the GPU that measured it. Runs on the GPU's lane thread. A baseline that fails
+  // (every candidate computed a wrong result, or it could not run) is a finding, not a failed job:
+  // it is recorded with the reason and the job goes on against the reference alone. Throws only
+  // when a kernel reference, timed for the watchdog, cannot run (no variant could be checked).
+  BaselineOnGpu baseline_on(WorkerClient& worker, const DeviceInfo& device,
+                            const ProblemInstance& problem) {
     {
       std::lock_guard lock(baseline_mutex_);
       if (const auto it = baseline_us_.find(device.ordinal); it != baseline_us_.end())
-        return it->second;
+        return {it->second, baseline_usable()};
     }
     BaselineTimingRequest request;
     request.problem = problem;
@@ -358,10 +368,16 @@ class JobExecution {
     if (speedups) request.tolerance = baseline_check_tolerance(tolerance());
     std::string reason;
     const auto answer = worker.time_baseline(request, fallback_watchdog(ctx_.options), &reason);
-    if (!answer)
-      throw std::runtime_error(
-          std::string(speedups ? "timing the baseline" : "timing the reference") + " on GPU " +
-          std::to_string(device.ordinal) + " failed: " + reason);
+    if (!answer && !speedups)
+      throw std::runtime_error("timing the reference on GPU " + std::to_string(device.ordinal) +
+                               " failed: " + reason);
+    if (!answer || answer->validation_failed) {
+      const std::string why =
+          answer ? *answer->validation_failed
+                 : "timing the baseline on GPU " + std::to_string(device.ordinal) +
+                       " failed: " + reason;
+      return baseline_failed(device, why, answer);
+    }
     if (speedups) ctx_.store.record_job_baseline(job_.id, device.ordinal, *answer);
     spdlog::info("job {}: {} on GPU {}: {:.2f} us ({})", job_.id,
                  speedups ? "baseline" : "reference kernel (watchdog only)", device.ordinal,
@@ -369,7 +385,30 @@ class JobExecution {
     std::lock_guard lock(baseline_mutex_);
     baseline_us_[device.ordinal] = answer->timing.median_us;
     if (!baseline_choice_) baseline_choice_ = answer->baseline;
-    return answer->timing.median_us;
+    return {answer->timing.median_us, speedups && !baseline_failure_};
+  }
+
+  BaselineOnGpu baseline_failed(const DeviceInfo& device, const std::string& why,
+                                const std::optional<BaselineTiming>& answer) {
+    spdlog::warn("job {}: baseline_failed on GPU {}: {}; the job goes on against the reference "
+                 "alone",
+                 job_.id, device.ordinal, why);
+    ctx_.store.record_job_baseline_failure(
+        job_.id, device.ordinal, why,
+        answer ? answer->baseline : nlohmann::json{{"kind", baseline_summary(family_)["kind"]}});
+    changed();
+    // A wrong baseline's time still sizes the hang watchdog; a missing one leaves the fallback.
+    const double us = answer ? answer->timing.median_us : 0;
+    std::lock_guard lock(baseline_mutex_);
+    baseline_us_[device.ordinal] = us;
+    baseline_failure_ = why;
+    return {us, false};
+  }
+
+  // Whether speedups and the final comparison may rest on the baseline: it has one that did not
+  // fail on any GPU, in this run or (a resumed job) an earlier one.
+  bool baseline_usable() const {
+    return has_speedup_baseline(family_) && !baseline_failure_ && !job_baseline_failure(job_);
   }
 
   // The job's result: its fastest few variants and the baseline re-measured interleaved on one
@@ -387,8 +426,14 @@ class JobExecution {
       try {
         if (auto cv = reload_compiled(cached_kernel(), family_, job_, variant, limits_)) {
           attach_reference(*cv);
-          // Only a real baseline is a side of the comparison (an external one is not in-process).
-          if (!request.baseline && has_speedup_baseline(family_)) request.baseline = cv->full;
+          // Only a real baseline is a side of the comparison (an external one is not in-process,
+          // and one that failed validation is none).
+          bool usable;
+          {
+            std::lock_guard lock(baseline_mutex_);
+            usable = baseline_usable();
+          }
+          if (!request.baseline && usable) request.baseline = cv->full;
           request.candidates.push_back(
               measure_request(*cv, job_, tolerance(), ctx_.options, ctx_.seed));
         } else {
@@ -463,7 +508,10 @@ class JobExecution {
     }
     if (job_.baselines.is_object() && !job_.baselines.empty()) return;
     try {
-      const ProblemInstance problem = baseline_instance(family_, job_.shape, job_.dtype, limits_);
+      ProblemInstance problem = baseline_instance(family_, job_.shape, job_.dtype, limits_);
+      // The baseline is checked against the reference before it can be an answer: a kernel
+      // reference must be named here as in every variant's instance.
+      if (reference_cubin_) attach_reference_kernel(problem, *reference_cubin_);
       const int home = ctx_.ordinals.front();
       GpuJobScope scope(*ctx_.gpus, job_.id, {home});
       auto done = std::make_shared<std::promise<void>>();
@@ -478,7 +526,11 @@ class JobExecution {
                         }
                       });
       timed.get();
-      spdlog::info("job {}: no variant to compare; the baseline is the job's answer", job_.id);
+      std::lock_guard lock(baseline_mutex_);
+      if (baseline_failure_)
+        spdlog::warn("job {}: no variant to compare, and the baseline failed: no answer", job_.id);
+      else
+        spdlog::info("job {}: no variant to compare; the baseline is the job's answer", job_.id);
     } catch (const std::exception& e) {
       spdlog::warn("job {}: no variant to compare, and timing the baseline alone failed: {}",
                    job_.id, e.what());
@@ -631,6 +683,7 @@ class JobExecution {
   std::mutex baseline_mutex_;
   std::map<int, double> baseline_us_;              // GPU ordinal -> the baseline's median there
   std::optional<nlohmann::json> baseline_choice_;  // what the first GPU's baseline was
+  std::optional<std::string> baseline_failure_;    // why the baseline failed, on any GPU
   std::optional<std::filesystem::path> reference_cubin_;  // a kernel reference, compiled
   std::mutex task_error_mutex_;
   std::optional<std::string> task_error_;

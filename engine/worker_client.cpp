@@ -225,6 +225,8 @@ std::optional<BaselineTiming> WorkerClient::time_baseline(const BaselineTimingRe
                           reply.body.value("baseline", nlohmann::json(nullptr)), std::nullopt};
     if (reply.body.contains("error") && reply.body["error"].is_object())
       answer.error = error_summary_from_json(reply.body["error"]);
+    if (reply.body.contains("validation_failed") && reply.body["validation_failed"].is_string())
+      answer.validation_failed = reply.body["validation_failed"].get<std::string>();
     return answer;
   } catch (const std::exception& e) {
     return fail(e.what());

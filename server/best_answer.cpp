@@ -116,8 +116,9 @@ nlohmann::json answer_for_variant(const BestEntry& best, const std::string& fami
   inputs.baseline_name = baseline_kind(baseline_description(job), family_kind);
   BaselineFigures figures;
   const nlohmann::json first_pass = first_pass_entry(job, variant.gpu_ordinal);
+  const std::optional<std::string> baseline_failed = job_baseline_failure(job);
   figures.first_pass_us = stored_median(first_pass);
-  if (!figures.first_pass_us) figures.first_pass_us = job.reference_us;
+  if (!figures.first_pass_us && !baseline_failed) figures.first_pass_us = job.reference_us;
   if (job.final_comparison && job.final_comparison->baseline_timing) {
     const InterleavedResult& final = *job.final_comparison;
     const TimingSummary* ours = final_timing_of(final, variant.id);
@@ -152,6 +153,8 @@ nlohmann::json answer_for_variant(const BestEntry& best, const std::string& fami
     body = own;
   }
   body["baseline_wins"] = verdict.baseline_wins;
+  body["baseline_failed"] =
+      baseline_failed ? nlohmann::json(*baseline_failed) : nlohmann::json(nullptr);
   body["verdict"] = verdict_json(verdict);
   body["best_own"] = std::move(own);
   return body;
@@ -170,6 +173,7 @@ nlohmann::json answer_without_variant(const JobRecord& job, const std::string& f
   const BaselineVerdict verdict = decide_baseline_verdict(inputs);
   nlohmann::json body = baseline_body(job, figures, family_kind);
   body["baseline_wins"] = verdict.baseline_wins;
+  body["baseline_failed"] = nullptr;
   body["verdict"] = verdict_json(verdict);
   body["best_own"] = nullptr;
   return body;

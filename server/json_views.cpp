@@ -171,6 +171,8 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
   };
   j["comparison"] = comparison_view(job);
   j["baselines"] = job.baselines;
+  const std::optional<std::string> baseline_failed = job_baseline_failure(job);
+  j["baseline_failed"] = baseline_failed ? nlohmann::json(*baseline_failed) : nlohmann::json(nullptr);
   j["pipeline"] = std::string(to_string(job.pipeline));
   j["gpus"] = job.gpus;
   j["configs"] = pinned_configs_view(job.pinned_configs_json);

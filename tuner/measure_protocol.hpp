@@ -155,6 +155,9 @@ struct BaselineTiming {
   TimingSummary timing;
   nlohmann::json baseline;
   std::optional<ErrorSummary> error;  // the check's, when the request asked for one
+  // Set when every candidate of the baseline computed a wrong result: the timing is then of the
+  // last one, good for the hang watchdog only, never for a speedup.
+  std::optional<std::string> validation_failed;
 };
 
 nlohmann::json to_json(const ProblemInstance& p);

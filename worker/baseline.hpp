@@ -13,6 +13,7 @@
 #include <cuda.h>
 
 #include <memory>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,10 @@ class Baseline {
   virtual void launch(CUstream stream) = 0;
   // What runs: {"kind": ..., and for a library the algorithm chosen and how it was chosen}.
   virtual nlohmann::json describe() const = 0;
+  // The current choice computed a wrong result (why): a library baseline moves to its next-fastest
+  // candidate and lists the rejected one in describe() ("rejected"). False when no candidate is
+  // left (or the choice was given, as in a final comparison): the baseline failed validation.
+  virtual bool reject_and_try_next(const std::string& why) { return false; }
 };
 
 // Builds the problem's baseline on its buffers (inputs must already be prepared: a library

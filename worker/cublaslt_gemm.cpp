@@ -25,16 +25,25 @@ class CublasLtGemm final : public Baseline {
                                     std::to_string(*fixed_index_) + " but the heuristic gave " +
                                     std::to_string(matmul_.algorithm_count()) + " algorithms");
       chosen_ = *fixed_index_;
+      ranking_ = {chosen_};
       return;
     }
     std::vector<std::function<void(CUstream)>> launches;
     for (std::size_t i = 0; i < matmul_.algorithm_count(); ++i)
       launches.push_back([this, i](CUstream stream) { run(i, stream); });
     selection_us_ = time_in_rounds(launches, device);
-    chosen_ = fastest(selection_us_);
+    ranking_ = fastest_first(selection_us_);
+    chosen_ = ranking_.front();
   }
 
   void launch(CUstream stream) override { run(chosen_, stream); }
+
+  bool reject_and_try_next(const std::string& why) override {
+    rejected_.push_back({{"index", chosen_}, {"reason", why}});
+    if (++rank_ >= ranking_.size()) return false;
+    chosen_ = ranking_[rank_];
+    return true;
+  }
 
   nlohmann::json describe() const override {
     nlohmann::json selection = nlohmann::json::array();
@@ -42,15 +51,21 @@ class CublasLtGemm final : public Baseline {
       selection.push_back({{"index", i},
                            {"median_us", selection_us_[i]},
                            {"workspace_bytes", matmul_.facts(i)["workspace_bytes"]}});
-    return {{"kind", "cublaslt_gemm"},
-            {"library", "cublasLt " + std::to_string(cublasLtGetVersion())},
-            {"workspace_limit_bytes", kCublasLtWorkspaceBytes},
-            {"heuristic_algorithms", matmul_.algorithm_count()},
-            {"algorithm_index", chosen_},
-            {"chosen_by", fixed_index_ ? "given (the job's choice on this GPU model)"
-                                       : "timing each on this GPU"},
-            {"algorithm", matmul_.facts(chosen_)},
-            {"selection", std::move(selection)}};
+    nlohmann::json described = {
+        {"kind", "cublaslt_gemm"},
+        {"library", "cublasLt " + std::to_string(cublasLtGetVersion())},
+        {"workspace_limit_bytes", kCublasLtWorkspaceBytes},
+        {"heuristic_algorithms", matmul_.algorithm_count()},
+        {"algorithm_index", chosen_},
+        {"chosen_by", fixed_index_ ? "given (the job's choice on this GPU model)"
+                                   : rejected_.empty()
+                                       ? "timing each on this GPU"
+                                       : "timing each on this GPU; faster ones computed a wrong "
+                                         "result (rejected)"},
+        {"algorithm", matmul_.facts(chosen_)},
+        {"selection", std::move(selection)}};
+    if (!rejected_.empty()) described["rejected"] = rejected_;
+    return described;
   }
 
  private:
@@ -63,7 +78,10 @@ class CublasLtGemm final : public Baseline {
   std::optional<std::size_t> fixed_index_;
   LtMatmul matmul_;
   std::vector<double> selection_us_;
+  std::vector<std::size_t> ranking_;  // fastest first; chosen_ is ranking_[rank_]
+  std::size_t rank_ = 0;
   std::size_t chosen_ = 0;
+  nlohmann::json rejected_ = nlohmann::json::array();  // {"index", "reason"} of wrong ones
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "worker/cublaslt_matmul.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -132,6 +133,14 @@ std::vector<double> time_in_rounds(const std::vector<std::function<void(CUstream
   std::vector<double> medians;
   for (const auto& s : samples) medians.push_back(median(s));
   return medians;
+}
+
+std::vector<std::size_t> fastest_first(const std::vector<double>& medians) {
+  std::vector<std::size_t> order(medians.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
+  return order;
 }
 
 std::size_t fastest(const std::vector<double>& medians) {

@@ -69,4 +69,8 @@ std::vector<double> time_in_rounds(const std::vector<std::function<void(CUstream
 // The index of the smallest median.
 std::size_t fastest(const std::vector<double>& medians);
 
+// Every index, fastest median first (ties keep the heuristic's order): the order in which a
+// baseline falls back when its choice computes a wrong result.
+std::vector<std::size_t> fastest_first(const std::vector<double>& medians);
+
 }  // namespace kt

@@ -1,5 +1,6 @@
 #include "worker/unfused_dual_gemm.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -36,8 +37,12 @@ class UnfusedDualGemm final : public Baseline {
                                     std::to_string(*fixed) + " but the heuristic gave " +
                                     std::to_string(matmul_.algorithm_count()) + " algorithms");
     // Both GEMMs have one shape and one heuristic list; each is timed on its own operands.
-    gate_index_ = fixed_gate ? *fixed_gate : choose(ops_.b1, gate_.get(), gate_selection_us_);
-    up_index_ = fixed_up ? *fixed_up : choose(ops_.b2, up_.get(), up_selection_us_);
+    gate_ranking_ = fixed_gate ? std::vector<std::size_t>{*fixed_gate}
+                               : choose(ops_.b1, gate_.get(), gate_selection_us_);
+    up_ranking_ = fixed_up ? std::vector<std::size_t>{*fixed_up}
+                           : choose(ops_.b2, up_.get(), up_selection_us_);
+    gate_index_ = gate_ranking_.front();
+    up_index_ = up_ranking_.front();
     chosen_by_ = fixed_gate && fixed_up ? "given (the job's choice on this GPU model)"
                                         : "timing each on this GPU";
   }
@@ -49,6 +54,19 @@ class UnfusedDualGemm final : public Baseline {
                                   stream);
   }
 
+  // Both GEMMs step to their next-fastest algorithm together: which of the two went wrong is not
+  // known from the fused output, and a wrong one is usually a split-K choice both share.
+  bool reject_and_try_next(const std::string& why) override {
+    rejected_.push_back(
+        {{"gate_algorithm_index", gate_index_}, {"up_algorithm_index", up_index_}, {"reason", why}});
+    ++rank_;
+    if (rank_ >= gate_ranking_.size() && rank_ >= up_ranking_.size()) return false;
+    gate_index_ = gate_ranking_[std::min(rank_, gate_ranking_.size() - 1)];
+    up_index_ = up_ranking_[std::min(rank_, up_ranking_.size() - 1)];
+    chosen_by_ = "timing each on this GPU; faster ones computed a wrong result (rejected)";
+    return true;
+  }
+
   nlohmann::json describe() const override {
     auto selection = [](const std::vector<double>& us) {
       nlohmann::json out = nlohmann::json::array();
@@ -56,7 +74,7 @@ class UnfusedDualGemm final : public Baseline {
         out.push_back({{"index", i}, {"median_us", us[i]}});
       return out;
     };
-    return {{"kind", kWhat},
+    nlohmann::json described = {{"kind", kWhat},
             {"library", "cublasLt " + std::to_string(cublasLtGetVersion())},
             {"gemms", "two strided-batched cublasLt calls over " + std::to_string(ops_.g) +
                           " groups (gate = A B1^T, up = A B2^T), 16-bit outputs"},
@@ -70,17 +88,20 @@ class UnfusedDualGemm final : public Baseline {
             {"up_algorithm", matmul_.facts(up_index_)},
             {"gate_selection", selection(gate_selection_us_)},
             {"up_selection", selection(up_selection_us_)}};
+    if (!rejected_.empty()) described["rejected"] = rejected_;
+    return described;
   }
 
  private:
-  std::size_t choose(CUdeviceptr b, CUdeviceptr out, std::vector<double>& medians) {
+  // The heuristic's algorithms, fastest on this GPU first.
+  std::vector<std::size_t> choose(CUdeviceptr b, CUdeviceptr out, std::vector<double>& medians) {
     std::vector<std::function<void(CUstream)>> launches;
     for (std::size_t i = 0; i < matmul_.algorithm_count(); ++i)
       launches.push_back([this, i, b, out](CUstream stream) {
         matmul_.run(i, ops_.a, b, out, workspace_.get(), stream);
       });
     medians = time_in_rounds(launches, device_);
-    return fastest(medians);
+    return fastest_first(medians);
   }
 
   WorkerDevice& device_;
@@ -90,6 +111,9 @@ class UnfusedDualGemm final : public Baseline {
   cuda::DeviceBuffer gate_, up_;  // 16-bit intermediates, as a framework's temporaries
   LtMatmul matmul_;
   std::size_t gate_index_ = 0, up_index_ = 0;
+  std::vector<std::size_t> gate_ranking_, up_ranking_;  // fastest first
+  std::size_t rank_ = 0;                                 // the candidates' step in both rankings
+  nlohmann::json rejected_ = nlohmann::json::array();
   std::vector<double> gate_selection_us_, up_selection_us_;
   std::string chosen_by_;
 };

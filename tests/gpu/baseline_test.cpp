@@ -88,6 +88,53 @@ TEST_F(BaselineOnGpu, CublasLtKeepsTheFastestOfItsHeuristicAlgorithms) {
   EXPECT_NE(reason.find("algorithm_index"), std::string::npos) << reason;
 }
 
+// A baseline whose choice computes a wrong result gives way to its next-fastest candidate; when
+// every candidate fails (here: a tolerance no 16-bit output meets) the answer still times it, for
+// the watchdog, and says it failed validation, listing each rejected algorithm with its reason.
+TEST_F(BaselineOnGpu, AWrongBaselineFallsBackThroughItsCandidatesAndThenSaysItFailed) {
+  BaselineTimingRequest r;
+  r.problem = with_cublaslt_baseline(test::naive_gemm_problem(333, 517, 1031));
+  r.timing.max_seconds = 0.2;
+  r.tolerance = test::naive_gemm_tolerance();
+  r.tolerance->atol = 0;
+  r.tolerance->rtol = 0;
+  r.tolerance->max_rel_l2 = 0;
+  std::string reason;
+  const auto answer = client_->time_baseline(r, 120s, &reason);
+  ASSERT_TRUE(answer) << reason;
+  ASSERT_TRUE(answer->validation_failed) << answer->baseline.dump();
+  EXPECT_NE(answer->validation_failed->find("every candidate"), std::string::npos);
+  const nlohmann::json& b = answer->baseline;
+  const std::size_t algorithms = b.value("heuristic_algorithms", 0);
+  ASSERT_TRUE(b.contains("rejected")) << b.dump();
+  EXPECT_EQ(b["rejected"].size(), algorithms) << "each candidate tried once";
+  std::vector<int> tried;
+  for (const auto& rejected : b["rejected"]) {
+    EXPECT_NE(rejected.value("reason", "").find("bad element"), std::string::npos);
+    tried.push_back(rejected.value("index", -1));
+  }
+  // Fastest first: the first rejected is the one timing chose.
+  double fastest = 1e30;
+  int fastest_index = -1;
+  for (const auto& s : b.at("selection"))
+    if (s.at("median_us").get<double>() < fastest) {
+      fastest = s.at("median_us").get<double>();
+      fastest_index = s.at("index").get<int>();
+    }
+  ASSERT_FALSE(tried.empty());
+  EXPECT_EQ(tried.front(), fastest_index);
+  std::sort(tried.begin(), tried.end());
+  EXPECT_EQ(std::unique(tried.begin(), tried.end()), tried.end()) << "no candidate twice";
+  EXPECT_GT(answer->timing.median_us, 0) << "still timed, for the watchdog";
+
+  // The same problem with the family's tolerance: the first choice passes, nothing rejected.
+  r.tolerance = test::naive_gemm_tolerance();
+  const auto fine = client_->time_baseline(r, 120s, &reason);
+  ASSERT_TRUE(fine) << reason;
+  EXPECT_FALSE(fine->validation_failed);
+  EXPECT_FALSE(fine->baseline.contains("rejected")) << fine->baseline.dump();
+}
+
 // Short kernels (graphs: the shortest side, cublasLt, decides for all) and long ones (events):
 // whatever the method, every side gets the same.
 TEST_F(BaselineOnGpu, TheFinalComparisonTimesEverySideTheSameWayAndAVariantTiesWithItself) {

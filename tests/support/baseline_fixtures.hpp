@@ -78,4 +78,31 @@ inline std::int64_t seed_baseline_only_job(Store& store, const Shape& shape, dou
   return job_id;
 }
 
+// A done tune job of `shape` on an H100 whose baseline failed validation with every candidate on
+// GPU 0 (recorded as the runner does), and whose one variant was measured at variant_us with no
+// speedup and no final-comparison baseline: the job went on against the reference alone.
+inline ComparedJob seed_baseline_failed_job(Store& store, const Shape& shape, double variant_us,
+                                            const std::string& why) {
+  NewJob spec = tune_job();
+  spec.shape = shape;
+  ComparedJob seeded;
+  seeded.job_id = store.create_job(spec);
+  store.set_job_status(seeded.job_id, JobStatus::running);
+  store.record_job_baseline_failure(seeded.job_id, 0, why, cublaslt_description(7));
+  VariantRecord plan;
+  plan.template_name = "wgmma_tma_ws";
+  plan.config = {{"BM", 128}, {"BN", 128}, {"STAGES", 4}};
+  plan.config_key = canonical_key(plan.config);
+  seeded.variant_id = store.plan_variants(seeded.job_id, {plan}).front().id;
+  store.record_worker_time(seeded.variant_id, 0, 12.0);
+  store.record_outcome(seeded.variant_id, measured(variant_us, 0.001));
+  InterleavedResult final;
+  final.variant_ids = {seeded.variant_id};
+  final.timings = {measured(variant_us, 0).timing.value()};
+  final.winner_variant_id = seeded.variant_id;
+  store.record_winner_comparison(seeded.job_id, final);
+  store.set_job_status(seeded.job_id, JobStatus::done);
+  return seeded;
+}
+
 }  // namespace kt::test

@@ -810,6 +810,40 @@ TEST_F(HandlersTest, BestAnswersWithTheBaselineUnlessOursIsShownFaster) {
             HttpStatus::not_found);
 }
 
+// A baseline that failed validation with every candidate is a finding, not a failed job: the job
+// answers with its best validated variant, and the job and /v1/best say baseline_failed with the
+// reason; no speedup is claimed over a baseline that was none.
+TEST_F(HandlersTest, ABaselineThatFailedValidationIsReportedAndOursAnswers) {
+  const Shape shape{{"M", 777}, {"N", 4099}, {"K", 16383}};
+  const std::string why =
+      "the baseline (cublaslt_gemm) computed a wrong result with every candidate it has";
+  const auto seeded = test::seed_baseline_failed_job(store_, shape, 812.5, why);
+  const auto best = call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=777&N=4099&K=16383");
+  ASSERT_EQ(best.status, HttpStatus::ok) << best.body;
+  const auto answer = best.json();
+  EXPECT_EQ(answer["baseline_wins"], false);
+  EXPECT_EQ(answer["verdict"]["answer"], "ours");
+  EXPECT_EQ(answer["verdict"]["basis"], "no_baseline");
+  EXPECT_EQ(answer["variant_id"], seeded.variant_id);
+  EXPECT_EQ(answer["baseline_failed"], why);
+  EXPECT_TRUE(answer["speedup"].is_null()) << answer.dump(2);
+  const auto job = call(http::verb::get, "/v1/jobs/" + std::to_string(seeded.job_id)).json();
+  EXPECT_EQ(job["status"], "done");
+  EXPECT_EQ(job["baseline_failed"], why);
+  EXPECT_FALSE(job["baselines"]["0"].contains("median_us")) << "no figure rests on it";
+  EXPECT_EQ(job["baselines"]["0"]["baseline"]["algorithm_index"], 7);
+
+  // A job whose baseline stood says so too: null.
+  const auto fine = test::seed_compared_job(store_, {{"M", 128}, {"N", 128}, {"K", 128}}, 10, 10,
+                                            11, {1.1, 1.05, 1.15});
+  EXPECT_TRUE(call(http::verb::get, "/v1/jobs/" + std::to_string(fine.job_id))
+                  .json()["baseline_failed"]
+                  .is_null());
+  EXPECT_TRUE(call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=128&N=128&K=128")
+                  .json()["baseline_failed"]
+                  .is_null());
+}
+
 // With GPUs present, "device" picks one by ordinal, UUID or name, and tune jobs record it.
 class HandlersWithGpusTest : public HandlersTest {
  protected:
