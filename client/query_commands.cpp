@@ -254,6 +254,8 @@ void print_best(const CliContext& ctx, const BestConfig& best) {
             << reference_label(raw) << " ("
             << format_us(best.reference_us ? nlohmann::json(*best.reference_us) : nlohmann::json())
             << "), first pass only\n";
+  if (const nlohmann::json& failed = field(raw, "baseline_failed"); failed.is_string())
+    ctx.out << "  baseline:  failed, not compared (" << failed.get<std::string>() << ")\n";
   ctx.out << "  from:      job " << best.job_id << ", variant " << best.variant_id << '\n';
 }
 

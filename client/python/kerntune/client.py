@@ -158,11 +158,17 @@ class Client:
     def submit(self, family: str, shape: Dict[str, int], dtype: str, *, mode: str = "tune",
                arch: Optional[str] = None, device: Optional[Union[int, str]] = None,
                budget: Optional[int] = None, pipeline: Optional[str] = None,
-               configs: Optional[List[Dict[str, Any]]] = None) -> Job:
-        """POST /v1/jobs; the job as queued."""
+               configs: Optional[List[Dict[str, Any]]] = None, search: Optional[str] = None,
+               search_seconds: Optional[float] = None,
+               search_patience: Optional[int] = None) -> Job:
+        """POST /v1/jobs; the job as queued. search: "local", "model", "random" or "exhaustive"
+        (None: the daemon's default for the budget), with its stop rules search_seconds and
+        search_patience, as the CLI's --search, --search-seconds and --search-patience."""
         body: Dict[str, Any] = {"family": family, "shape": dict(shape), "dtype": dtype, "mode": mode}
         for name, value in (("arch", arch), ("device", device), ("budget", budget),
-                            ("pipeline", pipeline), ("configs", configs)):
+                            ("pipeline", pipeline), ("configs", configs), ("search", search),
+                            ("search_seconds", search_seconds),
+                            ("search_patience", search_patience)):
             if value is not None:
                 body[name] = value
         return Job.from_json(self._json("POST", "/v1/jobs", body=body))

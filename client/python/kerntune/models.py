@@ -116,6 +116,9 @@ class Job:
     reference_us: Optional[float] = None
     created_at: Optional[str] = None
     finished_at: Optional[str] = None
+    # Why the family's baseline could not stand as one, when it could not (the job then went on
+    # against the reference alone); None otherwise.
+    baseline_failed: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -127,7 +130,8 @@ class Job:
             reason=data.get("reason"), progress=Progress.from_json(data.get("progress")),
             best=Variant.from_json(best) if best else None, device_name=data.get("device_name"),
             reference_us=data.get("reference_us"), created_at=data.get("created_at"),
-            finished_at=data.get("finished_at"), raw=data)
+            finished_at=data.get("finished_at"), baseline_failed=data.get("baseline_failed"),
+            raw=data)
 
     @property
     def finished(self) -> bool:
@@ -151,6 +155,9 @@ class Best:
     tflops: Optional[float] = None
     speedup: Optional[float] = None
     faster_than_baseline: Optional[bool] = None
+    # Why the family's baseline could not stand as one (every candidate computed a wrong result,
+    # or it could not run): the job then compared against the reference alone. None otherwise.
+    baseline_failed: Optional[str] = None
     launch: Optional[Dict[str, Any]] = None  # grid/block/cluster/smem/params when the daemon sends them
     # False when the answer is the nearest tuned shape's (best(..., nearest=True) on a miss);
     # `nearest` then says which shape and its distance (sum over dims of |log(asked/tuned)|).
@@ -172,7 +179,7 @@ class Best:
             variant_id=data["variant_id"], template=data.get("template", ""),
             config=dict(data.get("config") or {}), median_us=data["median_us"], tflops=data.get("tflops"),
             speedup=data.get("speedup"), faster_than_baseline=data.get("faster_than_baseline"),
-            launch=data.get("launch"), exact=data.get("exact", True) is not False,
+            baseline_failed=data.get("baseline_failed"), launch=data.get("launch"), exact=data.get("exact", True) is not False,
             nearest=data.get("nearest"), stale=data.get("stale") is True,
             stale_keys=list(data.get("stale_keys") or []), raw=data)
 

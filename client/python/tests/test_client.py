@@ -32,6 +32,18 @@ class ClientAgainstDaemon(unittest.TestCase):
     def tearDownClass(cls) -> None:
         cls.daemon.stop()
 
+    def test_submit_names_the_search_as_the_cli_does(self) -> None:
+        job = self.client.submit("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=2,
+                                 search="random")
+        self.assertEqual(job.raw["search"]["name"], "random")
+        with self.assertRaises(kerntune.ApiError) as refused:
+            # A learning search needs measurements: the daemon refuses it for a compile job.
+            self.client.submit("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=2,
+                               search="local")
+        self.assertEqual(refused.exception.status, 422)
+        self.assertIn("local", str(refused.exception))
+        self.client.wait(job.id, interval=0.2, timeout=240, stream=io.StringIO())
+
     def test_submit_wait_show_and_download_a_compile_job(self) -> None:
         job = self.client.submit("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=2)
         self.assertIsInstance(job, kerntune.Job)
