@@ -50,7 +50,7 @@ nlohmann::ordered_json family_upload_from_dir(const std::filesystem::path& dir) 
 int run_family_add(const CliContext& ctx, const std::filesystem::path& dir,
                    std::chrono::milliseconds poll) {
   const nlohmann::ordered_json upload = family_upload_from_dir(dir);
-  nlohmann::json registration = ctx.client.register_family(nlohmann::json(upload));
+  nlohmann::json registration = ctx.client.register_family(upload);
   const std::string name = text_field(registration, "family");
   const std::string version = text_field(registration, "source_hash").substr(0, 12);
   if (!ctx.json && registration.value("status", "") == "compiling")
@@ -69,8 +69,14 @@ int run_family_add(const CliContext& ctx, const std::filesystem::path& dir,
   if (!registered) {
     ctx.err << "family " << name << " not registered: " << text_field(registration, "message")
             << '\n';
-    if (compile.is_object() && !text_field(compile, "log").empty())
+    // The log of what failed: the variant, or after it the reference kernel.
+    if (compile.is_object() && !compile.value("ok", false) && !text_field(compile, "log").empty())
       ctx.err << "NVRTC log:\n" << text_field(compile, "log") << '\n';
+    const nlohmann::json reference =
+        compile.is_object() ? compile.value("reference", nlohmann::json()) : nlohmann::json();
+    if (reference.is_object() && !reference.value("ok", false) &&
+        !text_field(reference, "log").empty())
+      ctx.err << "NVRTC log of the reference kernel:\n" << text_field(reference, "log") << '\n';
     return kExitError;
   }
   ctx.out << "family " << name << " registered (version " << version << ")";

@@ -143,7 +143,7 @@ nlohmann::json Client::families() const {
 nlohmann::json Client::devices() const {
   return call(http::verb::get, "/v1/devices");
 }
-nlohmann::json Client::register_family(const nlohmann::json& upload) const {
+nlohmann::json Client::register_family(const nlohmann::ordered_json& upload) const {
   return call(http::verb::post, "/v1/families", upload.dump());
 }
 nlohmann::json Client::family_registration(const std::string& id) const {

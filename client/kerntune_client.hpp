@@ -89,7 +89,9 @@ class Client {
   nlohmann::json devices() const;
   // POST /v1/families with {"manifest", "sources"}: the registration (202 compiling, or 200 when
   // this version is already registered). family_upload_from_dir builds the body from a folder.
-  nlohmann::json register_family(const nlohmann::json& upload) const;
+  // Ordered: the manifest's key order is the order of its dims and axes (a sorted copy would
+  // turn M, N, K into K, M, N).
+  nlohmann::json register_family(const nlohmann::ordered_json& upload) const;
   nlohmann::json family_registration(const std::string& id) const;
 
   nlohmann::json submit_job(const JobSpec& spec) const;

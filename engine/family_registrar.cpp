@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <random>
+#include <set>
 
 #include "tuner/device_limits.hpp"
+#include "tuner/family_baseline.hpp"
 #include "tuner/text.hpp"
 #include "tuner/variant_space.hpp"
 
@@ -93,6 +95,43 @@ std::optional<ProbeVariant> probe_variant(const Family& family,
   return probe;
 }
 
+// The names of the files a source #includes ("name" or <name>), wherever the directive is: in a
+// comment or a branch not taken too, which costs at most a header copied in vain.
+std::vector<std::string> included_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::size_t at = 0;
+  const auto skip_blanks = [&] {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+  };
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    skip_blanks();
+    if (at < end && text[at] == '#') {
+      ++at;
+      skip_blanks();
+      if (text.compare(at, 7, "include") == 0) {
+        at += 7;
+        skip_blanks();
+        if (at < end && (text[at] == '"' || text[at] == '<')) {
+          const char close = text[at] == '"' ? '"' : '>';
+          const std::size_t stop = text.find(close, at + 1);
+          if (stop < end) names.push_back(text.substr(at + 1, stop - at - 1));
+        }
+      }
+    }
+    at = end + 1;
+  }
+  return names;
+}
+
+// The version served already: the same hash and the same key order. The hash leaves the order
+// out (results do not depend on it), but dims and axes are listed and enumerated in it: an upload
+// in another order (one an older client sorted) replaces the served manifest.
+bool is_served_version(const Family* served, const Family& family) {
+  return served != nullptr && served->source_hash == family.source_hash &&
+         served->manifest == family.manifest;
+}
+
 }  // namespace
 
 bool is_safe_family_name(std::string_view name) {
@@ -112,11 +151,12 @@ bool is_safe_source_name(std::string_view name) {
 }
 
 FamilyRegistrar::FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
-                                 std::vector<std::string> archs, int nice,
-                                 CompileProcessOptions compiler)
+                                 std::filesystem::path common, std::vector<std::string> archs,
+                                 int nice, CompileProcessOptions compiler)
     : store_(store),
       registry_(registry),
       root_(std::move(root)),
+      common_(std::move(common)),
       archs_(std::move(archs)),
       compiler_(std::move(compiler)),
       worker_(std::make_unique<ThreadPool>(1, nice)) {
@@ -141,6 +181,36 @@ std::filesystem::path FamilyRegistrar::write_family(
     write_text_file(dir / name, text);
   }
   return dir;
+}
+
+void FamilyRegistrar::stage(const std::filesystem::path& dir, const std::string& manifest_text,
+                            const std::vector<std::pair<std::string, std::string>>& sources) {
+  write_family(dir, manifest_text, sources);
+  std::error_code ec;
+  if (common_.empty() || !std::filesystem::is_directory(common_, ec)) return;
+  // Copies, not an include path into the daemon's folder: the compile gets them as headers like
+  // the upload's own, and the version keeps them. Only those it includes (directly or through
+  // one another), so a family that uses none hashes as its upload alone.
+  std::set<std::string> present;
+  std::vector<std::string> unread;
+  for (const auto& [name, text] : sources) {
+    present.insert(name);
+    unread.push_back(text);
+  }
+  while (!unread.empty()) {
+    const std::string text = std::move(unread.back());
+    unread.pop_back();
+    for (const std::string& name : included_names(text)) {
+      const auto file = common_ / name;
+      const auto extension = file.extension();
+      if (present.count(name) || !is_safe_source_name(name) ||
+          (extension != ".cuh" && extension != ".h") || !std::filesystem::is_regular_file(file, ec))
+        continue;
+      present.insert(name);
+      unread.push_back(read_text_file(file));
+      write_text_file(dir / name, unread.back());
+    }
+  }
 }
 
 std::size_t FamilyRegistrar::reload() {
@@ -176,7 +246,7 @@ std::size_t FamilyRegistrar::resume() {
       if (!is_safe_family_name(registration.family) || registration.id.empty() ||
           !std::all_of(registration.id.begin(), registration.id.end(), is_word_char))
         throw FamilyError("its id or family name is not a safe folder name");
-      write_family(staged, registration.manifest_json, registration.sources);
+      stage(staged, registration.manifest_json, registration.sources);
     } catch (const std::exception& error) {
       std::error_code ec;
       std::filesystem::remove_all(staged, ec);
@@ -235,7 +305,7 @@ FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
   const std::string manifest_text = upload.manifest.dump(2);
   Family family;
   try {
-    write_family(staged, manifest_text, upload.sources);
+    stage(staged, manifest_text, upload.sources);
     family = load_family(staged);
   } catch (const FamilyError& error) {
     std::error_code ec;
@@ -247,8 +317,9 @@ FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
     throw;
   }
   registration.source_hash = family.source_hash;
-  if (served != nullptr) registration.previous_hash = served->source_hash;
-  if (served != nullptr && served->source_hash == family.source_hash) {
+  if (served != nullptr && served->source_hash != family.source_hash)
+    registration.previous_hash = served->source_hash;
+  if (is_served_version(served, family)) {
     std::error_code ec;
     std::filesystem::remove_all(staged, ec);
     registration.status = FamilyRegistration::Status::registered;
@@ -305,7 +376,7 @@ void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
       return fail("family " + staged_family.name +
                       " is shipped with the daemon; register yours under another name",
                   nullptr);
-    if (served != nullptr && served->source_hash == staged_family.source_hash) {
+    if (is_served_version(served, staged_family)) {
       std::error_code ec;
       std::filesystem::remove_all(staged, ec);
       return finish(FamilyRegistration::Status::registered,
@@ -338,6 +409,33 @@ void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
                       " (the NVRTC log is in compile.log)",
                   compile);
 
+    // The reference kernel too: jobs compile it before they check a variant, and an error in it
+    // would otherwise show only on a GPU, failing every job.
+    std::string reference_log;
+    if (staged_family.reference.kind == "kernel") {
+      const CompileRequest request =
+          reference_compile_request(staged_family, probe->dtype, probe->limits);
+      CompileReply reference = compile_in_child(compiler_, request);
+      if (reference.outcome != CompileReply::Outcome::answered)
+        reference.result.log = reference.reason;
+      reference_log = reference.result.log;
+      compile["reference"] = {{"kernel", request.kernel},
+                              {"source", request.source_name},
+                              {"ok", reference.result.ok},
+                              {"compile_ms", reference.result.compile_ms},
+                              {"log", without_folder(reference_log, staged)}};
+      const std::string what =
+          "the reference kernel " + request.kernel + " (" + request.source_name + ") ";
+      if (reference.outcome != CompileReply::Outcome::answered)
+        return fail(
+            what + "could not be compiled for " + probe->limits.arch + ": " + reference.reason,
+            compile);
+      if (!reference.result.ok)
+        return fail(what + "did not compile for " + probe->limits.arch + " " + probe->dtype +
+                        " (the NVRTC log is in compile.reference.log)",
+                    compile);
+    }
+
     // Accepted: into its own folder, the store, then the registry.
     const auto dir = root_ / staged_family.name / staged_family.source_hash;
     std::filesystem::remove_all(dir);
@@ -354,10 +452,15 @@ void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
     std::sort(record.sources.begin(), record.sources.end());
     record.manifest_json = read_text_file(dir / "manifest.json");
     compile["log"] = without_folder(result.log, dir);
+    if (compile.contains("reference"))
+      compile["reference"]["log"] = without_folder(reference_log, dir);
     record.compile_json = compile.dump();
     store_.save_registered_family(record);
     const Family* previous = registry_.find(family.name);
-    const std::string previous_hash = previous != nullptr ? previous->source_hash : "";
+    // The same hash in another key order: the results stay current.
+    const std::string previous_hash =
+        previous != nullptr && previous->source_hash != family.source_hash ? previous->source_hash
+                                                                           : "";
     registry_.put_registered(std::move(family));
     // Answers remembered from before judged staleness against the older version.
     store_.note_outside_change();

@@ -1,9 +1,10 @@
 // Families over the API: a client's manifest and device sources become a family the daemon
 // serves. submit() checks the upload where it is called (names, sizes, the manifest as
 // load_family reads it) and queues the rest on the registrar's own thread, off the I/O threads and
-// the query pool: compiling one variant with NVRTC, then storing the version (the store is the
-// authority; the daemon-owned folder <root>/<name>/<source hash>/ is written from it) and serving
-// it in place of the older version of its name, whose results are then stale (family_hash).
+// the query pool: compiling one variant and the reference kernel with NVRTC, then storing the
+// version (the store is the authority; the daemon-owned folder <root>/<name>/<source hash>/ is
+// written from it) and serving it in place of the older version of its name, whose results are
+// then stale (family_hash).
 // A registration is kept in the store from the upload to its outcome (the client reads it with
 // GET /v1/families/registrations/{id}); a failed one changes nothing but its own status. A
 // restarted daemon compiles again the registrations it was compiling (resume()).
@@ -59,18 +60,21 @@ class FamilyUploadError : public std::runtime_error {
 };
 
 // Its status, and the variant compiled before accepting (compile_json: template, kernel, arch,
-// dtype, config, ok, log, ...).
+// dtype, config, ok, log, ..., and "reference": the reference kernel's compile, if it is one).
 using FamilyRegistration = FamilyRegistrationRecord;
 
 class FamilyRegistrar {
  public:
-  // root: the daemon-owned folder the families are written to (created if needed). archs: the
-  // archs of this host's GPUs, preferred for the compile when a template is written for them.
-  // nice: the compile thread's priority below the daemon's (as --compile-nice for jobs); the
-  // compile runs in that thread's compile process (engine/compile_client.hpp), so a family whose
-  // source crashes NVRTC fails its registration and leaves the daemon up.
+  // root: the daemon-owned folder the families are written to (created if needed). common: the
+  // shipped families' common/ folder, whose headers a registered family sees as a shipped one
+  // does: those the upload includes are copied in with it, so a version compiles and hashes as it
+  // was accepted whatever a later daemon ships (empty: none). archs: the archs of this host's GPUs,
+  // preferred for the compile when a template is written for them. nice: the compile thread's
+  // priority below the daemon's (as --compile-nice for jobs); the compile runs in that thread's
+  // compile process (engine/compile_client.hpp), so a family whose source crashes NVRTC fails its
+  // registration and leaves the daemon up.
   FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
-                  std::vector<std::string> archs = {}, int nice = 0,
+                  std::filesystem::path common, std::vector<std::string> archs = {}, int nice = 0,
                   CompileProcessOptions compiler = {default_worker_path()});
   ~FamilyRegistrar();  // finishes the queued registrations
   FamilyRegistrar(const FamilyRegistrar&) = delete;
@@ -99,10 +103,15 @@ class FamilyRegistrar {
   std::filesystem::path write_family(
       const std::filesystem::path& dir, const std::string& manifest_text,
       const std::vector<std::pair<std::string, std::string>>& sources);
+  // An upload written to its staging folder, with the common/ headers it includes and does not
+  // have a file of that name of its own for.
+  void stage(const std::filesystem::path& dir, const std::string& manifest_text,
+             const std::vector<std::pair<std::string, std::string>>& sources);
 
   Store& store_;
   FamilyRegistry& registry_;
   std::filesystem::path root_;
+  std::filesystem::path common_;
   std::vector<std::string> archs_;
   CompileProcessOptions compiler_;
   std::unique_ptr<ThreadPool> worker_;  // last: joined first

@@ -10,12 +10,11 @@ namespace {
 // The archs a template's GPU tests ran on (the manifest's "validated_on", as written): empty for
 // a template written for a GPU we have none of.
 nlohmann::json validated_on(const Family& family, const std::string& name) {
-  const nlohmann::json& templates = family.manifest.contains("templates")
-                                        ? family.manifest["templates"]
-                                        : nlohmann::json::array();
-  for (const nlohmann::json& t : templates)
+  const auto templates = family.manifest.find("templates");
+  if (templates == family.manifest.end() || !templates->is_array()) return nlohmann::json::array();
+  for (const auto& t : *templates)
     if (t.is_object() && t.value("name", "") == name && t.contains("validated_on"))
-      return t["validated_on"];
+      return nlohmann::json(t["validated_on"]);
   return nlohmann::json::array();
 }
 

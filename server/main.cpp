@@ -185,7 +185,8 @@ std::unique_ptr<kt::FamilyRegistrar> user_families(const DaemonOptions& options,
   std::vector<std::string> archs;
   for (const kt::DeviceInfo& device : devices) archs.push_back(device.arch);
   auto registrar = std::make_unique<kt::FamilyRegistrar>(
-      store, families, work_dir / "families", archs, options.compile_nice,
+      store, families, work_dir / "families", options.families_dir / kt::kCommonSourcesFolder,
+      archs, options.compile_nice,
       kt::CompileProcessOptions{options.worker, compile_timeout(options)});
   const std::size_t loaded = registrar->reload();
   spdlog::info(

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "tuner/arg_parser.hpp"
 #include "tuner/compile/sha256.hpp"
+#include "tuner/error_bound.hpp"
 #include "tuner/family_checks.hpp"
 #include "tuner/manifest_reader.hpp"
 #include "tuner/reference_parser.hpp"
@@ -18,8 +21,6 @@ namespace {
 const std::set<std::string> kJobDtypes{"bf16", "fp16", "f32"};
 const std::set<std::string> kBufferDtypes{"in", "bf16", "fp16", "f32", "i32", "u32"};
 const std::set<std::string> kBufferRoles{"input", "output", "scratch"};
-// Device sources shared by every family: a folder of that name beside the families.
-const char* const kCommonSourcesFolder = "common";
 
 // A family's file, its error one of the family's (load_family's callers catch FamilyError).
 std::string read_family_file(const std::filesystem::path& file) {
@@ -94,6 +95,11 @@ void parse_args(ManifestReader& r, const ManifestJson& root, Family& family) {
     family.args = parse_arg_list(r, *args, "args", family);
 }
 
+// Whether the family's reference computes the magnitude a tolerance's magnitude term needs.
+bool has_magnitude(const ReferenceSpec& reference) {
+  return reference.kind == "cublas_gemm" || reference.magnitude.has_value();
+}
+
 // One field of a tolerance: a finite number in [0, 1). At 1 (rtol or rel_l2) an all-zero output
 // would pass, so anything that large is a mistake.
 std::optional<double> tolerance_number(ManifestReader& r, const ManifestJson& spec,
@@ -105,19 +111,46 @@ std::optional<double> tolerance_number(ManifestReader& r, const ManifestJson& sp
     r.error(path, "must be a non-negative number");
     return std::nullopt;
   }
-  if (key != "atol" && value->get<double>() >= 1) {
+  if (key != "atol" && key != "magnitude" && value->get<double>() >= 1) {
     r.error(path, "must be below 1 (at 1 an all-zero output would pass)");
     return std::nullopt;
   }
   return value->get<double>();
 }
 
-// "tolerance": {"<dtype>": {"atol": A, "rtol": R, "rel_l2": L}, ...}, one for every dtype of the
-// family. An element of the output is bad when it is not finite or |out - ref| > A + R * |ref|;
-// the whole output also needs ||out - ref|| / ||ref|| <= L. R covers rounding the fp32 result to
-// the dtype (a half ulp is 2^-8 relative for bf16, 2^-11 for fp16), A what a different but
-// correct order of fp32 accumulation (split-K, another tiling) moves a value near zero, which
-// grows with the reduction length; kernel_templates/README.md explains the shipped values. The
+// The tolerance's magnitude c: 0 when absent; nullopt (and an error) when it is not a number, when
+// the family's reference computes no magnitude, or when it is so large that an all-zero output
+// would pass (with K = 1 the term is c * u_out * m and m >= |ref|).
+std::optional<double> magnitude_constant(ManifestReader& r, const ManifestJson& spec,
+                                         const std::string& where, const std::string& dtype,
+                                         const Family& family) {
+  if (!spec.contains("magnitude")) return 0.0;
+  const std::optional<double> c = tolerance_number(r, spec, "magnitude", where);
+  if (!c) return std::nullopt;
+  const std::string path = field_path(where, "magnitude");
+  if (kJobDtypes.count(dtype) && *c * unit_roundoff(dtype) >= 1) {
+    r.error(path, fmt::format("must be below {} (1 / the unit roundoff of {}: at that an all-zero "
+                              "output would pass)",
+                              1 / unit_roundoff(dtype), dtype));
+    return std::nullopt;
+  }
+  if (*c > 0 && !has_magnitude(family.reference)) {
+    r.error(path,
+            "needs a reference that computes a magnitude: cublas_gemm, or a kernel reference "
+            "with a \"magnitude\" kernel");
+    return std::nullopt;
+  }
+  return c;
+}
+
+// "tolerance": {"<dtype>": {"atol": A, "rtol": R, "rel_l2": L, "magnitude"?: C}, ...}, one for
+// every dtype of the family. An element of the output is bad when it is not finite or
+// |out - ref| > A + R * |ref| + C * u(dtype, K) * m; the whole output also needs
+// ||out - ref|| / ||ref|| <= L. R covers rounding the fp32 result to the dtype (a half ulp is 2^-8
+// relative for bf16, 2^-11 for fp16), A what a different but correct order of fp32 accumulation
+// (split-K, another tiling) moves a value near zero, and C the rounding of partial sums, which
+// grows with the magnitude m the reference computes for the element (tuner/error_bound.hpp; C
+// needs a reference that computes one). kernel_templates/README.md explains the shipped values. The
 // old form, a plain number per dtype (the max rel_l2 alone, which let a wrong element through),
 // is refused with a message saying so. Keys starting with '_' or '$' are comments.
 void parse_tolerance(ManifestReader& r, const ManifestJson& root, Family& family) {
@@ -137,11 +170,13 @@ void parse_tolerance(ManifestReader& r, const ManifestJson& root, Family& family
       continue;
     }
     if (!r.expect_object(spec, where)) continue;
-    r.reject_unknown_keys(spec, {"atol", "rtol", "rel_l2"}, where);
+    r.reject_unknown_keys(spec, {"atol", "rtol", "rel_l2", "magnitude"}, where);
     const auto atol = tolerance_number(r, spec, "atol", where);
     const auto rtol = tolerance_number(r, spec, "rtol", where);
     const auto rel_l2 = tolerance_number(r, spec, "rel_l2", where);
-    if (atol && rtol && rel_l2) family.tolerance[dtype] = Tolerance{*atol, *rtol, *rel_l2};
+    const auto magnitude = magnitude_constant(r, spec, where, dtype, family);
+    if (atol && rtol && rel_l2 && magnitude)
+      family.tolerance[dtype] = Tolerance{*atol, *rtol, *rel_l2, *magnitude};
   }
   for (const std::string& dtype : family.dtypes)
     if (!family.tolerance.count(dtype) && !tolerance->contains(dtype))
@@ -203,7 +238,7 @@ Family load_family(const std::filesystem::path& dir) {
 
   Family family;
   family.dir = dir;
-  family.manifest = nlohmann::json(root);
+  family.manifest = root;
   family.name = r.string_field(root, "name", "", true).value_or("");
   if (!family.name.empty() && !is_identifier(family.name))
     r.error("name", "'" + family.name + "' must be an identifier");
@@ -242,7 +277,9 @@ Family load_family(const std::filesystem::path& dir) {
 
 std::string family_source_hash(const Family& family) {
   Sha256 hash;
-  hash.update_field(family.manifest.dump());
+  // Sorted keys, as always: a result does not depend on the key order (shapes and configs are
+  // keyed by name), so results stay current; the registrar compares the order apart.
+  hash.update_field(nlohmann::json(family.manifest).dump());
   for (const auto& [name, text] : family.sources) {
     hash.update_field(name);
     hash.update_field(text);

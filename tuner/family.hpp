@@ -97,6 +97,15 @@ struct ReferenceSpec {
   std::string output;
   std::vector<ArgSpec> args;
   LaunchSpec launch;
+  // kind "kernel", optional: the kernel of the same source computing the magnitude m of each
+  // output element for the per-element bound's magnitude term (tuner/error_bound.hpp), with the
+  // reference's arguments and launch. cublas_gemm computes its own (|A| |B|^T, K the GEMM's k).
+  struct Magnitude {
+    std::string kernel;       // extern "C" entry point
+    std::string reduction;    // K of u(dtype, K): expression over dims (e.g. "K"; "1": none)
+    std::string description;  // what m is, stored with every check
+  };
+  std::optional<Magnitude> magnitude;
 };
 
 // What a variant's speedup is measured against, timed in the same job.
@@ -120,8 +129,8 @@ struct Family {
   std::vector<ArgSpec> args;
   ReferenceSpec reference;
   std::optional<BaselineSpec> baseline;  // none: the reference is the baseline
-  // dtype -> what a correct output is (per element atol + rtol * |ref|, and max rel_l2); the
-  // manifest has one for every dtype it lists.
+  // dtype -> what a correct output is (per element atol + rtol * |ref| + magnitude * u * m, and
+  // max rel_l2); the manifest has one for every dtype it lists.
   std::map<std::string, Tolerance> tolerance;
   // A small ragged shape run before the full one: dim -> expression over the job's dims.
   std::map<std::string, std::string> smoke_shape;
@@ -131,7 +140,7 @@ struct Family {
   // Every *.cuh / *.h file of the folder and of the shared common/ folder beside it, by file name:
   // passed to NVRTC as headers and hashed into the compile cache key.
   std::vector<std::pair<std::string, std::string>> sources;
-  nlohmann::json manifest;  // as written, for GET /v1/families
+  nlohmann::ordered_json manifest;  // as written, in its key order
   // SHA-256 of the manifest and every device source (family_source_hash): a stored result is
   // stale once the family it was tuned with changed. "" for a family built in code.
   std::string source_hash;
@@ -147,12 +156,16 @@ const std::vector<ArgSpec>& kernel_args(const Family& family, const TemplateSpec
 // it has none (a dtype the family does not list).
 const Tolerance& tolerance_for(const Family& family, const std::string& dtype);
 
+// Device sources shared by every family: a folder of this name beside the families, whose headers
+// load_family reads as if they were the family's own (a family's file of the same name wins).
+inline constexpr const char* kCommonSourcesFolder = "common";
+
 // Reads dir/manifest.json and the sources next to it. Throws FamilyError with the file and the
 // reason (missing field, bad expression, unknown buffer in args, ...).
 Family load_family(const std::filesystem::path& dir);
 
-// The hash load_family stores in Family::source_hash: the manifest (as parsed, so whitespace does
-// not count) and each source file's name and text, in name order.
+// The hash load_family stores in Family::source_hash: the manifest (as parsed, so neither
+// whitespace nor key order counts) and each source file's name and text, in name order.
 std::string family_source_hash(const Family& family);
 
 // Bytes of one element of a dtype name ("bf16" -> 2, "f32" -> 4); 0 if unknown.

@@ -262,8 +262,9 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
 // The exit codes the README documents: 0 success, 1 refused by the server or bad arguments,
 // 2 `submit --wait` ended with the job failed or cancelled, 3 daemon unreachable (tested above).
 // Each mistake says what would have been right.
-// kerntune family add DIR: the worked example registered (and a second time: unchanged), a copy
-// that does not compile refused with NVRTC's log (exit 1), and a daemon without
+// kerntune family add DIR: the worked example registered in its manifest's dim order (and a
+// second time: unchanged), a copy that does not compile refused with NVRTC's log (exit 1), one
+// whose reference kernel does not compile refused with that log, and a daemon without
 // --allow-user-families refusing with the option named.
 TEST_F(CliTest, FamilyAddRegistersAFolderAndShowsWhyOneIsRefused) {
   const std::string example =
@@ -279,6 +280,12 @@ TEST_F(CliTest, FamilyAddRegistersAFolderAndShowsWhyOneIsRefused) {
     EXPECT_TRUE(contains(added.out, "family wmma_gemm registered"));
     EXPECT_TRUE(contains(added.out, "compiled for sm_80"));
     EXPECT_TRUE(contains(added.err, "compiling one variant"));
+    // Its dims as the manifest lists them (M, N, K: what a positional --shape means), not sorted.
+    std::vector<std::string> dims;
+    for (const auto& family : Client(daemon.url()).families()["families"])
+      if (family["name"] == "wmma_gemm")
+        for (const auto& dim : family["dims"]) dims.push_back(dim["name"]);
+    EXPECT_EQ(dims, (std::vector<std::string>{"M", "N", "K"}));
     const CliRun again = kerntune(daemon.url(), {"family", "add", example});
     EXPECT_EQ(again.exit_code, 0) << again.err;
     EXPECT_TRUE(contains(again.out, "already registered"));
@@ -294,6 +301,15 @@ TEST_F(CliTest, FamilyAddRegistersAFolderAndShowsWhyOneIsRefused) {
     EXPECT_TRUE(contains(refused.err, "did not compile"));
     EXPECT_TRUE(contains(refused.err, "NVRTC log"));
     EXPECT_TRUE(contains(refused.err, "not_cuda_at_all"));
+    std::filesystem::copy_file(std::filesystem::path(example) / "wmma_gemm.cuh",
+                               broken / "wmma_gemm.cuh",
+                               std::filesystem::copy_options::overwrite_existing);
+    std::ofstream(broken / "wmma_gemm_reference.cuh", std::ios::app) << "\nnot_a_reference;\n";
+    const CliRun bad_reference = kerntune(daemon.url(), {"family", "add", broken.string()});
+    EXPECT_EQ(bad_reference.exit_code, 1);
+    EXPECT_TRUE(contains(bad_reference.err, "reference kernel wmma_gemm_reference"));
+    EXPECT_TRUE(contains(bad_reference.err, "NVRTC log of the reference kernel"));
+    EXPECT_TRUE(contains(bad_reference.err, "not_a_reference"));
     const CliRun missing =
         kerntune(daemon.url(), {"family", "add", (dir_.path() / "none").string()});
     EXPECT_EQ(missing.exit_code, 1);

@@ -3,10 +3,11 @@
 // with a clear 4xx that changes nothing (store, folder, registry); the worked example of
 // kernel_templates/README.md (a WMMA kernel with tile-size macros, including <mma.h> and
 // <cuda_fp16.h>) compiled with real NVRTC before it is accepted, listed, tuned in a compile-mode
-// job; an NVRTC error coming back with its log; a second version making the first one's results
-// stale; registered families surviving a restart of a real kerntuned, and so do registrations: one
-// left compiling by a daemon killed mid-compile is compiled again at the next start, its poll never
-// a 404.
+// job; an NVRTC error coming back with its log, of a variant or of the reference kernel; common/
+// headers seen by an upload; a second version making the first one's results stale, the same
+// version in another key order replacing the served manifest; registered families surviving a
+// restart of a real kerntuned, and so do registrations: one left compiling by a daemon killed
+// mid-compile is compiled again at the next start, its poll never a 404.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -264,6 +265,116 @@ TEST(UserFamiliesTest, ACompileErrorComesBackWithTheNvrtcLogAndChangesNothing) {
   EXPECT_EQ(entries(daemon.registrar->root()), 0u);
   EXPECT_TRUE(api.family("wmma_gemm").is_null());
   EXPECT_EQ(api.send(http::verb::get, "/v1/families/registrations/nope").status, 404);
+}
+
+// Jobs compile the reference kernel before they check a variant: one that does not compile is
+// refused at registration, with its NVRTC log, not found out by the first tune job on a GPU.
+TEST(UserFamiliesTest, AReferenceKernelThatDoesNotCompileIsRefusedWithItsLog) {
+  test::InProcessDaemon daemon;
+  daemon.allow_user_families();
+  Api api(daemon.url);
+  nlohmann::ordered_json broken = example_upload();
+  broken["sources"]["wmma_gemm_reference.cuh"] =
+      broken["sources"]["wmma_gemm_reference.cuh"].get<std::string>() + "\nnot_a_reference;\n";
+  const nlohmann::json failed = api.settled(api.post_family(broken));
+  ASSERT_EQ(failed["status"], "failed") << failed.dump(2);
+  EXPECT_NE(failed["message"].get<std::string>().find("reference kernel wmma_gemm_reference"),
+            std::string::npos)
+      << failed.dump(2);
+  EXPECT_EQ(failed["compile"]["ok"], true);  // the variant compiled; its reference did not
+  const nlohmann::json& reference = failed["compile"]["reference"];
+  ASSERT_TRUE(reference.is_object()) << failed.dump(2);
+  EXPECT_EQ(reference["ok"], false);
+  EXPECT_EQ(reference["kernel"], "wmma_gemm_reference");
+  EXPECT_NE(reference["log"].get<std::string>().find("not_a_reference"), std::string::npos)
+      << failed.dump(2);
+  EXPECT_EQ(reference["log"].get<std::string>().find(daemon.dir.path().string()),
+            std::string::npos);
+  EXPECT_TRUE(daemon.store.registered_families().empty());
+  EXPECT_EQ(entries(daemon.registrar->root()), 0u);
+  EXPECT_TRUE(api.family("wmma_gemm").is_null());
+
+  // The example as shipped: both compiled, the reference's outcome reported too.
+  const nlohmann::json registered = api.settled(api.post_family(example_upload()));
+  ASSERT_EQ(registered["status"], "registered") << registered.dump(2);
+  EXPECT_EQ(registered["compile"]["reference"]["ok"], true) << registered.dump(2);
+}
+
+// kernel_templates/README.md: every family sees common/. An upload including a common/ header
+// compiles, and the header is kept with the version (a restart reloads it to the same hash);
+// one including none is versioned by its own files alone.
+TEST(UserFamiliesTest, AnUploadSeesTheCommonHeaders) {
+  test::InProcessDaemon daemon;
+  daemon.allow_user_families();
+  Api api(daemon.url);
+  nlohmann::ordered_json upload = example_upload();
+  upload["sources"]["wmma_gemm.cuh"] =
+      "#include \"mma_primitives.cuh\"\nstatic_assert(sizeof(kt_mma::elem_t) == 2, \"fp16\");\n" +
+      upload["sources"]["wmma_gemm.cuh"].get<std::string>();
+  const nlohmann::json registered = api.settled(api.post_family(upload));
+  ASSERT_EQ(registered["status"], "registered") << registered.dump(2);
+  EXPECT_EQ(registered["compile"]["ok"], true);
+
+  const auto stored = daemon.store.registered_families();
+  ASSERT_EQ(stored.size(), 1u);
+  const auto header =
+      std::find_if(stored[0].sources.begin(), stored[0].sources.end(),
+                   [](const auto& file) { return file.first == "mma_primitives.cuh"; });
+  ASSERT_NE(header, stored[0].sources.end());
+  EXPECT_EQ(header->second,
+            file_text(test::source_dir() / "kernel_templates" / "common" / "mma_primitives.cuh"));
+  // Only what it includes: not the other common/ headers.
+  EXPECT_EQ(stored[0].sources.size(), 3u);
+  FamilyRegistry reloaded;
+  FamilyRegistrar again(daemon.store, reloaded, daemon.dir.path() / "reloaded", "");
+  EXPECT_EQ(again.reload(), 1u);
+  ASSERT_NE(reloaded.find("wmma_gemm"), nullptr);
+  EXPECT_EQ(reloaded.find("wmma_gemm")->source_hash, registered["source_hash"]);
+
+  const nlohmann::json plain = api.settled(api.post_family(example_upload()));
+  ASSERT_EQ(plain["status"], "registered") << plain.dump(2);
+  EXPECT_EQ(
+      plain["source_hash"],
+      load_family(test::source_dir() / "kernel_templates" / "examples" / "wmma_gemm").source_hash);
+}
+
+// A client that sorted the manifest's keys (the CLI did) registered the dims as K, M, N. The same
+// version in the manifest's order replaces it: listed M, N, K, its results still current.
+TEST(UserFamiliesTest, TheSameVersionInAnotherKeyOrderReplacesTheServedManifest) {
+  test::InProcessDaemon daemon;
+  daemon.allow_user_families();
+  Api api(daemon.url);
+  const auto dim_names = [&] {
+    std::vector<std::string> names;
+    for (const auto& dim : api.family("wmma_gemm")["dims"]) names.push_back(dim["name"]);
+    return names;
+  };
+  nlohmann::ordered_json sorted = example_upload();
+  sorted["manifest"] = nlohmann::ordered_json::parse(nlohmann::json(sorted["manifest"]).dump());
+  const nlohmann::json first = api.settled(api.post_family(sorted));
+  ASSERT_EQ(first["status"], "registered") << first.dump(2);
+  EXPECT_EQ(dim_names(), (std::vector<std::string>{"K", "M", "N"}));
+  const nlohmann::json job = api.finished_job(kCompileJob);
+  ASSERT_EQ(job["status"], "done") << job.dump(2);
+
+  const HttpReply accepted = api.post_family(example_upload());
+  ASSERT_EQ(accepted.status, 202) << accepted.body;  // not "unchanged"
+  const nlohmann::json second = api.settled(accepted);
+  ASSERT_EQ(second["status"], "registered") << second.dump(2);
+  EXPECT_EQ(second["source_hash"], first["source_hash"]);
+  EXPECT_TRUE(second["previous_hash"].is_null()) << second.dump(2);
+  EXPECT_EQ(dim_names(), (std::vector<std::string>{"M", "N", "K"}));
+  EXPECT_EQ(api.get("/v1/jobs/" + job["id"].dump())["stale"], false);
+  // What a restart serves: the newest, in its order.
+  const auto stored = daemon.store.registered_families();
+  ASSERT_EQ(stored.size(), 1u);
+  std::vector<std::string> stored_dims;
+  for (const auto& [name, dim] :
+       nlohmann::ordered_json::parse(stored[0].manifest_json)["dims"].items())
+    stored_dims.push_back(name);
+  EXPECT_EQ(stored_dims, (std::vector<std::string>{"M", "N", "K"}));
+  // And now the same upload again is unchanged.
+  EXPECT_EQ(api.post_family(example_upload()).status, 200);
 }
 
 TEST(UserFamiliesTest, RegisteredFamiliesSurviveARestartOfTheDaemon) {

@@ -42,7 +42,8 @@ class InProcessDaemon {
   // As kerntuned --allow-user-families: POST /v1/families open, registered families served.
   void allow_user_families() {
     registrar = std::make_unique<FamilyRegistrar>(
-        store, families, dir.path() / "work" / "families", std::vector<std::string>{},
+        store, families, dir.path() / "work" / "families",
+        source_dir() / "kernel_templates" / kCommonSourcesFolder, std::vector<std::string>{},
         kDaemonTestCompileNice, CompileProcessOptions{binary_dir() / "kerntune-worker"});
     registrar->reload();
     context.registrar = registrar.get();

@@ -55,6 +55,26 @@ TEST(LoadFamily, SourceHashFollowsTheManifestAndEverySource) {
   EXPECT_NE(edited_manifest, edited_source);
 }
 
+// Dims and axes are listed and enumerated in the manifest's key order, so the family keeps it
+// (GET /v1/families shows it); the hash leaves it out, as results do not depend on it.
+TEST(LoadFamily, KeepsTheManifestsKeyOrderWhichTheHashLeavesOut) {
+  test::TempDir dir;
+  const auto tiny = dir.path() / "tiny";
+  Json manifest = test::tiny_family_manifest();
+  manifest["dims"] = Json::parse(R"({"N": {"min": 1, "max": 4096}, "M": {"min": 1, "max": 64}})");
+  test::write_tiny_family(tiny, manifest);
+  const Family family = load_family(tiny);
+  EXPECT_EQ(family.manifest.dump(), manifest.dump());
+  ASSERT_EQ(family.dims.size(), 2u);
+  EXPECT_EQ(family.dims[0].name, "N");
+
+  test::write_tiny_family(tiny, Json::parse(nlohmann::json(manifest).dump()));  // keys sorted
+  const Family sorted = load_family(tiny);
+  EXPECT_EQ(sorted.dims[0].name, "M");
+  EXPECT_NE(sorted.manifest, family.manifest);
+  EXPECT_EQ(sorted.source_hash, family.source_hash);
+}
+
 TEST(LoadFamily, ReadsEveryPartOfTheManifest) {
   test::TempDir dir;
   test::write_tiny_family(dir.path() / "tiny", test::tiny_family_manifest());

@@ -50,15 +50,18 @@ class NotTunedYet(KerntuneError):
 
 
 class FamilyNotRegistered(KerntuneError):
-    """register_family(): the daemon took the upload but the variant it compiled first did not
-    compile (or the registration failed otherwise): `registration` is the daemon's answer, with
-    NVRTC's log in registration["compile"]["log"]."""
+    """register_family(): the daemon took the upload but the variant it compiled first or the
+    family's reference kernel did not compile (or the registration failed otherwise):
+    `registration` is the daemon's answer, with NVRTC's log in registration["compile"]["log"]
+    (the variant) or registration["compile"]["reference"]["log"]; `log` is the failed one's."""
 
     def __init__(self, registration: Any):
         super().__init__(f"family {registration.get('family')} not registered: {registration.get('message')}")
         self.registration = registration
         compile_result = registration.get("compile") or {}
-        self.log = compile_result.get("log", "")
+        reference = compile_result.get("reference") or {}
+        failed = reference if reference.get("ok") is False else compile_result
+        self.log = failed.get("log", "")
 
 
 class TokenError(KerntuneError):

@@ -201,7 +201,8 @@ class ClientAgainstDaemon(unittest.TestCase):
 class ClientRegistersFamilies(unittest.TestCase):
     """register_family() against a daemon started with --allow-user-families: the worked example
     of kernel_templates/README.md (a WMMA kernel with tile-size macros) registered from its
-    folder and tuned in a compile-mode job; a compile error raised with NVRTC's log."""
+    folder and tuned in a compile-mode job; a compile error, of a variant or of the reference
+    kernel, raised with NVRTC's log."""
 
     EXAMPLE = os.path.join(os.environ.get("KERNTUNE_FAMILIES", ""), "examples", "wmma_gemm")
 
@@ -241,6 +242,21 @@ class ClientRegistersFamilies(unittest.TestCase):
                 "wmma_gemm.cuh": kernel, "wmma_gemm_reference.cuh": reference})
         self.assertIn("not_cuda_at_all", caught.exception.log)
         self.assertNotIn("broken_wmma", [family["name"] for family in self.client.families()])
+
+    def test_a_reference_kernel_that_does_not_compile_raises_with_its_log(self) -> None:
+        with open(os.path.join(self.EXAMPLE, "manifest.json"), encoding="utf-8") as file:
+            manifest = json.load(file)
+        manifest["name"] = "broken_reference"
+        with open(os.path.join(self.EXAMPLE, "wmma_gemm.cuh"), encoding="utf-8") as file:
+            kernel = file.read()
+        with open(os.path.join(self.EXAMPLE, "wmma_gemm_reference.cuh"), encoding="utf-8") as file:
+            reference = file.read() + "\nnot_a_reference;\n"
+        with self.assertRaises(kerntune.FamilyNotRegistered) as caught:
+            self.client.register_family(manifest=manifest, sources={
+                "wmma_gemm.cuh": kernel, "wmma_gemm_reference.cuh": reference})
+        self.assertIn("reference kernel", str(caught.exception))
+        self.assertIn("not_a_reference", caught.exception.log)
+        self.assertNotIn("broken_reference", [family["name"] for family in self.client.families()])
 
     def test_a_bad_name_is_an_api_error(self) -> None:
         with self.assertRaises(kerntune.ApiError) as caught:
