@@ -2,7 +2,8 @@
 // candidates as the worker launches them (cubin, kernel name, buffers, kernel arguments in
 // manifest order with tensor maps described, grid/block/cluster/dynamic shared memory), evaluated
 // here with the tuner library from the family manifest for the daemon's device limits, and the
-// family's tolerance for the output check.
+// family's tolerance for the output check (its magnitude term at its largest for inputs in
+// [-1, 1], c * u, folded into atol: the script computes no magnitude).
 #pragma once
 
 #include <cstdint>

@@ -40,6 +40,13 @@ std::filesystem::path prepare_reference_kernel(const KernelLookup& cached,
                       result.resources});
     cubin = std::move(result.cubin);
   }
+  // The magnitude kernel shares the reference's source and cubin: one missing (or not extern "C")
+  // fails here, before a worker would find out on a GPU.
+  if (family.reference.magnitude && !cubin_names_entry(cubin, family.reference.magnitude->kernel))
+    throw std::runtime_error("the reference source " + request.source_name + " of family '" +
+                             family.name + "' has no magnitude kernel '" +
+                             family.reference.magnitude->kernel +
+                             "' (reference.magnitude.kernel: missing, or not extern \"C\")");
   std::filesystem::create_directories(work_dir);
   const auto path = work_dir / (key + ".cubin");
   if (std::filesystem::exists(path)) return path;

@@ -2,7 +2,8 @@
 // content-addressed kernel cache (the same cache, key and store as variants), written where the
 // worker reads cubins, and named in every problem instance the job hands to a worker
 // (reference.params["cubin_path"]). A reference that does not compile fails the job: no variant
-// could be checked.
+// could be checked. Its magnitude kernel (reference.magnitude), when the family has one, is in the
+// same cubin.
 #pragma once
 
 #include <filesystem>
@@ -17,7 +18,8 @@
 namespace kt {
 
 // Returns the cubin's path under work_dir. Throws std::runtime_error naming the kernel, its source
-// and the arch, with the whole NVRTC log, when it does not compile (or the compile process died).
+// and the arch, with the whole NVRTC log, when it does not compile (or the compile process died),
+// or naming the magnitude kernel when the cubin lacks it.
 std::filesystem::path prepare_reference_kernel(const KernelLookup& cached,
                                                const KernelCompiler& compile, Store& store,
                                                const Family& family, const std::string& dtype,

@@ -21,7 +21,10 @@ bool has_speedup_baseline(const Family& family);
 // What a baseline's output is checked with: the family's tolerance with rtol and rel_l2 doubled.
 // The check is there to catch a baseline that computes something else; an unfused baseline rounds
 // more often than a variant does (the dual GEMM's gate and up go through 16 bits before the
-// product: three roundings where a fused kernel has one), which the variants' bound rejects.
+// product: three roundings where a fused kernel has one), which the variants' bound rejects. The
+// magnitude term stays as it is: it already allows the library's own 16-bit partial sums
+// (split-K reduced in the output type), and a rounding of gate or up, u * |gate|, is within it
+// (|gate| is far below c * m / sqrt(K), tuner/error_bound.hpp).
 Tolerance baseline_check_tolerance(const Tolerance& family_tolerance);
 
 // What a family's speedups are measured against, for the API: {"kind", "description",

@@ -164,6 +164,10 @@ class NameChecker {
         check({field_path(field_path(launch, "block"), i), ref.launch.block[i]}, allowed, expected);
       }
       check({field_path(launch, "dynamic_smem"), ref.launch.dynamic_smem}, allowed, expected);
+      if (ref.magnitude)
+        check({field_path(field_path("reference", "magnitude"), "reduction"),
+               ref.magnitude->reduction},
+              allowed, expected);
     }
     const auto check_params = [&](const nlohmann::json& params, const std::string& where) {
       for (const auto& [key, value] : params.items())

@@ -154,7 +154,20 @@ Tolerance tolerance_from_reader(const JsonFields& r) {
   t.atol = r.get<double>("atol");
   t.rtol = r.get<double>("rtol");
   t.max_rel_l2 = r.get<double>("rel_l2");
+  // Added with the magnitude term: absent in a tolerance without one (and in older messages).
+  if (r.has("magnitude")) t.magnitude = r.get<double>("magnitude");
   return t;
+}
+
+MagnitudeBound magnitude_bound_from_reader(const JsonFields& r) {
+  MagnitudeBound b;
+  b.c = r.get<double>("c");
+  b.u = r.get<double>("u");
+  b.u_out = r.get<double>("u_out");
+  b.u_acc = r.get<double>("u_acc");
+  b.reduction = r.get<std::int64_t>("reduction");
+  b.magnitude = r.get<std::string>("magnitude");
+  return b;
 }
 
 ErrorSummary error_summary_from_reader(const JsonFields& r) {
@@ -170,6 +183,11 @@ ErrorSummary error_summary_from_reader(const JsonFields& r) {
   if (r.has("first_bad_reference")) e.first_bad_reference = r.get<double>("first_bad_reference");
   if (r.has("tolerance")) e.tolerance = tolerance_from_reader(r.object("tolerance"));
   if (r.has("guard_damage")) e.guard_damage = r.get<std::string>("guard_damage");
+  // Added with the magnitude term.
+  if (r.has("bound")) e.magnitude_bound = magnitude_bound_from_reader(r.object("bound"));
+  if (r.has("first_bad_magnitude")) e.first_bad_magnitude = r.get<double>("first_bad_magnitude");
+  if (r.has("first_bad_allowed")) e.first_bad_allowed = r.get<double>("first_bad_allowed");
+  if (r.has("max_bound_fraction")) e.max_bound_fraction = r.get<double>("max_bound_fraction");
   return e;
 }
 
@@ -274,12 +292,29 @@ TimingSummary timing_summary_from_json(const json& j) {
 }
 
 json to_json(const Tolerance& t) {
-  return {{"atol", t.atol}, {"rtol", t.rtol}, {"rel_l2", t.max_rel_l2}};
+  json j = {{"atol", t.atol}, {"rtol", t.rtol}, {"rel_l2", t.max_rel_l2}};
+  if (t.magnitude != 0) j["magnitude"] = t.magnitude;
+  return j;
 }
 
 Tolerance tolerance_from_json(const json& j) {
   return with_context<Tolerance>("tolerance",
                                  [&] { return tolerance_from_reader(JsonFields(j, "")); });
+}
+
+json to_json(const MagnitudeBound& b) {
+  return {{"form", "|out - ref| <= atol + rtol * |ref| + c * u * m, u = u_out / sqrt(K) + u_acc"},
+          {"c", b.c},
+          {"u", b.u},
+          {"u_out", b.u_out},
+          {"u_acc", b.u_acc},
+          {"reduction", b.reduction},
+          {"magnitude", b.magnitude}};
+}
+
+MagnitudeBound magnitude_bound_from_json(const json& j) {
+  return with_context<MagnitudeBound>(
+      "magnitude bound", [&] { return magnitude_bound_from_reader(JsonFields(j, "")); });
 }
 
 json to_json(const ErrorSummary& e) {
@@ -291,8 +326,12 @@ json to_json(const ErrorSummary& e) {
             {"bad_elements", e.bad_elements},
             {"first_bad_output", number_or_text(e.first_bad_output)},
             {"first_bad_reference", number_or_text(e.first_bad_reference)},
-            {"guard_damage", e.guard_damage}};
+            {"guard_damage", e.guard_damage},
+            {"first_bad_magnitude", number_or_text(e.first_bad_magnitude)},
+            {"first_bad_allowed", number_or_text(e.first_bad_allowed)},
+            {"max_bound_fraction", number_or_text(e.max_bound_fraction)}};
   if (e.tolerance) j["tolerance"] = to_json(*e.tolerance);
+  if (e.magnitude_bound) j["bound"] = to_json(*e.magnitude_bound);
   return j;
 }
 
@@ -301,7 +340,8 @@ ErrorSummary error_summary_from_json(const json& j) {
   json copy = j;
   if (copy.is_object()) {
     for (const char* field :
-         {"max_abs", "max_rel", "rel_l2", "first_bad_output", "first_bad_reference"}) {
+         {"max_abs", "max_rel", "rel_l2", "first_bad_output", "first_bad_reference",
+          "first_bad_magnitude", "first_bad_allowed", "max_bound_fraction"}) {
       if (!copy.contains(field) || !copy[field].is_string()) continue;
       const std::string text = copy[field].get<std::string>();
       if (text == "nan")

@@ -89,13 +89,30 @@ struct TimingSummary {
 };
 
 // What "correct" means for an output of one dtype (a family manifest's tolerance.<dtype>): an
-// element is bad when it is not finite or |out - ref| > atol + rtol * |ref|, and the whole output
-// also needs rel_l2 <= max_rel_l2. All zero: an exact match. JSON: {"atol", "rtol", "rel_l2"}.
+// element is bad when it is not finite or |out - ref| > atol + rtol * |ref| + magnitude * u * m,
+// and the whole output also needs rel_l2 <= max_rel_l2. The last term grows with what was summed:
+// m is the reference's magnitude of the element (|A|*|B|^T for a GEMM) and u = u(dtype, K) the
+// unit roundoff its error grows by (tuner/error_bound.hpp); magnitude 0: no such term. All zero:
+// an exact match. JSON: {"atol", "rtol", "rel_l2"} plus "magnitude" when it is not 0.
 struct Tolerance {
   double atol = 0;
   double rtol = 0;
   double max_rel_l2 = 0;
+  double magnitude = 0;  // c of the magnitude term
   bool operator==(const Tolerance&) const = default;
+};
+
+// The magnitude term of one check as it was evaluated for the problem, so a reader of a stored
+// result knows what "correct" meant: allowed |out - ref| <= atol + rtol * |ref| + c * u * m.
+// JSON: {"form", "c", "u", "u_out", "u_acc", "reduction", "magnitude"}.
+struct MagnitudeBound {
+  double c = 0;                // the tolerance's magnitude
+  double u = 0;                // u(dtype, K) = u_out / sqrt(K) + u_acc
+  double u_out = 0;            // unit roundoff of the output dtype (2^-8 bf16, 2^-11 fp16)
+  double u_acc = 0;            // unit roundoff of the fp32 accumulation (2^-24)
+  std::int64_t reduction = 1;  // K: how many products each element sums
+  std::string magnitude;       // what m is, e.g. "|A|*|B|^T"
+  bool operator==(const MagnitudeBound&) const = default;
 };
 
 struct ErrorSummary {
@@ -114,6 +131,14 @@ struct ErrorSummary {
   // Empty when every output's guard regions are intact, else what was damaged first
   // ("wrote past the end of C: guard after C damaged at byte 0").
   std::string guard_damage{};
+  // Added with the magnitude term; a summary written before it reads with the defaults.
+  std::optional<MagnitudeBound> magnitude_bound{};  // the term's constants, when it had one
+  double first_bad_magnitude = 0;  // m at the first bad element (0 without the term)
+  double first_bad_allowed = 0;    // the bound |out - ref| had to meet there
+  // max over the finite elements of |out - ref| / allowed: how much of the bound a correct output
+  // used (near 1: the bound is tight for this kernel); Inf when an exact match was required and
+  // missed; -1: not computed.
+  double max_bound_fraction = -1;
 };
 
 struct MeasureRequest {
@@ -168,6 +193,8 @@ nlohmann::json to_json(const TimingSummary& t);
 TimingSummary timing_summary_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Tolerance& t);
 Tolerance tolerance_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const MagnitudeBound& b);
+MagnitudeBound magnitude_bound_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const ErrorSummary& e);
 ErrorSummary error_summary_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const MeasureRequest& r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "tuner/arg_parser.hpp"
@@ -62,9 +63,28 @@ nlohmann::json read_params(ManifestReader& r, const ManifestJson& spec, const st
   return params;
 }
 
+// "magnitude": {"kernel": entry point of the reference's source, "reduction": K (expression over
+// dims), "description": what m is}: the kernel takes the reference's args and launch and writes
+// the magnitude of each element where the reference writes its output.
+void read_magnitude(ManifestReader& r, const ManifestJson& spec, ReferenceSpec& ref) {
+  const std::string where = "reference.magnitude";
+  if (!r.expect_object(spec, where)) return;
+  r.reject_unknown_keys(spec, {"kernel", "reduction", "description"}, where);
+  ReferenceSpec::Magnitude magnitude;
+  magnitude.kernel = r.string_field(spec, "kernel", where, true).value_or("");
+  magnitude.reduction = r.expression_field(spec, "reduction", where, true).value_or("1");
+  magnitude.description = r.string_field(spec, "description", where, true).value_or("");
+  if (!magnitude.kernel.empty() && !is_identifier(magnitude.kernel))
+    r.error(field_path(where, "kernel"), "must be an extern \"C\" identifier");
+  if (!magnitude.kernel.empty() && magnitude.kernel == ref.kernel)
+    r.error(field_path(where, "kernel"), "must be another kernel than the reference's own");
+  ref.magnitude = std::move(magnitude);
+}
+
 void read_kernel_reference(ManifestReader& r, const ManifestJson& spec, Family& family) {
   const std::string where = "reference";
-  r.reject_unknown_keys(spec, {"kind", "source", "kernel", "output", "args", "launch"}, where);
+  r.reject_unknown_keys(spec, {"kind", "source", "kernel", "output", "args", "launch", "magnitude"},
+                        where);
   ReferenceSpec& ref = family.reference;
   ref.source = r.string_field(spec, "source", where, true).value_or("");
   ref.kernel = r.string_field(spec, "kernel", where, true).value_or("");
@@ -92,6 +112,8 @@ void read_kernel_reference(ManifestReader& r, const ManifestJson& spec, Family& 
   }
   if (const ManifestJson* launch = r.member(spec, "launch", where, true))
     parse_launch(r, *launch, field_path(where, "launch"), ref.launch);
+  if (const ManifestJson* magnitude = r.member(spec, "magnitude", where, false))
+    read_magnitude(r, *magnitude, ref);
 }
 
 }  // namespace

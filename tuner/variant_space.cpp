@@ -154,11 +154,17 @@ nlohmann::json kernel_reference_params(const Evaluator& eval, const ReferenceSpe
   const auto block = eval.extents("reference.launch.block", ref.launch.block);
   const auto smem = eval.integer("reference.launch.dynamic_smem", ref.launch.dynamic_smem, 0,
                                  std::numeric_limits<std::uint32_t>::max());
-  return {{"source", ref.source},
-          {"kernel", ref.kernel},
-          {"output", ref.output},
-          {"args", args},
-          {"launch", {{"grid", grid}, {"block", block}, {"dynamic_smem", smem}}}};
+  nlohmann::json params = {{"source", ref.source},
+                           {"kernel", ref.kernel},
+                           {"output", ref.output},
+                           {"args", args},
+                           {"launch", {{"grid", grid}, {"block", block}, {"dynamic_smem", smem}}}};
+  if (ref.magnitude)
+    params["magnitude"] = {{"kernel", ref.magnitude->kernel},
+                           {"reduction", eval.integer("reference.magnitude.reduction",
+                                                      ref.magnitude->reduction, 1, kInt64Max)},
+                           {"description", ref.magnitude->description}};
+  return params;
 }
 
 // A reference's or baseline's params: strings that name a buffer stay names, other strings are

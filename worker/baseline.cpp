@@ -16,7 +16,8 @@ namespace {
 class ReferenceRun final : public Baseline {
  public:
   ReferenceRun(const ProblemInstance& problem, const ProblemBuffers& buffers, WorkerDevice& device)
-      : kind_(problem.reference.kind), reference_(make_reference(problem, buffers, device.cublas)) {
+      : kind_(problem.reference.kind),
+        reference_(make_reference(problem, buffers, device.cublas, device.support)) {
     if (kind_ == "kernel")
       scratch_ = cuda::DeviceBuffer(static_cast<std::size_t>(reference_->output_elements()) *
                                     sizeof(float));

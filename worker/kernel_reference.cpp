@@ -100,25 +100,48 @@ class KernelReference final : public Reference {
     }
     if (!output_slot_) bad("'args'", "has no reference_output");
     for (auto& slot : slots_) pointers_.push_back(&slot);
-    if (dynamic_smem_ > 48 * 1024)
-      KT_CU(cuFuncSetAttribute, function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            static_cast<int>(dynamic_smem_));
+    if (params_.contains("magnitude")) read_magnitude(field(params_, "magnitude"));
+    for (CUfunction function : {function_, magnitude_function_})
+      if (function != nullptr && dynamic_smem_ > 48 * 1024)
+        KT_CU(cuFuncSetAttribute, function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+              static_cast<int>(dynamic_smem_));
   }
 
   const std::string& output_buffer() const override { return output_; }
   std::int64_t output_elements() const override { return output_elements_; }
 
-  void compute_f32(CUdeviceptr out, CUstream stream) override {
-    std::memcpy(&slots_[*output_slot_ - 1], &out, sizeof(out));
-    KT_CU(cuLaunchKernel, function_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2],
-          dynamic_smem_, stream, pointers_.data(), nullptr);
-  }
+  void compute_f32(CUdeviceptr out, CUstream stream) override { launch(function_, out, stream); }
 
   void run_native(CUstream) override {
     throw std::logic_error("a kernel reference writes fp32 only: it has no run in the dtype");
   }
 
+  std::optional<Magnitude> magnitude() const override { return magnitude_; }
+
+  // The magnitude kernel takes the reference's arguments and launch, writing m where the
+  // reference writes its output.
+  void compute_magnitude_f32(CUdeviceptr out, CUstream stream) override {
+    if (magnitude_function_ == nullptr) return Reference::compute_magnitude_f32(out, stream);
+    launch(magnitude_function_, out, stream);
+    KT_CU(cuStreamSynchronize, stream);
+  }
+
  private:
+  void launch(CUfunction function, CUdeviceptr out, CUstream stream) {
+    std::memcpy(&slots_[*output_slot_ - 1], &out, sizeof(out));
+    KT_CU(cuLaunchKernel, function, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2],
+          dynamic_smem_, stream, pointers_.data(), nullptr);
+  }
+
+  // {"kernel": entry point in the same cubin, "reduction": K >= 1, "description": what m is}.
+  void read_magnitude(const nlohmann::json& spec) {
+    const nlohmann::json& reduction = field(spec, "reduction");
+    if (!reduction.is_number_integer() || reduction.get<std::int64_t>() < 1)
+      bad("magnitude.reduction", "must be a positive integer");
+    magnitude_ = Magnitude{reduction.get<std::int64_t>(), text_field(spec, "description")};
+    magnitude_function_ = module_.function(text_field(spec, "kernel"));
+  }
+
   nlohmann::json params_;
   std::string output_;
   std::int64_t output_elements_ = 0;
@@ -129,6 +152,8 @@ class KernelReference final : public Reference {
   std::vector<std::uint64_t> slots_;  // one 8-byte slot per argument
   std::vector<void*> pointers_;
   std::optional<std::size_t> output_slot_;  // 1-based
+  std::optional<Magnitude> magnitude_;
+  CUfunction magnitude_function_ = nullptr;
 };
 
 }  // namespace

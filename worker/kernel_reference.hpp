@@ -3,9 +3,13 @@
 // path. params (tuner/variant_space.hpp, plus "cubin_path" added by the daemon):
 //   {"cubin_path", "kernel", "output": the family output it answers for,
 //    "args": [{"kind": "reference_output"|"buffer"|"i32"|"i64"|"f32", "buffer"?, "value"?}],
-//    "launch": {"grid": [3], "block": [3], "dynamic_smem"}}
-// It writes fp32 into the reference_output argument; it has no run in the problem's dtype, so it
-// never stands in as a speedup baseline (a family with an external baseline reports none).
+//    "launch": {"grid": [3], "block": [3], "dynamic_smem"},
+//    "magnitude"?: {"kernel", "reduction": K, "description": what m is}}
+// It writes fp32 into the reference_output argument; the magnitude kernel, when the family has
+// one, is another entry point of the same cubin taking the same arguments and launch and writing
+// the magnitude m of each element (validator.hpp) there instead; it has no run in the problem's
+// dtype, so it never stands in as a speedup baseline (a family with an external baseline reports
+// none).
 #pragma once
 
 #include <memory>

@@ -57,6 +57,20 @@ extern "C" __global__ void kt_read_through(const uint4* in, unsigned long long w
   if (acc == (unsigned)(unsigned long long)sink) *sink = acc;
 }
 
+// dst[i] = |src[i]|: bf16 and fp16 keep the sign in bit 15 and f32 in bit 31, so clearing it is
+// the exact absolute value (the operands of the reference's magnitude GEMM, |A| |B|^T).
+extern "C" __global__ void kt_abs_copy(void* dst, const void* src, unsigned long long elements,
+                                       int dtype) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < elements; i += stride) {
+    if (dtype == 0)
+      ((unsigned*)dst)[i] = ((const unsigned*)src)[i] & 0x7FFFFFFFu;
+    else
+      ((unsigned short*)dst)[i] = ((const unsigned short*)src)[i] & 0x7FFFu;
+  }
+}
+
 // out[i] = silu(gate[i]) * up[i] for 16-bit data (dtype 1 bf16, 2 fp16), in fp32 with an exact
 // expf: the element-wise half of the unfused dual GEMM baseline, as a framework runs it.
 __device__ __forceinline__ float kt_half_to_float(unsigned short bits, int dtype) {
@@ -105,7 +119,8 @@ SupportKernels::SupportKernels(const std::string& arch)
     : module_(compile_and_load(arch)),
       fill_(module_.function(kFillKernel)),
       read_(module_.function(kReadKernel)),
-      silu_multiply_(module_.function(kSiluMultiplyKernel)) {}
+      silu_multiply_(module_.function(kSiluMultiplyKernel)),
+      abs_copy_(module_.function(kAbsCopyKernel)) {}
 
 const char* SupportKernels::source() {
   return kSource;
@@ -142,6 +157,26 @@ void SupportKernels::read_through(CUdeviceptr buffer, std::size_t bytes, CUdevic
   const auto blocks =
       static_cast<unsigned>(std::min<unsigned long long>((words + kThreads - 1) / kThreads, 4096));
   KT_CU(cuLaunchKernel, read_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args, nullptr);
+}
+
+void SupportKernels::abs_copy(CUdeviceptr dst, CUdeviceptr src, std::int64_t elements,
+                              const std::string& dtype, CUstream stream) const {
+  int code;
+  if (dtype == "f32")
+    code = kF32;
+  else if (dtype == "bf16")
+    code = kBf16;
+  else if (dtype == "fp16")
+    code = kFp16;
+  else
+    throw std::invalid_argument("no absolute value for dtype '" + dtype + "'");
+  if (elements <= 0) return;
+  unsigned long long count = static_cast<unsigned long long>(elements);
+  void* args[] = {&dst, &src, &count, &code};
+  constexpr unsigned kThreads = 256;
+  const auto blocks =
+      static_cast<unsigned>(std::min<unsigned long long>((count + kThreads - 1) / kThreads, 8192));
+  KT_CU(cuLaunchKernel, abs_copy_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args, nullptr);
 }
 
 void SupportKernels::silu_multiply(CUdeviceptr out, CUdeviceptr gate, CUdeviceptr up,

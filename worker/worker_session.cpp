@@ -113,14 +113,14 @@ nlohmann::json WorkerSession::measure(const nlohmann::json& request, Answer& ans
 ErrorSummary WorkerSession::check_baseline(const ProblemInstance& problem, ProblemBuffers& buffers,
                                            Baseline& baseline, const Tolerance& tolerance) {
   WorkerDevice& dev = device();
-  const auto reference = make_reference(problem, buffers, dev.cublas);
-  cuda::DeviceBuffer expected(static_cast<std::size_t>(reference->output_elements()) *
-                              sizeof(float));
-  reference->compute_f32(expected.get(), dev.stream.get());
+  const auto reference = make_reference(problem, buffers, dev.cublas, dev.support);
+  // The reference reads the inputs only: its output and magnitude are computed before the
+  // baseline runs on the same buffers.
+  const ReferenceResults computed = compute_reference(*reference, tolerance, dev.stream.get());
   buffers.poison_outputs(dev.stream.get());
   baseline.launch(dev.stream.get());
   dev.stream.synchronize();
-  return check_output(buffers, *reference, expected, tolerance);
+  return check_output(buffers, *reference, computed, tolerance);
 }
 
 nlohmann::json WorkerSession::time_baseline(const nlohmann::json& request) {

@@ -4,6 +4,7 @@
 // chunk, exponentiates them against that maximum into shared memory, and thread d sums p_j *
 // V[j][d]. Scores are dot products of one key row per warp (lanes split D), so every global read is
 // coalesced. Q, K, V and the output are [B, H, S, D] row-major; nothing is tiled or approximated.
+// kt_attention_magnitude, the same computation on |V|, gives the per-element bound its magnitude.
 
 #include "mma_primitives.cuh"
 
@@ -31,15 +32,14 @@ __device__ __forceinline__ float score(const float* q, const elem_t* __restrict_
   return warp_sum(acc);
 }
 
-}  // namespace kt_attn_ref
-
-// O_ref[B,H,S,D] (fp32) for inputs Q, K, V [B,H,S,D]; causal != 0 lets query i see keys 0..i.
-extern "C" __global__ void __launch_bounds__(kt_attn_ref::kThreads)
-    kt_attention_reference(float* __restrict__ O_ref, const unsigned short* __restrict__ Q,
-                           const unsigned short* __restrict__ K,
-                           const unsigned short* __restrict__ V, int B, int H, int S, int D,
-                           int causal, float scale) {
-  using namespace kt_attn_ref;
+// One query row of O (or of its magnitude): Σ_j p_j V[j][d] / Σ_j p_j with kAbsV false,
+// Σ_j p_j |V[j][d]| / Σ_j p_j with kAbsV true, from the same scores, maximum and exponentials.
+template <bool kAbsV>
+__device__ __forceinline__ void attention_row(float* __restrict__ out,
+                                              const unsigned short* __restrict__ Q,
+                                              const unsigned short* __restrict__ K,
+                                              const unsigned short* __restrict__ V, int B, int H,
+                                              int S, int D, int causal, float scale) {
   __shared__ float q[kMaxHeadDim];
   __shared__ float p[kChunk];
   __shared__ float warp_max[kWarps];
@@ -74,9 +74,37 @@ extern "C" __global__ void __launch_bounds__(kt_attn_ref::kThreads)
     __syncthreads();
     for (int j = 0; j < count; ++j) {
       sum += p[j];
-      if (tid < D) acc += p[j] * to_float(V[head + static_cast<long long>(chunk + j) * D + tid]);
+      if (tid < D) {
+        const float v = to_float(V[head + static_cast<long long>(chunk + j) * D + tid]);
+        acc += p[j] * (kAbsV ? fabsf(v) : v);
+      }
     }
     __syncthreads();
   }
-  if (tid < D) O_ref[head + static_cast<long long>(row) * D + tid] = acc / sum;
+  if (tid < D) out[head + static_cast<long long>(row) * D + tid] = acc / sum;
+}
+
+}  // namespace kt_attn_ref
+
+// O_ref[B,H,S,D] (fp32) for inputs Q, K, V [B,H,S,D]; causal != 0 lets query i see keys 0..i.
+extern "C" __global__ void __launch_bounds__(kt_attn_ref::kThreads)
+    kt_attention_reference(float* __restrict__ O_ref, const unsigned short* __restrict__ Q,
+                           const unsigned short* __restrict__ K,
+                           const unsigned short* __restrict__ V, int B, int H, int S, int D,
+                           int causal, float scale) {
+  kt_attn_ref::attention_row<false>(O_ref, Q, K, V, B, H, S, D, causal, scale);
+}
+
+// The magnitude of each element of O for the per-element bound (manifest reference.magnitude):
+// m[b,h,i,d] = Σ_j p_ij |V[j][d]|, the softmax-weighted magnitude of what O[b,h,i,d] averages.
+// A kernel that rounds each probability to the dtype before P V moves O[i][d] by at most
+// u_out * m (each term by u_out * p_ij |V[j][d]|), and by as much again when its row sum is of
+// the rounded probabilities: the bound's c * u_out * m with K = 1 (kernel_templates/README.md).
+// Same arguments and launch as kt_attention_reference.
+extern "C" __global__ void __launch_bounds__(kt_attn_ref::kThreads)
+    kt_attention_magnitude(float* __restrict__ magnitude, const unsigned short* __restrict__ Q,
+                           const unsigned short* __restrict__ K,
+                           const unsigned short* __restrict__ V, int B, int H, int S, int D,
+                           int causal, float scale) {
+  kt_attn_ref::attention_row<true>(magnitude, Q, K, V, B, H, S, D, causal, scale);
 }

@@ -156,6 +156,52 @@ TEST_F(WorkerOnGpu, WritingOnePastTheEndOfCIsAWrongResult) {
   EXPECT_EQ(client_->starts(), 1);  // caught by the guard, not by a crash
 }
 
+// The bound's magnitude term (tuner/error_bound.hpp): a split-K whose partial sums and their
+// reduction are rounded to 16 bits is correct at K = 16384 with odd extents (the bound without
+// the term rejects it in bf16, as it rejected cuBLASLt's split-K algorithm), and the reference's
+// |A| |B|^T is what the stored summary says it was checked with.
+TEST_F(WorkerOnGpu, SplitKWith16BitPartialSumsIsMeasuredAtK16384) {
+  for (const std::string dtype : {"bf16", "fp16"}) {
+    MeasureRequest r = request(NaiveGemm::split_k_16bit, dtype);
+    r.full = naive_gemm_problem(129, 97, 16384, dtype);
+    const MeasureResult measured = client_->measure(r, 120s);
+    EXPECT_EQ(measured.status, VariantStatus::measured)
+        << dtype << ": " << measured.failed_gate << ": " << measured.reason;
+    ASSERT_TRUE(measured.error.has_value());
+    ASSERT_TRUE(measured.error->magnitude_bound.has_value()) << dtype;
+    EXPECT_EQ(measured.error->magnitude_bound->reduction, 16384);
+    EXPECT_EQ(measured.error->magnitude_bound->magnitude, "|A|*|B|^T");
+    EXPECT_EQ(measured.error->magnitude_bound->c, 16);
+    EXPECT_GT(measured.error->max_bound_fraction, 0);
+    EXPECT_LT(measured.error->max_bound_fraction, 1);
+
+    if (dtype != "bf16") continue;
+    r.tolerance.magnitude = 0;  // the bound before the term
+    const MeasureResult old = client_->measure(r, 120s);
+    EXPECT_EQ(old.status, VariantStatus::wrong_result) << old.reason;
+    EXPECT_EQ(old.failed_gate, "full");
+  }
+}
+
+TEST_F(WorkerOnGpu, ATileThatDroppedAKBlockIsAWrongResultAtEveryK) {
+  for (const int k : {64, 1024, 16384}) {
+    for (const std::string dtype : {"bf16", "fp16"}) {
+      MeasureRequest r = request(NaiveGemm::drops_k_block, dtype);
+      r.smoke.reset();
+      r.full = naive_gemm_problem(67, 45, k, dtype);
+      r.time = false;
+      const MeasureResult measured = client_->measure(r, 120s);
+      EXPECT_EQ(measured.status, VariantStatus::wrong_result)
+          << "K " << k << " " << dtype << ": " << measured.reason;
+      ASSERT_TRUE(measured.error.has_value());
+      EXPECT_GT(measured.error->bad_elements, 0);
+      EXPECT_GE(measured.error->first_bad_index, 16 * 45 + 16) << "inside the tile of block (1, 1)";
+      EXPECT_NE(measured.reason.find("16 * u * m (m = |A|*|B|^T"), std::string::npos)
+          << measured.reason;
+    }
+  }
+}
+
 TEST_F(WorkerOnGpu, FarOutOfBoundsWriteIsIllegalAccessAndTheNextVariantStillRuns) {
   const MeasureResult bad = client_->measure(request(NaiveGemm::far_out_of_bounds), 60s);
   EXPECT_EQ(bad.status, VariantStatus::illegal_access) << bad.reason;

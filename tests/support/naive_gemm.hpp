@@ -2,7 +2,8 @@
 // family's argument order (C, A, B, M, N, K), one thread per element of C in 16x16 blocks, bf16
 // or fp16, with a planted fault to choose: the worker must end each in its own state. The
 // validation faults are small on purpose (one element, one tile, one element past the end of C,
-// one NaN): what a per-element check and the guards around C must catch.
+// one NaN, one tile that dropped a K-block): what a per-element check and the guards around C
+// must catch; and a split-K reduced in 16 bits, which it must not reject.
 #pragma once
 
 #include <string>
@@ -22,13 +23,18 @@ enum class NaiveGemm {
   one_wrong_tile,       // the 16x16 tile of block (1, 1), rows and columns 16..31, 1.0 too large
   writes_one_past_end,  // C right, plus 1.0 written to the element after C's last
   one_nan,              // C[0][N-1] is NaN
+  // Correct within rounding: K in 16 slices, the partial sums and their running sum rounded to
+  // the dtype (a split-K reduced in 16 bits), which only the magnitude term allows at large K.
+  split_k_16bit,
+  drops_k_block,  // the 16x16 tile of block (1, 1) leaves out the middle 64-wide block of K
 };
 
 // Every behaviour, for the tests that go through them all.
 inline constexpr NaiveGemm kAllNaiveGemms[] = {
     NaiveGemm::correct,           NaiveGemm::writes_zero,         NaiveGemm::skips_last_row,
     NaiveGemm::far_out_of_bounds, NaiveGemm::loops_forever,       NaiveGemm::one_wrong_element,
-    NaiveGemm::one_wrong_tile,    NaiveGemm::writes_one_past_end, NaiveGemm::one_nan};
+    NaiveGemm::one_wrong_tile,    NaiveGemm::writes_one_past_end, NaiveGemm::one_nan,
+    NaiveGemm::split_k_16bit,     NaiveGemm::drops_k_block};
 
 inline constexpr const char* kNaiveGemmKernel = "test_gemm";
 

@@ -112,6 +112,76 @@ TEST(KernelReference, BadReferencesAreNamed) {
   EXPECT_HAS(load_error(m), "'magic' is not a reference the worker knows");
 }
 
+// A kernel reference with a magnitude kernel of the same source: the tolerance's magnitude term
+// may use it, and every instance names it with its reduction length evaluated.
+TEST(KernelReference, MagnitudeKernelIsParsedAndInstantiated) {
+  Json m = kernel_reference_manifest();
+  m["reference"]["magnitude"] = {
+      {"kernel", "kt_tiny_magnitude"}, {"reduction", "M*2"}, {"description", "|X|"}};
+  m["tolerance"]["bf16"]["magnitude"] = 8;
+  test::TempDir dir;
+  const Family family = load(m, dir);
+  ASSERT_TRUE(family.reference.magnitude.has_value());
+  EXPECT_EQ(family.reference.magnitude->kernel, "kt_tiny_magnitude");
+  EXPECT_EQ(family.reference.magnitude->reduction, "M*2");
+  EXPECT_EQ(family.reference.magnitude->description, "|X|");
+  EXPECT_EQ(family.tolerance.at("bf16").magnitude, 8);
+
+  const ProblemInstance p =
+      instantiate(family, family.templates[0], {{"TILE", 32}, {"SPLIT", 1}, {"CLUSTER", 1}},
+                  {{"M", 300}, {"N", 2}, {"FLAG", 1}}, "bf16", limits_for_arch("sm_90a").value());
+  EXPECT_EQ(p.reference.params["magnitude"],
+            (nlohmann::json{
+                {"kernel", "kt_tiny_magnitude"}, {"reduction", 600}, {"description", "|X|"}}));
+
+  // Without one, an instance names none.
+  test::TempDir plain_dir;
+  const Family plain = load(kernel_reference_manifest(), plain_dir);
+  EXPECT_FALSE(plain.reference.magnitude.has_value());
+  EXPECT_FALSE(instantiate(plain, plain.templates[0], {{"TILE", 32}, {"SPLIT", 1}, {"CLUSTER", 1}},
+                           {{"M", 300}, {"N", 2}, {"FLAG", 0}}, "bf16",
+                           limits_for_arch("sm_90a").value())
+                   .reference.params.contains("magnitude"));
+}
+
+TEST(KernelReference, BadMagnitudesAreNamed) {
+  Json m = kernel_reference_manifest();
+  m["tolerance"]["bf16"]["magnitude"] = 8;  // no magnitude kernel to give it an m
+  EXPECT_HAS(load_error(m),
+             "tolerance.bf16.magnitude: needs a reference that computes a magnitude");
+
+  const Json with_kernel = [] {
+    Json m = kernel_reference_manifest();
+    m["reference"]["magnitude"] = {
+        {"kernel", "kt_tiny_magnitude"}, {"reduction", "M"}, {"description", "|X|"}};
+    return m;
+  }();
+  m = with_kernel;
+  m["reference"]["magnitude"].erase("reduction");
+  EXPECT_HAS(load_error(m), "reference.magnitude.reduction");
+  m = with_kernel;
+  m["reference"]["magnitude"]["reduction"] = "TILE";  // an axis: one reference per job
+  EXPECT_HAS(load_error(m), "reference.magnitude.reduction");
+  m = with_kernel;
+  m["reference"]["magnitude"]["kernel"] = "kt_tiny_reference";
+  EXPECT_HAS(load_error(m), "must be another kernel than the reference's own");
+  m = with_kernel;
+  m["reference"]["magnitude"]["kernel"] = "not an identifier";
+  EXPECT_HAS(load_error(m), "reference.magnitude.kernel");
+  m = with_kernel;
+  m["reference"]["magnitude"].erase("description");
+  EXPECT_HAS(load_error(m), "reference.magnitude.description");
+  m = with_kernel;
+  m["reference"]["magnitude"]["scale"] = 2;
+  EXPECT_HAS(load_error(m), "reference.magnitude.scale");
+  m = with_kernel;
+  m["tolerance"]["bf16"]["magnitude"] = -1;
+  EXPECT_HAS(load_error(m), "tolerance.bf16.magnitude: must be a non-negative number");
+  m = with_kernel;
+  m["tolerance"]["bf16"]["magnitude"] = 256;  // 256 * 2^-8 = 1: an all-zero output would pass
+  EXPECT_HAS(load_error(m), "tolerance.bf16.magnitude: must be below 256");
+}
+
 TEST(Baseline, KindsAndTheirParams) {
   Json m = kernel_reference_manifest();
   m["baseline"] = {{"kind", "cublaslt_gemm"},

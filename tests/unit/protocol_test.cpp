@@ -192,6 +192,51 @@ TEST(Protocol, PerElementFieldsAndTheToleranceRoundTrip) {
                std::invalid_argument);
 }
 
+TEST(Protocol, TheMagnitudeTermAndItsBoundRoundTrip) {
+  const Tolerance tolerance{0.03125, 0.0078125, 0.0078125, 16};
+  EXPECT_EQ(
+      to_json(tolerance),
+      (nlohmann::json{
+          {"atol", 0.03125}, {"rtol", 0.0078125}, {"rel_l2", 0.0078125}, {"magnitude", 16.0}}));
+  EXPECT_EQ(tolerance_from_json(to_json(tolerance)), tolerance);
+
+  ErrorSummary e;
+  e.tolerance = tolerance;
+  e.bad_elements = 1;
+  e.first_bad_index = 12;
+  e.first_bad_magnitude = 4100.5;
+  e.first_bad_allowed = 2.31;
+  e.max_bound_fraction = std::numeric_limits<double>::infinity();
+  e.magnitude_bound =
+      MagnitudeBound{16, 0x1p-8 / 128 + 0x1p-24, 0x1p-8, 0x1p-24, 16384, "|A|*|B|^T"};
+  const nlohmann::json j = wire(to_json(e));
+  // A reader of a stored result finds the bound's form and constants.
+  EXPECT_EQ(j["bound"]["form"],
+            "|out - ref| <= atol + rtol * |ref| + c * u * m, u = u_out / sqrt(K) + u_acc");
+  EXPECT_EQ(j["bound"]["c"], 16.0);
+  EXPECT_EQ(j["bound"]["reduction"], 16384);
+  EXPECT_EQ(j["bound"]["magnitude"], "|A|*|B|^T");
+  EXPECT_EQ(j["tolerance"]["magnitude"], 16.0);
+  const ErrorSummary back = error_summary_from_json(j);
+  ASSERT_TRUE(back.magnitude_bound.has_value());
+  EXPECT_EQ(*back.magnitude_bound, *e.magnitude_bound);
+  EXPECT_EQ(back.first_bad_magnitude, 4100.5);
+  EXPECT_EQ(back.first_bad_allowed, 2.31);
+  EXPECT_TRUE(std::isinf(back.max_bound_fraction));
+  EXPECT_EQ(*back.tolerance, tolerance);
+  EXPECT_EQ(magnitude_bound_from_json(to_json(*e.magnitude_bound)), *e.magnitude_bound);
+
+  // A request carries the family's c to the worker.
+  MeasureRequest r;
+  r.full = sample_problem();
+  r.tolerance = tolerance;
+  EXPECT_EQ(measure_request_from_json(wire(to_json(r))).tolerance, tolerance);
+  BaselineTimingRequest b;
+  b.problem = sample_problem();
+  b.tolerance = tolerance;
+  EXPECT_EQ(baseline_timing_request_from_json(wire(to_json(b))).tolerance, tolerance);
+}
+
 TEST(Protocol, ErrorSummaryFromBeforePerElementChecksStillReads) {
   const nlohmann::json old = {{"max_abs", 0.5},
                               {"max_rel", 0.01},
@@ -203,6 +248,8 @@ TEST(Protocol, ErrorSummaryFromBeforePerElementChecksStillReads) {
   EXPECT_EQ(e.bad_elements, -1);  // not counted then
   EXPECT_FALSE(e.tolerance.has_value());
   EXPECT_TRUE(e.guard_damage.empty());
+  EXPECT_FALSE(e.magnitude_bound.has_value());  // nor a magnitude term
+  EXPECT_EQ(e.max_bound_fraction, -1);
 }
 
 TEST(Protocol, MeasureRequestNeedsAToleranceObject) {

@@ -11,6 +11,7 @@
 #include "support/child_compiler.hpp"
 #include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
+#include "tuner/compile/nvrtc_compiler.hpp"
 #include "tuner/family_baseline.hpp"
 
 namespace kt {
@@ -83,6 +84,40 @@ TEST_F(ReferenceKernelTest, AReferenceThatDoesNotCompileFailsWithItsLog) {
     EXPECT_NE(what.find("sm_90a"), std::string::npos) << what;
     EXPECT_NE(what.find("NVRTC log"), std::string::npos) << what;
     EXPECT_NE(what.find("error"), std::string::npos) << what << ": the compiler's own words";
+  }
+}
+
+// The magnitude kernel of each shipped kernel reference is compiled with it, into the same cubin
+// the worker loads both from.
+TEST_F(ReferenceKernelTest, TheMagnitudeKernelIsInTheReferencesCubin) {
+  const DeviceLimits limits = *limits_for_arch("sm_90a");
+  for (const char* name : {"attention_fwd", "dual_gemm_silu"}) {
+    const Family& family = test::shipped_family(name);
+    ASSERT_TRUE(family.reference.magnitude.has_value()) << name;
+    for (const char* dtype : {"bf16", "fp16"}) {
+      EXPECT_GT(tolerance_for(family, dtype).magnitude, 0) << name << " " << dtype;
+      prepare_reference_kernel(lookup(), test::child_compiler(), store_, family, dtype, limits,
+                               dir_.path() / "work");
+      const auto blob =
+          store_.find_kernel(compile_cache_key(reference_compile_request(family, dtype, limits)));
+      ASSERT_TRUE(blob.has_value()) << name;
+      EXPECT_TRUE(cubin_names_entry(blob->cubin, family.reference.kernel)) << name;
+      EXPECT_TRUE(cubin_names_entry(blob->cubin, family.reference.magnitude->kernel)) << name;
+    }
+  }
+}
+
+TEST_F(ReferenceKernelTest, AMissingMagnitudeKernelFailsBeforeAnyGpu) {
+  Family renamed = test::shipped_family("dual_gemm_silu");
+  renamed.reference.magnitude->kernel = "kt_no_such_magnitude";
+  try {
+    prepare_reference_kernel(lookup(), test::child_compiler(), store_, renamed, "bf16",
+                             *limits_for_arch("sm_90a"), dir_.path());
+    FAIL() << "a reference without its magnitude kernel was prepared";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no magnitude kernel 'kt_no_such_magnitude'"), std::string::npos) << what;
+    EXPECT_NE(what.find("dual_gemm_reference.cuh"), std::string::npos) << what;
   }
 }
 

@@ -22,16 +22,6 @@ std::vector<std::string> fixed_options(const std::string& arch) {
   return {"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v", "-default-device"};
 }
 
-// The ELF string table holds every symbol name NUL-delimited; an extern "C" kernel appears
-// under its own name. (The ptxas report is not a reliable witness: some NVRTC builds leave the
-// program log empty even with --ptxas-options=-v.)
-bool cubin_names_entry(const std::vector<char>& cubin, const std::string& kernel) {
-  std::string needle(1, '\0');
-  needle += kernel;
-  needle += '\0';
-  return std::search(cubin.begin(), cubin.end(), needle.begin(), needle.end()) != cubin.end();
-}
-
 // "registers: ptxas log 40, cubin 42" for each figure the log gives differently.
 std::string disagreements(const ResourceUsage& log, const ResourceUsage& cubin) {
   std::string text;
@@ -114,6 +104,16 @@ std::optional<std::filesystem::path> cuda_include_dir() {
     return std::nullopt;
   }();
   return found;
+}
+
+// The ELF string table holds every symbol name NUL-delimited; an extern "C" kernel appears
+// under its own name. (The ptxas report is not a reliable witness: some NVRTC builds leave the
+// program log empty even with --ptxas-options=-v.)
+bool cubin_names_entry(const std::vector<char>& cubin, const std::string& kernel) {
+  std::string needle(1, '\0');
+  needle += kernel;
+  needle += '\0';
+  return std::search(cubin.begin(), cubin.end(), needle.begin(), needle.end()) != cubin.end();
 }
 
 CompileResult compile_kernel(const CompileRequest& request) {

@@ -58,6 +58,9 @@ std::string compile_cache_key(const CompileRequest& request);
 // resources come from kernel_resources; a cubin they cannot be read from is a failed compile.
 CompileResult compile_kernel(const CompileRequest& request);
 
+// Whether a compiled cubin holds the extern "C" entry point `kernel` (a name in its symbol table).
+bool cubin_names_entry(const std::vector<char>& cubin, const std::string& kernel);
+
 // The resources of `kernel` in a compiled cubin: registers, static shared memory, stack frame and
 // constant banks from the cubin itself (tuner/compile/cubin_resources.hpp), spills from the ptxas
 // log when it names the kernel; without a log, spills are 0 when the stack frame is empty (a
