@@ -1,0 +1,265 @@
+"""CPU tests of the conformance sweep (run by ctest as Conformance.Generator): the case generator
+covers what issue 28 asks of every family, keeps to the manifests and is reproducible per seed;
+the error bound accepts a split-K GEMM with 16-bit partial sums and rejects planted faults on
+host-computed data; the report and the --dry-run listing work. No GPU, no torch, no daemon."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import random
+import struct
+import subprocess
+import sys
+import unittest
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+
+import cases  # noqa: E402
+import manifest_expr  # noqa: E402
+import report  # noqa: E402
+import tolerance  # noqa: E402
+
+SEEDS = (1, 20260101, 987654321)
+
+# What every family's shapes must include (tags are read off the shapes' values: cases.shape_tags).
+REQUIRED_TAGS = {
+    "gemm": {"tiny", "m_one", "prime", "odd", "unaligned", "large_k", "aligned"},
+    "dual_gemm_silu": {"tiny", "m_one", "prime", "odd", "unaligned", "large_k", "aligned", "g_one", "g_many"},
+    "attention_fwd": {"tiny", "s_one", "prime", "odd", "ragged_s", "long_s", "many_heads", "causal", "noncausal",
+                      "D=64", "D=128"},
+    # Every extent a multiple of 16: no primes or odd sizes exist; unaligned means not a multiple of 64.
+    "wmma_gemm": {"tiny", "m_min", "unaligned", "large_k", "aligned"},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def family_cases(seed: int, count: int = 32):
+    families = cases.load_families(REPO)
+    return families, {f.name: cases.generate_family_cases(f, seed, count, cases.Caps()) for f in families}
+
+
+class Generator(unittest.TestCase):
+    def test_every_family_gets_30_distinct_shapes_with_the_required_categories(self) -> None:
+        for seed in SEEDS:
+            families, by_family = family_cases(seed)
+            self.assertEqual(sorted(by_family), sorted(REQUIRED_TAGS))
+            for family in families:
+                generated = by_family[family.name]
+                with self.subTest(seed=seed, family=family.name):
+                    shapes = {tuple(c.shape.values()) for c in generated}
+                    self.assertGreaterEqual(len(shapes), 30)
+                    tags = Counter(t for c in generated for t in c.tags)
+                    self.assertEqual(REQUIRED_TAGS[family.name] - set(tags), set(), f"tags seen: {dict(tags)}")
+
+    def test_every_dtype_search_and_client_path_is_used(self) -> None:
+        for seed in SEEDS:
+            families, by_family = family_cases(seed)
+            for family in families:
+                generated = by_family[family.name]
+                with self.subTest(seed=seed, family=family.name):
+                    self.assertEqual({c.dtype for c in generated}, set(family.dtypes))
+                    self.assertEqual({c.search for c in generated}, set(family.searches))
+                    self.assertEqual({c.client for c in generated}, {"cli", "http"})
+                    self.assertEqual({c.shape_syntax for c in generated if c.client == "cli"}, {"named", "positional"})
+                    for c in generated:
+                        if c.search == "exhaustive":  # a whole space, and only a small one
+                            self.assertIn(family.name, cases.SMALL_SPACE_FAMILIES)
+                            self.assertEqual(c.budget, 0)
+                        else:
+                            self.assertTrue(8 <= c.budget <= 32, c)
+            searches = {c.search for generated in by_family.values() for c in generated}
+            self.assertEqual(searches, {"exhaustive", "local", "model", "random"})
+
+    def test_shapes_keep_to_the_manifests_ranges_constraints_and_the_caps(self) -> None:
+        caps = cases.Caps()
+        for seed in SEEDS:
+            families, by_family = family_cases(seed)
+            for family in families:
+                for c in by_family[family.name]:
+                    with self.subTest(seed=seed, case=c.id, shape=c.shape):
+                        self.assertEqual(list(c.shape), family.dim_names)  # the manifest's order
+                        self.assertEqual(cases.failed_constraints(family, c.shape), [])
+                        for d in family.dims:
+                            self.assertTrue(d.lo <= c.shape[d.name] <= d.hi)
+                            self.assertEqual(c.shape[d.name] % d.multiple, 0)
+                            if d.choices:
+                                self.assertIn(c.shape[d.name], d.choices)
+                        self.assertLessEqual(c.elements, caps.max_elements)
+                        self.assertLessEqual(c.flops, caps.max_flops)
+
+    def test_the_manifests_constraints_are_read(self) -> None:
+        families = {f.name: f for f in cases.load_families(REPO)}
+        self.assertEqual(families["dual_gemm_silu"].dim("K").multiple, 8)
+        self.assertEqual(families["wmma_gemm"].dim("N").multiple, 16)
+        self.assertEqual(families["attention_fwd"].dim("D").choices, [64, 128])
+        self.assertEqual(families["attention_fwd"].dim("CAUSAL").choices, [0, 1])
+        self.assertEqual(families["attention_fwd"].dim_names, ["B", "H", "S", "D", "CAUSAL"])
+        self.assertEqual(families["dual_gemm_silu"].dim_names, ["G", "M", "N", "K"])
+        self.assertTrue(families["wmma_gemm"].registered)
+        self.assertEqual(cases.failed_constraints(families["gemm"], {"M": 70000, "N": 70000, "K": 1}),
+                         ["M*N < 2^31"])
+        self.assertEqual(cases.failed_constraints(families["dual_gemm_silu"], {"G": 1, "M": 4, "N": 4, "K": 12}),
+                         ["K % 8 == 0"])
+
+    def test_a_seed_reproduces_its_cases_and_another_seed_draws_others(self) -> None:
+        families = cases.load_families(REPO)
+        first = [c.to_json() for c in cases.generate(families, 42, 32, cases.Caps(), 1, 2)]
+        again = [c.to_json() for c in cases.generate(families, 42, 32, cases.Caps(), 1, 2)]
+        other = [c.to_json() for c in cases.generate(families, 43, 32, cases.Caps(), 1, 2)]
+        self.assertEqual(first, again)
+        self.assertNotEqual([c["shape"] for c in first], [c["shape"] for c in other])
+
+    def test_parts_split_the_run_and_each_covers_every_family_and_kind(self) -> None:
+        families = cases.load_families(REPO)
+        whole = cases.generate(families, 7, 32, cases.Caps())
+        parts = [cases.generate(families, 7, 32, cases.Caps(), p, 2) for p in (1, 2)]
+        self.assertEqual(sorted(c.id for c in whole), sorted(c.id for part in parts for c in part))
+        self.assertEqual(len({c.id for c in parts[0]} & {c.id for c in parts[1]}), 0)
+        kinds_per_family = Counter((c.family, c.kind) for c in whole)
+        for part in parts:
+            self.assertEqual({c.family for c in part}, {f.name for f in families})
+            in_part = {(c.family, c.kind) for c in part}
+            for key, count in kinds_per_family.items():
+                if count >= 2:
+                    self.assertIn(key, in_part)
+            # Run order: the first len(families) cases are one of each family.
+            self.assertEqual({c.family for c in part[:len(families)]}, {f.name for f in families})
+
+    def test_max_shape_elements_caps_the_shapes(self) -> None:
+        caps = cases.Caps(max_elements=1 << 20, max_flops=1e9)
+        for family in cases.load_families(REPO):
+            for c in cases.generate_family_cases(family, 3, 32, caps):
+                self.assertLessEqual(c.elements, 1 << 20)
+                self.assertLessEqual(c.flops, 1e9)
+
+
+class Expressions(unittest.TestCase):
+    def test_manifest_arithmetic(self) -> None:
+        e = manifest_expr.evaluate
+        self.assertEqual(e("M*K < 2^31", {"M": 2 ** 16, "K": 2 ** 15}), 0.0)
+        self.assertEqual(e("M*K < 2^31", {"M": 2 ** 16, "K": 2 ** 14}), 1.0)
+        self.assertEqual(e("4*B*H*S*S*D*(CAUSAL ? 0.5 : 1)", {"B": 1, "H": 2, "S": 3, "D": 4, "CAUSAL": 1}), 144.0)
+        self.assertEqual(e("SPLIT_K > 1 ? M*N*SPLIT_K : 1", {"SPLIT_K": 1, "M": 5, "N": 5}), 1.0)
+        self.assertEqual(e("cdiv(N,BN)*cdiv(M,BM)", {"N": 65, "BN": 64, "M": 1, "BM": 16}), 2.0)
+        self.assertEqual(e("D == 64 || D == 128", {"D": 96}), 0.0)
+        self.assertEqual(e("K % 8 == 0 && -K < 0", {"K": 16}), 1.0)
+        self.assertEqual(e("2^3^2", {}), 512.0)  # right-associative, as muparser
+        with self.assertRaises(manifest_expr.ExpressionError):
+            e("M +", {"M": 1})
+        with self.assertRaises(manifest_expr.ExpressionError):
+            e("Q", {})
+
+
+def to_bf16(x: float) -> float:
+    """x rounded to the nearest bfloat16 (ties to even), through its float32 bits."""
+    bits = struct.unpack("<I", struct.pack("<f", x))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+BF16_GEMM_TOL = {"atol": 0.03125, "rtol": 0.0078125, "rel_l2": 0.0078125}  # gemm's manifest
+
+
+def dot_problems(K: int, count: int, seed: int):
+    """`count` rows and columns of bf16 values in [-1, 1) and their products, as a GEMM tile sees
+    them: (products, exact sum, sum of |products|)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        # Multiples of 2^-8 in [-1, 1) have at most 8 significant bits: exact in bf16.
+        a = [(rng.getrandbits(9) - 256) / 256 for _ in range(K)]
+        b = [(rng.getrandbits(9) - 256) / 256 for _ in range(K)]
+        products = [x * y for x, y in zip(a, b)]
+        out.append((products, math.fsum(products), math.fsum(abs(p) for p in products)))
+    return out
+
+
+class ErrorBound(unittest.TestCase):
+    def test_split_k_with_16_bit_partial_sums_is_accepted_at_k_16384(self) -> None:
+        K, slices = 16384, 8
+        worst = 0.0
+        for products, ref, mag in dot_problems(K, 48, seed=1):
+            # Each slice summed in fp32, stored as bf16; the slices added in bf16; a bf16 output.
+            step = K // slices
+            partials = [to_bf16(math.fsum(products[i:i + step])) for i in range(0, K, step)]
+            total = 0.0
+            for p in partials:
+                total = to_bf16(total + p)
+            self.assertTrue(tolerance.element_ok(total, ref, mag, K, "bf16", BF16_GEMM_TOL), (total, ref, mag))
+            worst = max(worst, abs(total - ref) / tolerance.element_bound(abs(ref), mag, K, "bf16", BF16_GEMM_TOL))
+        self.assertLess(worst, 0.7)  # with room, not by a hair
+
+    def test_planted_faults_are_rejected_at_every_k(self) -> None:
+        for K in (64, 1024, 16384, 65536):
+            with self.subTest(K=K):
+                problems = dot_problems(K, 32, seed=K)
+                exact = [to_bf16(ref) for _, ref, _ in problems]
+                ok = lambda out, i: tolerance.element_ok(out, problems[i][1], problems[i][2], K, "bf16",  # noqa: E731
+                                                         BF16_GEMM_TOL)
+                self.assertTrue(all(ok(exact[i], i) for i in range(32)))  # the right answer passes
+                self.assertFalse(ok(float("nan"), 0))
+                self.assertFalse(ok(float("inf"), 0))
+                # One wrong element: its neighbour's value (a transposed or shifted store).
+                wrong = next(i for i in range(31) if abs(exact[i + 1] - exact[i]) > 0.2 * abs(exact[i]) + 1)
+                self.assertFalse(ok(exact[wrong + 1], wrong))
+                # A wrong tile: a k-tile of 64 products left out of every element of the tile.
+                if K > 64:
+                    dropped = [to_bf16(ref - math.fsum(products[:64])) for products, ref, _ in problems]
+                    self.assertFalse(all(ok(dropped[i], i) for i in range(32)))
+                # Unwritten memory read back as zero: caught wherever the answer is not tiny.
+                self.assertFalse(all(ok(0.0, i) for i in range(32)))
+
+    def test_the_bound_grows_like_sqrt_k_with_the_magnitude(self) -> None:
+        small = tolerance.element_bound(0.0, 1024 / 4, 1024, "bf16", BF16_GEMM_TOL)
+        large = tolerance.element_bound(0.0, 16384 / 4, 16384, "bf16", BF16_GEMM_TOL)
+        growth = (large - BF16_GEMM_TOL["atol"]) / (small - BF16_GEMM_TOL["atol"])
+        self.assertAlmostEqual(growth, 4.0, delta=0.05)  # sqrt(16384 / 1024)
+        # An fp32 output (wmma_gemm) at K = 65536: the fp32 accumulation term carries it past atol.
+        wmma = {"atol": 0.001, "rtol": 0.0001, "rel_l2": 0.0001}
+        self.assertGreater(tolerance.element_bound(0.0, 65536 / 4, 65536, "f32", wmma), 0.003)
+
+    def test_the_dual_gemm_magnitude_covers_a_negative_gate(self) -> None:
+        # silu(g) ~ 0 for g << 0, but an error in g still moves silu(g)*u through silu'(g)*u.
+        gate, up = -6.0, 40.0
+        silu = gate / (1 + math.exp(-gate))
+        mag = tolerance.dual_gemm_magnitude(gate, up, 100.0, 100.0, silu)
+        self.assertGreater(mag, 1.1 * up * 100.0 - 1e-9)
+
+
+class Reporting(unittest.TestCase):
+    def test_summary_counts_each_kind_of_failure(self) -> None:
+        def record(index: int, checks: dict, status: str = "done", source: str = "ours") -> dict:
+            return {"id": f"gemm#{index:02d}", "family": "gemm", "kind": "tiny", "shape": {"M": 1, "N": 2, "K": 3},
+                    "dtype": "bf16", "search": "local", "budget": 8, "client": "http", "shape_syntax": "json",
+                    "status": status, "job_id": index, "answer": {"source": source},
+                    "checks": {k: {"result": v, "why": "because"} for k, v in checks.items()}}
+        records = [record(1, {"job_done": "pass", "kernel_correct": "pass", "not_slower": "pass"}),
+                   record(2, {"job_done": "fail"}, status="failed"),
+                   record(3, {"job_done": "pass", "kernel_correct": "fail"}),
+                   record(4, {"job_done": "pass", "not_slower": "fail", "no_crash_hang": "fail"}),
+                   record(5, {}, status="not_run")]
+        summary = report.summarize(records)
+        self.assertEqual((summary["cases_planned"], summary["cases_run"], summary["cases_passed"]), (5, 4, 1))
+        self.assertEqual((summary["failed_jobs"], summary["wrong_answers"], summary["slower_than_baseline"],
+                          summary["crash_or_hang_cases"]), (1, 1, 1, 1))
+        text = report.render({"part": "1/2", "seed": 9, "environment": {"device": "X"}}, records)
+        self.assertIn("| gemm#03 |", text)
+        self.assertIn("kernel_correct: because", text)
+
+    def test_dry_run_lists_the_seeds_cases_without_a_daemon(self) -> None:
+        out = subprocess.run([sys.executable, os.path.join(HERE, "sweep.py"), "--dry-run", "--json", "--seed", "11",
+                              "--part", "2/2"], capture_output=True, text=True, check=True).stdout
+        listed = [json.loads(line) for line in out.splitlines()]
+        expected = cases.generate(cases.load_families(REPO), 11, 32, cases.Caps(), 2, 2)
+        self.assertEqual([c["id"] for c in listed], [c.id for c in expected])
+        self.assertGreaterEqual(len(listed), 60)
+
+
+if __name__ == "__main__":
+    unittest.main()

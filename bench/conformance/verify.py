@@ -1,0 +1,331 @@
+"""The GPU side of the conformance sweep: launches a downloaded kernel the way a user does
+(client/python/examples/launch_best.py: the cubin loaded with cuModuleLoadData, the answer's
+launch object for grid, block, cluster, dynamic shared memory and the parameters in order, TMA
+tensor maps encoded over the buffers, cuLaunchKernelEx) on fresh random inputs, and compares the
+output with a PyTorch reference in fp32 within tolerance.element_bound.
+
+It runs as its own process (`python3 verify.py --serve`, one JSON request per stdin line, one
+JSON reply per stdout line), started by sweep.py: a kernel that faults leaves the CUDA context
+unusable and one that hangs never returns, and either way the sweep kills this process, records
+the case and starts a fresh one. PyTorch is imported here only, so the rest of the sweep runs on
+machines without it.
+
+Buffers: inputs uniform in [-1, 1) (a seed per case), outputs poisoned with NaN and fenced by
+guard bytes on both sides, scratch zeroed (a split-K workspace and its semaphores must start at 0).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from typing import Any, Dict, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "client", "python"))
+sys.path.insert(0, os.path.join(REPO, "client", "python", "examples"))
+
+import launch_best  # noqa: E402  (the user's launch path: spec parsing, packing, tensor maps)
+import tolerance  # noqa: E402
+
+GUARD_ELEMENTS = 1024  # on each side of an output; keeps the output's start 2 KiB+ aligned
+GUARD_BYTE = 0xA5
+
+torch: Any = None  # imported by start()
+
+
+class FatalCudaError(RuntimeError):
+    """A CUDA error after which the context cannot be trusted: the process must end."""
+
+
+def start() -> Dict[str, Any]:
+    global torch
+    import torch as _torch  # noqa: WPS433 (lazy on purpose: the sweep runs without torch)
+    torch = _torch
+    torch.backends.cuda.matmul.allow_tf32 = False  # the reference is fp32, not TF32
+    torch.backends.cudnn.allow_tf32 = False
+    torch.zeros(1, device="cuda")  # creates the primary context the driver calls below share
+    version = ctypes.c_int()
+    driver = launch_best.Driver()
+    driver.call("cuDriverGetVersion", ctypes.byref(version))
+    return {"torch": torch.__version__, "device": torch.cuda.get_device_name(0),
+            "capability": "sm_%d%d" % torch.cuda.get_device_capability(0), "driver_api": version.value}
+
+
+def torch_dtype(name: str) -> Any:
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "f16": torch.float16, "f32": torch.float32,
+            "fp32": torch.float32, "u32": torch.int32, "i32": torch.int32, "u8": torch.uint8,
+            "i64": torch.int64, "u64": torch.int64}[name]
+
+
+class Buffers:
+    """The launch's buffers on the GPU; an output is the middle of a larger allocation."""
+
+    def __init__(self, launch: Dict[str, Any], seed: int):
+        self.views: Dict[str, Any] = {}
+        self.whole: Dict[str, Any] = {}
+        self.roles: Dict[str, str] = {}
+        generator = torch.Generator(device="cuda")
+        generator.manual_seed(seed)
+        for b in launch.get("buffers", []):
+            name, role, dtype, elements = b["name"], b.get("role", "input"), b.get("dtype", "f32"), int(b["elements"])
+            self.roles[name] = role
+            elements = max(elements, 1)
+            kind = torch_dtype(dtype)
+            if role == "output":
+                whole = torch.empty(elements + 2 * GUARD_ELEMENTS, dtype=kind, device="cuda")
+                whole.view(torch.uint8).fill_(GUARD_BYTE)
+                view = whole[GUARD_ELEMENTS:GUARD_ELEMENTS + elements]
+                if kind.is_floating_point:
+                    view.fill_(float("nan"))  # an element the kernel never writes stays NaN
+                self.whole[name] = whole
+            elif role == "input" and kind.is_floating_point:
+                view = (torch.rand(elements, generator=generator, device="cuda", dtype=torch.float32) * 2 - 1).to(kind)
+            else:
+                view = torch.zeros(elements, dtype=kind, device="cuda")
+            self.views[name] = view
+
+    def pointer(self, name: str) -> int:
+        return int(self.views[name].data_ptr())
+
+    def guards_intact(self) -> Optional[str]:
+        for name, whole in self.whole.items():
+            raw = whole.view(torch.uint8)
+            edge = GUARD_ELEMENTS * whole.element_size()
+            for where, part in (("before", raw[:edge]), ("after", raw[raw.numel() - edge:])):
+                changed = int((part != GUARD_BYTE).sum().item())
+                if changed:
+                    return f"{changed} guard bytes {where} output {name} were overwritten"
+        return None
+
+
+# ---- references: (ref in fp32, summed magnitudes, reduction length, output buffer) -------------
+
+def reference(family: str, shape: Dict[str, int], buffers: Buffers) -> Tuple[Any, Any, int, str]:
+    f = lambda name: buffers.views[name].float()  # noqa: E731
+    if family == "gemm":  # C[M,N] = A[M,K] B[N,K]^T
+        M, N, K = shape["M"], shape["N"], shape["K"]
+        A, B = f("A").view(M, K), f("B").view(N, K)
+        return A @ B.T, A.abs() @ B.abs().T, K, "C"
+    if family == "wmma_gemm":  # C[M,N] = A[M,K] B[K,N], fp32 out
+        M, N, K = shape["M"], shape["N"], shape["K"]
+        A, B = f("A").view(M, K), f("B").view(K, N)
+        return A @ B, A.abs() @ B.abs(), K, "C"
+    if family == "dual_gemm_silu":  # C_g = silu(A_g B1_g^T) * (A_g B2_g^T)
+        G, M, N, K = shape["G"], shape["M"], shape["N"], shape["K"]
+        A = f("A").view(G, M, K)
+        B1, B2 = f("B1").view(G, N, K).transpose(1, 2), f("B2").view(G, N, K).transpose(1, 2)
+        gate, up = torch.bmm(A, B1), torch.bmm(A, B2)
+        silu_gate = torch.nn.functional.silu(gate)
+        abs_a = A.abs()
+        mag = tolerance.dual_gemm_magnitude(gate, up, torch.bmm(abs_a, B1.abs()), torch.bmm(abs_a, B2.abs()), silu_gate)
+        return silu_gate * up, mag, K, "C"
+    if family == "attention_fwd":  # O = softmax(Q K^T / sqrt(D) [causal]) V, [B,H,S,D]
+        return attention_reference(shape, buffers) + ("O",)
+    raise KeyError(f"no reference for family {family}")
+
+
+def attention_reference(shape: Dict[str, int], buffers: Buffers) -> Tuple[Any, Any, int]:
+    """torch's scaled_dot_product_attention in fp32 on chunks of heads (its kernels limit the
+    batch), and the same weights applied to |V| for the magnitudes."""
+    B, H, S, D, causal = shape["B"], shape["H"], shape["S"], shape["D"], bool(shape.get("CAUSAL", 0))
+    q, k, v = (buffers.views[n].float().view(B * H, S, D) for n in ("Q", "K", "V"))
+    out, mag = torch.empty_like(q), torch.empty_like(q)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    chunk = max(1, min(B * H, 4096))
+    scale = 1.0 / math.sqrt(D)
+    for lo in range(0, B * H, chunk):
+        hi = min(B * H, lo + chunk)
+        qs, ks, vs = q[lo:hi].unsqueeze(0), k[lo:hi].unsqueeze(0), v[lo:hi].unsqueeze(0)
+        try:
+            out[lo:hi] = sdpa(qs, ks, vs, is_causal=causal, scale=scale)[0]
+            mag[lo:hi] = sdpa(qs, ks, vs.abs(), is_causal=causal, scale=scale)[0]
+        except RuntimeError:  # no SDPA kernel takes this shape in fp32: the same sums, spelled out
+            out[lo:hi], mag[lo:hi] = plain_attention(q[lo:hi], k[lo:hi], v[lo:hi], causal, scale)
+    return out.view(-1), mag.view(-1), S
+
+
+def plain_attention(q: Any, k: Any, v: Any, causal: bool, scale: float) -> Tuple[Any, Any]:
+    """softmax(q kᵀ scale) v and the same weights times |v|, a block of query rows at a time so the
+    score matrix stays within about 256 MiB."""
+    heads, S, _ = q.shape
+    out, mag = torch.empty_like(q), torch.empty_like(q)
+    rows = max(1, (1 << 26) // max(1, heads * S))
+    for r0 in range(0, S, rows):
+        r1 = min(S, r0 + rows)
+        scores = torch.matmul(q[:, r0:r1], k.transpose(1, 2)) * scale
+        if causal:
+            keys = torch.arange(S, device=q.device)
+            queries = torch.arange(r0, r1, device=q.device)
+            scores.masked_fill_(keys[None, :] > queries[:, None], float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        out[:, r0:r1] = torch.matmul(weights, v)
+        mag[:, r0:r1] = torch.matmul(weights, v.abs())
+    return out, mag
+
+
+# ---- the user's launch --------------------------------------------------------------------------
+
+class Launcher:
+    """cuModuleLoadData + cuLaunchKernelEx in the primary context PyTorch already made current."""
+
+    def __init__(self) -> None:
+        self.cuda = launch_best.Driver()
+        self.cuda.call("cuInit", 0)
+        self.device, self.context = ctypes.c_int(), ctypes.c_void_p()
+        self.cuda.call("cuDeviceGet", ctypes.byref(self.device), torch.cuda.current_device())
+        self.cuda.call("cuDevicePrimaryCtxRetain", ctypes.byref(self.context), self.device)
+        self.cuda.call("cuCtxSetCurrent", self.context)
+
+    def launch(self, spec: "launch_best.LaunchSpec", cubin: bytes, buffers: Buffers, repeats: int) -> Optional[float]:
+        """Launches once (checked), then `repeats` more between CUDA events; the per-launch time in
+        microseconds, or None when repeats is 0."""
+        module, function = ctypes.c_void_p(), ctypes.c_void_p()
+        self.cuda.call("cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(cubin))
+        try:
+            self.cuda.call("cuModuleGetFunction", ctypes.byref(function), module, spec.entry.encode())
+            if spec.dynamic_smem_bytes > 48 * 1024:
+                self.cuda.call("cuFuncSetAttribute", function,
+                               launch_best.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, spec.dynamic_smem_bytes)
+            values = []
+            for param in spec.params:
+                if param.kind == "buffer":
+                    values.append(buffers.pointer(param.name))
+                elif param.kind == "tensor_map":
+                    values.append(launch_best.encode_tensor_map(self.cuda, param, buffers.pointer(param.name)))
+                else:
+                    values.append(param.value)
+            kernel_params, keep = launch_best.pack_kernel_params(spec.params, values)
+            config, attrs = launch_best.launch_config(spec)
+            torch.cuda.synchronize()  # the inputs are written before the kernel reads them
+            self.cuda.call("cuLaunchKernelEx", ctypes.byref(config), function, kernel_params, None)
+            self.synchronize()
+            if repeats <= 0:
+                return None
+            saved = {name: view.clone() for name, view in buffers.views.items() if buffers.roles.get(name) == "output"}
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(repeats):
+                self.cuda.call("cuLaunchKernelEx", ctypes.byref(config), function, kernel_params, None)
+            stop.record()
+            self.synchronize()
+            for name, view in saved.items():  # the check reads the first launch's output
+                buffers.views[name].copy_(view)
+            del keep, attrs
+            return start.elapsed_time(stop) * 1000.0 / repeats
+        finally:
+            self.cuda.lib.cuModuleUnload(module)
+
+    def synchronize(self) -> None:
+        result = self.cuda.lib.cuCtxSynchronize()
+        if result != 0:
+            text = ctypes.c_char_p()
+            self.cuda.lib.cuGetErrorString(result, ctypes.byref(text))
+            raise FatalCudaError(f"the kernel failed: CUDA error {result} ({(text.value or b'?').decode()})")
+
+
+def compare(out: Any, ref: Any, mag: Any, k: int, out_dtype: str, tol: Dict[str, float]) -> Dict[str, Any]:
+    out = out.float().view(-1)
+    ref, mag = ref.reshape(-1), mag.reshape(-1)
+    diff = (out - ref).abs()
+    bound = tolerance.element_bound(ref.abs(), mag, k, out_dtype, tol)
+    finite = torch.isfinite(out)
+    bad = (~finite) | (diff > bound)
+    bad_count = int(bad.sum().item())
+    finite_diff = torch.where(finite, diff, torch.zeros_like(diff))
+    ratio = finite_diff / bound
+    worst = int(torch.argmax(ratio).item()) if ratio.numel() else 0
+    error_norm = float(torch.linalg.vector_norm(finite_diff).item())
+    ref_norm = float(torch.linalg.vector_norm(ref).item())
+    stats = {
+        "elements": int(out.numel()),
+        "bad_elements": bad_count,
+        "non_finite": int((~finite).sum().item()),
+        "first_bad_index": int(torch.nonzero(bad)[0].item()) if bad_count else -1,
+        "max_abs_error": float(finite_diff.max().item()) if out.numel() else 0.0,
+        "max_error_over_bound": float(ratio.max().item()) if out.numel() else 0.0,
+        "worst_index": worst,
+        "worst": {"out": float(out[worst].item()), "ref": float(ref[worst].item()),
+                  "bound": float(bound[worst].item())} if out.numel() else None,
+        "rel_l2": error_norm / ref_norm if ref_norm else error_norm,
+        "rel_l2_limit": tol["rel_l2"],
+        "k": k,
+    }
+    stats["ok"] = bad_count == 0 and tolerance.within_rel_l2(error_norm, ref_norm, tol)
+    return stats
+
+
+def check(request: Dict[str, Any], launcher: Launcher) -> Dict[str, Any]:
+    """One downloaded kernel launched and checked; the reply (see sweep.py's use)."""
+    launch = request["launch"]
+    spec = launch_best.launch_spec_from_launch(launch)
+    with open(request["cubin_path"], "rb") as f:
+        cubin = f.read()
+    shape = {k: int(v) for k, v in request["shape"].items()}
+    buffers = Buffers(launch, int(request["seed"]))
+    began = time.monotonic()
+    user_us = launcher.launch(spec, cubin, buffers, int(request.get("repeats", 10)))
+    ref, mag, k, out_name = reference(request["family"], shape, buffers)
+    out_dtype = next((b.get("dtype") for b in launch.get("buffers", []) if b["name"] == out_name), request["dtype"])
+    stats = compare(buffers.views[out_name], ref, mag, k, out_dtype, request["tolerance"])
+    guard = buffers.guards_intact()
+    why = ""
+    if guard:
+        why = guard
+    elif not stats["ok"]:
+        worst = stats["worst"] or {}
+        why = (f"{stats['bad_elements']} of {stats['elements']} elements outside the bound "
+               f"({stats['non_finite']} non-finite; worst out {worst.get('out')} ref {worst.get('ref')} "
+               f"bound {worst.get('bound')}), rel_l2 {stats['rel_l2']:.3g} (limit {stats['rel_l2_limit']})")
+    del buffers, ref, mag
+    return {"ok": not why, "why": why, "stats": stats, "user_us": user_us,
+            "check_seconds": round(time.monotonic() - began, 3)}
+
+
+def serve() -> int:
+    """Requests on stdin, replies on stdout, one JSON object per line; a fatal CUDA error ends the
+    process after its reply."""
+    out = sys.stdout
+    sys.stdout = sys.stderr  # anything else printed goes to the log, not into the replies
+    try:
+        hello = start()
+        launcher = Launcher()
+        out.write(json.dumps({"hello": hello}) + "\n")
+    except Exception as error:  # noqa: BLE001 (reported to the sweep, which goes on without checks)
+        out.write(json.dumps({"hello": None, "why": f"{type(error).__name__}: {error}"}) + "\n")
+        out.flush()
+        return 1
+    out.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        fatal = False
+        try:
+            reply = check(request, launcher)
+        except FatalCudaError as error:
+            reply, fatal = {"ok": False, "why": str(error), "fatal": True}, True
+        except Exception as error:  # noqa: BLE001 (the case records it; the next one goes on)
+            traceback.print_exc()
+            reply = {"ok": False, "why": f"check failed: {type(error).__name__}: {error}"}
+            if "CUDA" in str(error) or "cuda" in type(error).__name__.lower():
+                reply["fatal"] = fatal = True
+        reply["id"] = request.get("id")
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+        if fatal:
+            return 3
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        sys.exit(serve())
+    print(__doc__)
+    sys.exit(2)
