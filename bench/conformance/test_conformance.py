@@ -232,6 +232,92 @@ class ErrorBound(unittest.TestCase):
         self.assertGreater(mag, 1.1 * up * 100.0 - 1e-9)
 
 
+def torch_or_none():
+    try:
+        import verify
+        return verify.import_torch()
+    except ImportError:
+        return None
+
+
+def launch_for(family: "cases.FamilySpec", shape: dict, dtype: str) -> dict:
+    """The buffers part of a launch object as the daemon sends it (inputs and outputs only)."""
+    buffers = []
+    for b in family.buffers:
+        if b["role"] in ("input", "output"):
+            buffers.append({"name": b["name"], "role": b["role"], "dtype": dtype if b["dtype"] == "in" else b["dtype"],
+                            "elements": int(manifest_expr.evaluate(str(b["elements"]), dict(shape)))})
+    return {"buffers": buffers, "shape": shape}
+
+
+@unittest.skipUnless(torch_or_none() is not None, "PyTorch is not installed (the GPU machine has it)")
+class CheckerOnTheCpu(unittest.TestCase):
+    """verify.py's buffers, references and comparison on CPU tensors: a 'kernel' that writes the
+    reference rounded to the output type passes; planted faults fail."""
+
+    SHAPES = {"gemm": {"M": 37, "N": 45, "K": 300}, "wmma_gemm": {"M": 32, "N": 48, "K": 64},
+              "dual_gemm_silu": {"G": 3, "M": 5, "N": 33, "K": 72},
+              "attention_fwd": {"B": 2, "H": 3, "S": 37, "D": 64, "CAUSAL": 1}}
+
+    def run_check(self, name: str, plant=None):
+        import verify
+        torch = verify.import_torch()
+        families = {f.name: f for f in cases.load_families(REPO)}
+        family, shape = families[name], self.SHAPES[name]
+        dtype = family.dtypes[0]
+        launch = launch_for(family, shape, dtype)
+        buffers = verify.Buffers(launch, seed=5, device="cpu")
+        ref, mag, k, out_name = verify.reference(name, shape, buffers)
+        out = buffers.views[out_name]
+        self.assertTrue(torch.isnan(out.float()).all())  # poisoned until written
+        out.copy_(ref.reshape(-1).to(out.dtype))
+        if plant:
+            plant(buffers, out_name, ref)
+        stats = verify.compare(out, ref, mag, k, next(b["dtype"] for b in launch["buffers"] if b["name"] == out_name),
+                               family.tolerance[dtype])
+        return stats, buffers
+
+    def test_the_reference_rounded_to_the_output_type_passes(self) -> None:
+        for name in self.SHAPES:
+            with self.subTest(family=name):
+                stats, buffers = self.run_check(name)
+                self.assertTrue(stats["ok"], stats)
+                self.assertIsNone(buffers.guards_intact())
+
+    def test_planted_faults_fail(self) -> None:
+        def nan(buffers, out_name, ref):
+            buffers.views[out_name][3] = float("nan")
+
+        def shifted(buffers, out_name, ref):
+            view = buffers.views[out_name]
+            view[:-1] = view[1:].clone()
+
+        def past_the_end(buffers, out_name, ref):
+            whole = buffers.whole[out_name]
+            whole[whole.numel() - 5] = 0
+
+        for name in self.SHAPES:
+            with self.subTest(family=name, fault="nan"):
+                self.assertFalse(self.run_check(name, nan)[0]["ok"])
+            with self.subTest(family=name, fault="shifted"):
+                self.assertFalse(self.run_check(name, shifted)[0]["ok"])
+            with self.subTest(family=name, fault="write past the end"):
+                stats, buffers = self.run_check(name, past_the_end)
+                self.assertIn("guard bytes after", buffers.guards_intact() or "")
+
+    def test_causal_attention_row_0_is_its_first_value_row(self) -> None:
+        import verify
+        torch = verify.import_torch()
+        shape = {"B": 1, "H": 1, "S": 9, "D": 64, "CAUSAL": 1}
+        family = {f.name: f for f in cases.load_families(REPO)}["attention_fwd"]
+        buffers = verify.Buffers(launch_for(family, shape, "bf16"), seed=1, device="cpu")
+        out, mag, k, _ = verify.reference("attention_fwd", shape, buffers)
+        first_v = buffers.views["V"].float()[:64]
+        self.assertTrue(torch.allclose(out[:64], first_v, atol=1e-6))
+        self.assertTrue(torch.allclose(mag[:64], first_v.abs(), atol=1e-6))
+        self.assertEqual(k, 9)
+
+
 class Reporting(unittest.TestCase):
     def test_summary_counts_each_kind_of_failure(self) -> None:
         def record(index: int, checks: dict, status: str = "done", source: str = "ours") -> dict:

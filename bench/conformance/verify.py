@@ -44,12 +44,19 @@ class FatalCudaError(RuntimeError):
     """A CUDA error after which the context cannot be trusted: the process must end."""
 
 
-def start() -> Dict[str, Any]:
+def import_torch() -> Any:
+    """PyTorch, imported on first use only: the sweep and its tests run without it."""
     global torch
-    import torch as _torch  # noqa: WPS433 (lazy on purpose: the sweep runs without torch)
-    torch = _torch
-    torch.backends.cuda.matmul.allow_tf32 = False  # the reference is fp32, not TF32
-    torch.backends.cudnn.allow_tf32 = False
+    if torch is None:
+        import torch as _torch  # noqa: WPS433
+        torch = _torch
+        torch.backends.cuda.matmul.allow_tf32 = False  # the reference is fp32, not TF32
+        torch.backends.cudnn.allow_tf32 = False
+    return torch
+
+
+def start() -> Dict[str, Any]:
+    import_torch()
     torch.zeros(1, device="cuda")  # creates the primary context the driver calls below share
     version = ctypes.c_int()
     driver = launch_best.Driver()
@@ -67,11 +74,11 @@ def torch_dtype(name: str) -> Any:
 class Buffers:
     """The launch's buffers on the GPU; an output is the middle of a larger allocation."""
 
-    def __init__(self, launch: Dict[str, Any], seed: int):
+    def __init__(self, launch: Dict[str, Any], seed: int, device: str = "cuda"):
         self.views: Dict[str, Any] = {}
         self.whole: Dict[str, Any] = {}
         self.roles: Dict[str, str] = {}
-        generator = torch.Generator(device="cuda")
+        generator = torch.Generator(device=device)
         generator.manual_seed(seed)
         for b in launch.get("buffers", []):
             name, role, dtype, elements = b["name"], b.get("role", "input"), b.get("dtype", "f32"), int(b["elements"])
@@ -79,16 +86,16 @@ class Buffers:
             elements = max(elements, 1)
             kind = torch_dtype(dtype)
             if role == "output":
-                whole = torch.empty(elements + 2 * GUARD_ELEMENTS, dtype=kind, device="cuda")
+                whole = torch.empty(elements + 2 * GUARD_ELEMENTS, dtype=kind, device=device)
                 whole.view(torch.uint8).fill_(GUARD_BYTE)
                 view = whole[GUARD_ELEMENTS:GUARD_ELEMENTS + elements]
                 if kind.is_floating_point:
                     view.fill_(float("nan"))  # an element the kernel never writes stays NaN
                 self.whole[name] = whole
             elif role == "input" and kind.is_floating_point:
-                view = (torch.rand(elements, generator=generator, device="cuda", dtype=torch.float32) * 2 - 1).to(kind)
+                view = (torch.rand(elements, generator=generator, device=device, dtype=torch.float32) * 2 - 1).to(kind)
             else:
-                view = torch.zeros(elements, dtype=kind, device="cuda")
+                view = torch.zeros(elements, dtype=kind, device=device)
             self.views[name] = view
 
     def pointer(self, name: str) -> int:
@@ -137,13 +144,15 @@ def attention_reference(shape: Dict[str, int], buffers: Buffers) -> Tuple[Any, A
     B, H, S, D, causal = shape["B"], shape["H"], shape["S"], shape["D"], bool(shape.get("CAUSAL", 0))
     q, k, v = (buffers.views[n].float().view(B * H, S, D) for n in ("Q", "K", "V"))
     out, mag = torch.empty_like(q), torch.empty_like(q)
-    sdpa = torch.nn.functional.scaled_dot_product_attention
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)  # torch >= 2.0
     chunk = max(1, min(B * H, 4096))
     scale = 1.0 / math.sqrt(D)
     for lo in range(0, B * H, chunk):
         hi = min(B * H, lo + chunk)
         qs, ks, vs = q[lo:hi].unsqueeze(0), k[lo:hi].unsqueeze(0), v[lo:hi].unsqueeze(0)
         try:
+            if sdpa is None:
+                raise RuntimeError("no scaled_dot_product_attention in this torch")
             out[lo:hi] = sdpa(qs, ks, vs, is_causal=causal, scale=scale)[0]
             mag[lo:hi] = sdpa(qs, ks, vs.abs(), is_causal=causal, scale=scale)[0]
         except RuntimeError:  # no SDPA kernel takes this shape in fp32: the same sums, spelled out
