@@ -11,4 +11,5 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 export PYTHONPATH="$root/client/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
 exec python3 "$root/bench/conformance/sweep.py" "$@"

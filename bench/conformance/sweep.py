@@ -57,9 +57,16 @@ class Verifier:
         self.unavailable: Optional[str] = None
         self.log = open(log_path, "a", encoding="utf-8")
 
+    def spawn(self) -> None:
+        """Starts the process; importing PyTorch and making a context take seconds, so the sweep
+        spawns it early and reads its greeting at the first check."""
+        if self.process is None and not self.unavailable:
+            self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "verify.py"), "--serve"],
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+            self.hello = None
+
     def _start(self) -> None:
-        self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "verify.py"), "--serve"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.spawn()
         line = self._read_line(180.0)
         reply = json.loads(line) if line else {"hello": None, "why": "no answer within 180 s"}
         if not reply.get("hello"):
@@ -79,7 +86,9 @@ class Verifier:
     def check(self, request: Dict[str, Any], timeout: float) -> Dict[str, Any]:
         if self.unavailable:
             return {"ok": False, "unavailable": True, "why": f"no checker: {self.unavailable}"}
-        if self.process is None or self.process.poll() is not None:
+        if self.process is not None and self.process.poll() is not None:
+            self.process = None  # died after its last reply: a fresh one
+        if self.process is None or self.hello is None:
             self._start()
             if self.unavailable:
                 return {"ok": False, "unavailable": True, "why": f"no checker: {self.unavailable}"}
@@ -591,6 +600,8 @@ class Sweep:
     def run(self) -> None:
         pending = list(self.cases)
         try:
+            if not self.args.compile_only:
+                self.verifier.spawn()
             self.start_daemon()
             self.register_families()
             self.write_report()
@@ -613,6 +624,9 @@ class Sweep:
                       f"{len(pending)} left, {took:.1f} s per case", flush=True)
         except Interrupted:
             self.header["stopped"] = "interrupted (SIGTERM/SIGINT)"
+        except Exception as error:
+            self.header["stopped"] = f"{type(error).__name__}: {error}"[:2000]
+            raise
         finally:
             for run in self.active:  # interrupted mid-batch: no CLI outlives the sweep
                 if run.process is not None and run.process.poll() is None:
@@ -628,10 +642,23 @@ class Sweep:
             self.verifier.stop()
             if self.daemon is not None:
                 self.daemon.stop()
+                trim_log(os.path.join(self.out, "daemon.log"))
             self.write_report()
 
 
 # ---- environment ------------------------------------------------------------------------------------
+
+def trim_log(path: str, limit: int = 12 << 20) -> None:
+    """Keeps a log within what a GPU call brings back (16 MiB a file): its first MiB and its end."""
+    if not os.path.exists(path) or os.path.getsize(path) <= limit:
+        return
+    with open(path, "rb") as f:
+        head = f.read(1 << 20)
+        f.seek(-(limit - (2 << 20)), os.SEEK_END)
+        tail = f.read()
+    with open(path, "wb") as f:
+        f.write(head + b"\n[... trimmed by the conformance sweep ...]\n" + tail)
+
 
 def first_pass_baseline_us(job: Dict[str, Any]) -> Optional[float]:
     """The baseline's first-pass median of a job: its first GPU's entry, else reference_us."""

@@ -293,6 +293,8 @@ def check(request: Dict[str, Any], launcher: Launcher) -> Dict[str, Any]:
                f"({stats['non_finite']} non-finite; worst out {worst.get('out')} ref {worst.get('ref')} "
                f"bound {worst.get('bound')}), rel_l2 {stats['rel_l2']:.3g} (limit {stats['rel_l2_limit']})")
     del buffers, ref, mag
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()  # the daemon's workers measure on this GPU next: leave them its memory
     return {"ok": not why, "why": why, "stats": stats, "user_us": user_us,
             "check_seconds": round(time.monotonic() - began, 3)}
 
