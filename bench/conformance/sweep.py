@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kerntune's conformance sweep of the user paths (issue 28, item 5): generated shapes of every
+"""kerntune's conformance sweep of the user paths: generated shapes of every
 family through every search and both clients, each answer downloaded, launched as a user would
 and checked. See bench/conformance/README.md; run it through bench/conformance/run.sh.
 

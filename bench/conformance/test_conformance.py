@@ -1,5 +1,5 @@
 """CPU tests of the conformance sweep (run by ctest as Conformance.Generator): the case generator
-covers what issue 28 asks of every family, keeps to the manifests and is reproducible per seed;
+covers what the sweep promises of every family, keeps to the manifests and is reproducible per seed;
 the error bound accepts a split-K GEMM with 16-bit partial sums and rejects planted faults on
 host-computed data; the report and the --dry-run listing work. No GPU, no torch, no daemon."""
 

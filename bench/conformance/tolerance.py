@@ -23,6 +23,14 @@ summed, so that a long reduction rounded the way the libraries round is not call
 The whole output must also have ||out - ref|| / ||ref|| <= the manifest's rel_l2 (both grow with
 sqrt(k), so this one needs no widening), no NaN or Inf, and the guard bytes around it untouched.
 
+When the manifest's tolerance names the daemon's magnitude constant ("magnitude": c), the sweep
+uses the daemon's own rule instead, so both call the same output correct (tuner/error_bound.hpp):
+
+    |out - ref| <= atol + rtol*|ref| + c*(u_out/sqrt(k) + u_f32)*mag
+
+with k the manifest's reduction (K for the GEMMs; 1 for attention, whose weights are each
+rounded once).
+
 element_bound works on floats and on torch tensors alike (only + and * are used), so the unit
 test checks the same function the GPU check uses.
 """
@@ -43,6 +51,9 @@ def element_bound(abs_ref: Any, mag: Any, k: int, out_dtype: str, tol: Dict[str,
     are |ref| and the summed magnitudes, as floats or as tensors of the output's shape."""
     u_out = UNIT_ROUNDOFF[out_dtype]
     k = max(int(k), 1)
+    if tol.get("magnitude"):  # the daemon's rule, with the manifest's constant
+        c = float(tol["magnitude"])
+        return (abs_ref * tol["rtol"] + tol["atol"]) + mag * (c * (u_out / math.sqrt(k) + U_F32))
     return (abs_ref * tol["rtol"] + tol["atol"]) + mag * (C_OUT * u_out / math.sqrt(k) + C_ACC * U_F32)
 
 
