@@ -99,6 +99,7 @@ TEST_F(BaselineOnGpu, AWrongBaselineFallsBackThroughItsCandidatesAndThenSaysItFa
   r.tolerance->atol = 0;
   r.tolerance->rtol = 0;
   r.tolerance->max_rel_l2 = 0;
+  r.tolerance->magnitude = 0;
   std::string reason;
   const auto answer = client_->time_baseline(r, 120s, &reason);
   ASSERT_TRUE(answer) << reason;
