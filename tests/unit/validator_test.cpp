@@ -271,6 +271,35 @@ TEST(Validator, InfinityCountsAsNonFinite) {
   EXPECT_FALSE(passes(e));
 }
 
+// An exact result beyond the 16-bit range rounds to an infinity of its sign (a long fp16 dual
+// GEMM overflowed where the fp32 reference did not): that infinity is the correct output, a
+// finite value or an infinity of the other sign is not, and a NaN never is.
+TEST(Validator, AnInfinityIsCorrectWhereTheExactResultOverflowsTheDtype) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> reference{1.0f, 70000.0f, -1.0e6f, 65504.0f};
+  const ErrorSummary ok = compare_with_reference(
+      bytes_of(rounded({1.0f, inf, -inf, 65504.0f}, "fp16")), "fp16", reference, kFp16);
+  EXPECT_EQ(ok.bad_elements, 0) << describe(ok);
+  EXPECT_EQ(ok.non_finite, 0);
+  EXPECT_TRUE(passes(ok)) << describe(ok);
+
+  const ErrorSummary wrong_sign = compare_with_reference(
+      bytes_of(rounded({1.0f, -inf, -inf, 65504.0f}, "fp16")), "fp16", reference, kFp16);
+  EXPECT_EQ(wrong_sign.bad_elements, 1);
+  EXPECT_FALSE(passes(wrong_sign));
+  // In range: an infinity is wrong (the kernel overflowed where the result does not).
+  const ErrorSummary in_range = compare_with_reference(
+      bytes_of(rounded({1.0f, inf, -inf, inf}, "fp16")), "fp16", reference, kFp16);
+  EXPECT_EQ(in_range.bad_elements, 1);
+  EXPECT_EQ(in_range.first_bad_index, 3);
+  std::vector<std::uint16_t> nan = rounded({1.0f, inf, -inf, 65504.0f}, "fp16");
+  nan[1] = kPoison;
+  EXPECT_FALSE(passes(compare_with_reference(bytes_of(nan), "fp16", reference, kFp16)));
+  // bf16's range ends near 3.4e38: 70000 is far inside it.
+  EXPECT_FALSE(passes(compare_with_reference(bytes_of(rounded({1.0f, inf, -inf, 65504.0f}, "bf16")),
+                                             "bf16", reference, kBf16)));
+}
+
 TEST(Validator, ZeroReferenceWithErrorIsInfinitelyWrong) {
   const std::vector<float> reference(4, 0.0f);
   const std::vector<float> output{0, 0, 1, 0};
