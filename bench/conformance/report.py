@@ -32,6 +32,7 @@ def summarize(records: List[Dict[str, Any]]) -> Dict[str, Any]:
                                                                        "no_crash_hang"}),
         "answers": dict(Counter((r.get("answer") or {}).get("source", "none") for r in ran)),
         "below_baseline_low": sum(1 for r in ran if (r.get("answer") or {}).get("at_least_baseline_low") is False),
+        "space_empty": sum(1 for r in ran if r.get("space_empty")),
     }
     by_family: Dict[str, Dict[str, int]] = {}
     for r in records:
@@ -102,7 +103,8 @@ def render(header: Dict[str, Any], records: List[Dict[str, Any]]) -> str:
                  f"{summary['crash_or_hang_cases']}; other failed checks: {summary['other_failures']}")
     answers = ", ".join(f"{k} {v}" for k, v in sorted(summary["answers"].items())) or "none"
     lines.append(f"- answers: {answers}; answers of ours whose time is above the baseline's lower interval "
-                 f"bound (the issue's stricter target): {summary['below_baseline_low']}")
+                 f"bound (the stricter target): {summary['below_baseline_low']}; shapes where every variant "
+                 f"of ours was pruned (the baseline answers alone): {summary['space_empty']}")
     lines.append("")
     lines.append("| family | planned | run | passed | failed jobs | wrong answers | slower | crash/hang |")
     lines.append("| --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -382,6 +382,11 @@ class Sweep:
         record["status"] = job["status"]
         record["reason"] = job.get("reason")
         record["job_wall_s"] = (job.get("stats") or {}).get("wall_seconds")
+        record["progress"] = (job.get("progress") or {}).get("by_status")
+        # No variant of ours reached the compiler: the space is empty for this (valid) shape, and a
+        # tune job answers with the baseline alone. Not a failure; counted in the summary.
+        record["space_empty"] = not any(n for st, n in (record["progress"] or {}).items()
+                                        if st not in ("pruned", "unsupported_arch"))
         record["search_recorded"] = (job.get("search") or {}).get("name") if isinstance(job.get("search"), dict) else job.get("search")
         record["baseline_failed"] = job.get("baseline_failed")
         if run.cancelled_for == "deadline" and job["status"] == "cancelled":
@@ -449,7 +454,11 @@ class Sweep:
         variants = record.get("variants") or {}
         compiled = (variants.get("by_status") or {}).get("compiled", 0)
         checks = record["checks"]
-        checks["compiled"] = check("pass" if compiled else "fail", f"{compiled} variants compiled")
+        if not compiled and record.get("space_empty"):
+            checks["compiled"] = check("skip", f"every variant was pruned for this shape ({record.get('progress')})")
+        else:
+            checks["compiled"] = check("pass" if compiled else "fail",
+                                       f"{compiled} variants compiled ({record.get('progress')})")
         ids = variants.get("compiled_ids") or []
         if not ids:
             checks["kernel_download"] = check("skip", "nothing compiled")
