@@ -12,6 +12,19 @@ namespace {
 // dtype codes of the fill kernel's last argument.
 constexpr int kF32 = 0, kBf16 = 1, kFp16 = 2;
 
+// The code of a dtype the element-wise kernels take; `what` names the operation in the error.
+int dtype_code(const std::string& dtype, const char* what) {
+  if (dtype == "f32") return kF32;
+  if (dtype == "bf16") return kBf16;
+  if (dtype == "fp16") return kFp16;
+  throw std::invalid_argument(std::string("no ") + what + " for dtype '" + dtype + "'");
+}
+
+// Blocks of `threads` covering `count` elements, at most `cap` (the kernels loop over the rest).
+unsigned grid_blocks(unsigned long long count, unsigned threads, unsigned long long cap) {
+  return static_cast<unsigned>(std::min<unsigned long long>((count + threads - 1) / threads, cap));
+}
+
 constexpr const char* kSource = R"cuda(
 // splitmix64's finalizer: a bijective mix, good enough that neighbouring counters look unrelated.
 __device__ __forceinline__ unsigned long long kt_mix64(unsigned long long x) {
@@ -129,23 +142,14 @@ const char* SupportKernels::source() {
 void SupportKernels::fill_uniform(CUdeviceptr buffer, std::int64_t elements,
                                   const std::string& dtype, std::uint64_t seed,
                                   CUstream stream) const {
-  int code;
-  if (dtype == "f32")
-    code = kF32;
-  else if (dtype == "bf16")
-    code = kBf16;
-  else if (dtype == "fp16")
-    code = kFp16;
-  else
-    throw std::invalid_argument("no random fill for dtype '" + dtype + "'");
+  int code = dtype_code(dtype, "random fill");
   if (elements <= 0) return;
   unsigned long long count = static_cast<unsigned long long>(elements);
   unsigned long long seed_arg = seed;
   void* args[] = {&buffer, &count, &seed_arg, &code};
   constexpr unsigned kThreads = 256;
-  const auto blocks =
-      static_cast<unsigned>(std::min<unsigned long long>((count + kThreads - 1) / kThreads, 8192));
-  KT_CU(cuLaunchKernel, fill_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args, nullptr);
+  KT_CU(cuLaunchKernel, fill_, grid_blocks(count, kThreads, 8192), 1, 1, kThreads, 1, 1, 0, stream,
+        args, nullptr);
 }
 
 void SupportKernels::read_through(CUdeviceptr buffer, std::size_t bytes, CUdeviceptr sink,
@@ -161,22 +165,13 @@ void SupportKernels::read_through(CUdeviceptr buffer, std::size_t bytes, CUdevic
 
 void SupportKernels::abs_copy(CUdeviceptr dst, CUdeviceptr src, std::int64_t elements,
                               const std::string& dtype, CUstream stream) const {
-  int code;
-  if (dtype == "f32")
-    code = kF32;
-  else if (dtype == "bf16")
-    code = kBf16;
-  else if (dtype == "fp16")
-    code = kFp16;
-  else
-    throw std::invalid_argument("no absolute value for dtype '" + dtype + "'");
+  int code = dtype_code(dtype, "absolute value");
   if (elements <= 0) return;
   unsigned long long count = static_cast<unsigned long long>(elements);
   void* args[] = {&dst, &src, &count, &code};
   constexpr unsigned kThreads = 256;
-  const auto blocks =
-      static_cast<unsigned>(std::min<unsigned long long>((count + kThreads - 1) / kThreads, 8192));
-  KT_CU(cuLaunchKernel, abs_copy_, blocks, 1, 1, kThreads, 1, 1, 0, stream, args, nullptr);
+  KT_CU(cuLaunchKernel, abs_copy_, grid_blocks(count, kThreads, 8192), 1, 1, kThreads, 1, 1, 0,
+        stream, args, nullptr);
 }
 
 void SupportKernels::silu_multiply(CUdeviceptr out, CUdeviceptr gate, CUdeviceptr up,

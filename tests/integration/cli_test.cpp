@@ -282,7 +282,8 @@ TEST_F(CliTest, FamilyAddRegistersAFolderAndShowsWhyOneIsRefused) {
     EXPECT_TRUE(contains(added.err, "compiling one variant"));
     // Its dims as the manifest lists them (M, N, K: what a positional --shape means), not sorted.
     std::vector<std::string> dims;
-    for (const auto& family : Client(daemon.url()).families()["families"])
+    const nlohmann::json listed = Client(daemon.url()).families();  // kept: the loop reads into it
+    for (const auto& family : listed["families"])
       if (family["name"] == "wmma_gemm")
         for (const auto& dim : family["dims"]) dims.push_back(dim["name"]);
     EXPECT_EQ(dims, (std::vector<std::string>{"M", "N", "K"}));

@@ -346,7 +346,8 @@ TEST(UserFamiliesTest, TheSameVersionInAnotherKeyOrderReplacesTheServedManifest)
   Api api(daemon.url);
   const auto dim_names = [&] {
     std::vector<std::string> names;
-    for (const auto& dim : api.family("wmma_gemm")["dims"]) names.push_back(dim["name"]);
+    const nlohmann::json family = api.family("wmma_gemm");  // kept: the loop reads into it
+    for (const auto& dim : family["dims"]) names.push_back(dim["name"]);
     return names;
   };
   nlohmann::ordered_json sorted = example_upload();
@@ -369,9 +370,8 @@ TEST(UserFamiliesTest, TheSameVersionInAnotherKeyOrderReplacesTheServedManifest)
   const auto stored = daemon.store.registered_families();
   ASSERT_EQ(stored.size(), 1u);
   std::vector<std::string> stored_dims;
-  for (const auto& [name, dim] :
-       nlohmann::ordered_json::parse(stored[0].manifest_json)["dims"].items())
-    stored_dims.push_back(name);
+  const nlohmann::ordered_json stored_manifest = nlohmann::ordered_json::parse(stored[0].manifest_json);
+  for (const auto& [name, dim] : stored_manifest["dims"].items()) stored_dims.push_back(name);
   EXPECT_EQ(stored_dims, (std::vector<std::string>{"M", "N", "K"}));
   // And now the same upload again is unchanged.
   EXPECT_EQ(api.post_family(example_upload()).status, 200);

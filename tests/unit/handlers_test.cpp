@@ -558,9 +558,10 @@ TEST_F(HandlersTest, FamiliesDevicesAndHealth) {
   ASSERT_FALSE((*gemm)["templates"].empty());
   EXPECT_FALSE((*gemm)["templates"][0]["axes"].empty());
   EXPECT_GT((*gemm)["templates"][0]["space_size"].get<std::int64_t>(), 1);
-  // What a correct output is, as the manifest says it.
+  // What a correct output is, as the manifest says it, with the magnitude term's constant.
   EXPECT_EQ((*gemm)["tolerance"]["bf16"],
-            (nlohmann::json{{"atol", 0.03125}, {"rtol", 0.0078125}, {"rel_l2", 0.0078125}}));
+            (nlohmann::json{
+                {"atol", 0.03125}, {"rtol", 0.0078125}, {"rel_l2", 0.0078125}, {"magnitude", 16}}));
   EXPECT_TRUE(families["errors"].is_array());
 
   const auto devices = call(http::verb::get, "/v1/devices").json();
