@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <stdexcept>
 #include <system_error>
@@ -16,6 +17,7 @@
 
 #include "bench/output_files.hpp"
 #include "client/kerntune_client.hpp"
+#include "tuner/compile/compile_confinement.hpp"
 
 namespace kt::bench {
 namespace {
@@ -47,6 +49,14 @@ DaemonProcess::DaemonProcess(const std::filesystem::path& exe, const std::filesy
       options.listen.empty() ? "127.0.0.1:" + std::to_string(port_) : options.listen;
   std::vector<std::string> args = {exe.string(), "--listen", listen, "--db", db.string()};
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
+  // A daemon that takes uploads refuses to start where compiles cannot be confined; on such a
+  // kernel the tests still need one, and the confinement tests skip themselves.
+  const auto has = [&](const char* flag) {
+    return std::find(args.begin(), args.end(), flag) != args.end();
+  };
+  if (has("--allow-user-families") && !has("--unconfined-compiles") &&
+      !landlock_support().available())
+    args.push_back("--unconfined-compiles");
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

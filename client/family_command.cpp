@@ -37,8 +37,19 @@ nlohmann::ordered_json family_upload_from_dir(const std::filesystem::path& dir) 
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const auto extension = entry.path().extension();
-    if (entry.is_regular_file() && (extension == ".cuh" || extension == ".cu" || extension == ".h"))
-      sources.push_back(entry.path());
+    if (!entry.is_regular_file() || (extension != ".cuh" && extension != ".cu" && extension != ".h"))
+      continue;
+    // A link that leads out of the folder would send a file the user never meant to share.
+    if (entry.is_symlink()) {
+      const auto target = std::filesystem::weakly_canonical(entry.path());
+      const auto folder = std::filesystem::weakly_canonical(dir);
+      const auto [end, _] = std::mismatch(folder.begin(), folder.end(), target.begin(), target.end());
+      if (end != folder.end())
+        throw std::runtime_error(entry.path().string() + " is a symbolic link to " +
+                                 target.string() + ", outside the family's folder: not uploaded "
+                                 "(copy the file into the folder instead)");
+    }
+    sources.push_back(entry.path());
   }
   if (ec) throw std::runtime_error("cannot list " + dir.string() + ": " + ec.message());
   std::sort(sources.begin(), sources.end());

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 #include <system_error>
 #include <thread>
 
@@ -35,9 +37,49 @@ void close_other_descriptors_on_exec(int max_fd) {
   for (int fd = 3; fd < max_fd; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+// In the forked child: the user's identity, no supplementary groups. Raw system calls, which
+// change this thread only: the child of fork has no other.
+bool become(const ProcessUser& user) {
+  return syscall(SYS_setgroups, 0, nullptr) == 0 &&
+         syscall(SYS_setresgid, user.gid, user.gid, user.gid) == 0 &&
+         syscall(SYS_setresuid, user.uid, user.uid, user.uid) == 0;
+}
+
 }  // namespace
 
-ChildProcess::ChildProcess(const std::filesystem::path& exe, const std::vector<std::string>& args) {
+ProcessUser lookup_process_user(const std::string& name) {
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  const int error = getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (found == nullptr)
+    throw std::runtime_error("no user named '" + name.substr(0, 64) + "'" +
+                             (error != 0 ? std::string(" (") + std::strerror(error) + ")" : ""));
+  return ProcessUser{name, entry.pw_uid, entry.pw_gid};
+}
+
+std::string why_user_cannot_access(const ProcessUser& user, const std::filesystem::path& target,
+                                   int mode) {
+  const std::string path = target.string();
+  const pid_t pid = fork();
+  if (pid < 0) return std::string("fork failed: ") + std::strerror(errno);
+  if (pid == 0) {
+    if (!become(user)) _exit(100);
+    _exit(access(path.c_str(), mode) == 0 ? 0 : std::min(errno, 99));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status)) return "the check ended " + describe_exit_status(status);
+  const int code = WEXITSTATUS(status);
+  if (code == 0) return "";
+  if (code == 100) return "this process cannot take the identity of " + user.name;
+  return user.name + " cannot " + (mode == X_OK ? "run " : "read ") + path + ": " +
+         std::strerror(code);
+}
+
+ChildProcess::ChildProcess(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                           const std::optional<ProcessUser>& user) {
   int stdin_pipe[2], stdout_pipe[2], exec_status[2];
   if (pipe2(stdin_pipe, O_CLOEXEC) != 0) throw_errno("pipe");
   if (pipe2(stdout_pipe, O_CLOEXEC) != 0) {
@@ -82,6 +124,11 @@ ChildProcess::ChildProcess(const std::filesystem::path& exe, const std::vector<s
       _exit(127);
     }
     close_other_descriptors_on_exec(max_fd);
+    if (user && !become(*user)) {
+      const int error = errno;
+      (void)!::write(exec_status[1], &error, sizeof error);
+      _exit(127);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);  // the daemon's blocked signals are not the worker's

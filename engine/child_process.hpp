@@ -7,16 +7,36 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kt {
 
+// An account a child process runs as (a daemon started as root hands compiles to nobody).
+struct ProcessUser {
+  std::string name;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  bool operator==(const ProcessUser&) const = default;
+};
+
+// The account's ids from the user database. Throws std::runtime_error naming it if there is none.
+ProcessUser lookup_process_user(const std::string& name);
+
+// Empty when `user` has `mode` (access(2): X_OK to run a file, R_OK | X_OK to read a folder) on
+// path, every folder on the way searchable; else why not, as that user sees it. Asked in a child
+// that takes the user's identity.
+std::string why_user_cannot_access(const ProcessUser& user, const std::filesystem::path& path,
+                                   int mode);
+
 class ChildProcess {
  public:
-  // fork/exec of exe with args. Every other descriptor of this process is closed in the child.
-  // Throws std::system_error if the process cannot be started (e.g. exe missing).
-  ChildProcess(const std::filesystem::path& exe, const std::vector<std::string>& args);
+  // fork/exec of exe with args, as `user` when given (this process must be root then). Every
+  // other descriptor of this process is closed in the child. Throws std::system_error if the
+  // process cannot be started (e.g. exe missing, or the user may not run it).
+  ChildProcess(const std::filesystem::path& exe, const std::vector<std::string>& args,
+               const std::optional<ProcessUser>& user = std::nullopt);
   // Kills (SIGKILL) and reaps the child if it is still running.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;

@@ -24,7 +24,11 @@ std::string seconds_text(std::chrono::milliseconds ms) {
 struct CompileClient::Process {
   ChildProcess child;
   std::set<std::string> headers_sent;  // headers_id of the header sets this child holds
-  explicit Process(const std::filesystem::path& exe) : child(exe, {"--compile"}) {}
+  explicit Process(const CompileProcessOptions& options)
+      : child(options.exe,
+              options.confined ? std::vector<std::string>{"--compile", "--confined"}
+                               : std::vector<std::string>{"--compile"},
+              options.user) {}
 };
 
 CompileClient::CompileClient(CompileProcessOptions options) : options_(std::move(options)) {}
@@ -45,7 +49,7 @@ CompileReply CompileClient::compile(const CompileRequest& request) {
   if (!process_ || !process_->child.alive()) {
     process_.reset();
     try {
-      process_ = std::make_unique<Process>(options_.exe);
+      process_ = std::make_unique<Process>(options_);
     } catch (const std::exception& e) {
       reply.reason = std::string("the NVRTC process could not be started: ") + e.what();
       return reply;

@@ -10,9 +10,11 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "engine/child_process.hpp"
 #include "tuner/compile/nvrtc_compiler.hpp"
 
 namespace kt {
@@ -23,6 +25,10 @@ inline constexpr std::chrono::milliseconds kDefaultCompileTimeout{120000};
 struct CompileProcessOptions {
   std::filesystem::path exe;  // kerntune-worker
   std::chrono::milliseconds timeout = kDefaultCompileTimeout;
+  // kerntune-worker --compile --confined: once started it reads nothing but the CUDA headers
+  // (tuner/compile/compile_confinement.hpp); a process that cannot confine itself exits.
+  bool confined = false;
+  std::optional<ProcessUser> user;  // the account it runs as; none: this process's
   bool operator==(const CompileProcessOptions&) const = default;
 };
 

@@ -124,6 +124,61 @@ std::vector<std::string> included_names(const std::string& text) {
   return names;
 }
 
+// A directive as the client wrote it, cut short: a message never carries a whole upload back.
+std::string quoted_prefix(const std::string& text) {
+  constexpr std::size_t kQuoted = 80;
+  return text.size() <= kQuoted ? text : text.substr(0, kQuoted) + "...";
+}
+
+// Why an #include directive of an uploaded source may not stand, or empty. A file names what it
+// includes literally, as a file of the upload, of common/ or of the CUDA toolkit: no absolute
+// path, no '..', no macro (which could spell either) and no #include_next. The compile process
+// cannot open anything outside the CUDA headers anyway (Landlock); this says so at registration,
+// with the line, instead of as a compile error.
+std::string include_problem(const std::string& text) {
+  std::size_t at = 0;
+  int line = 0;
+  const auto skip_blanks = [&] {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+  };
+  while (at < text.size()) {
+    ++line;
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    skip_blanks();
+    if (at < end && text[at] == '#') {
+      const std::size_t directive = at;
+      ++at;
+      skip_blanks();
+      if (text.compare(at, 7, "include") == 0) {
+        at += 7;
+        const bool separated = at < end && (text[at] == ' ' || text[at] == '\t');
+        skip_blanks();
+        const auto where = [&] {
+          return "line " + std::to_string(line) + " (" +
+                 quoted_prefix(text.substr(directive, end - directive)) + ")";
+        };
+        if (at >= end || (text[at] != '"' && text[at] != '<')) {
+          if (separated || at >= end || text[at] == '_')
+            return where() + ": an #include names its file literally, \"name\" or <name>";
+        } else {
+          const char close = text[at] == '"' ? '"' : '>';
+          const std::size_t stop = text.find(close, at + 1);
+          const std::string name =
+              stop < end ? text.substr(at + 1, stop - at - 1) : std::string();
+          const std::filesystem::path path(name);
+          const bool climbs = std::any_of(path.begin(), path.end(),
+                                          [](const auto& part) { return part == ".."; });
+          if (path.is_absolute() || climbs || name.find('\\') != std::string::npos)
+            return where() + ": an #include names a file of the upload, of common/ or of the "
+                             "CUDA toolkit, without an absolute path or '..'";
+        }
+      }
+    }
+    at = end + 1;
+  }
+  return "";
+}
+
 // The version served already: the same hash and the same key order. The hash leaves the order
 // out (results do not depend on it), but dims and axes are listed and enumerated in it: an upload
 // in another order (one an older client sorted) replaces the served manifest.
@@ -291,6 +346,8 @@ FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
                               "source " + file + " has " + std::to_string(text.size()) +
                                   " bytes; at most " + std::to_string(kMaxFamilySourceBytes) +
                                   " per file are taken");
+    if (const std::string problem = include_problem(text); !problem.empty())
+      throw FamilyUploadError(Kind::invalid_upload, "source " + file + " " + problem);
   }
   const Family* served = registry_.find(name);
   if (served != nullptr && !served->registered)

@@ -12,12 +12,13 @@ struct GpuPool::Lane {
   std::thread thread;
 };
 
-GpuPool::GpuPool(std::vector<DeviceInfo> devices, std::filesystem::path worker_exe)
+GpuPool::GpuPool(std::vector<DeviceInfo> devices, std::filesystem::path worker_exe,
+                 std::optional<ProcessUser> user)
     : devices_(std::move(devices)), worker_exe_(std::move(worker_exe)) {
   for (const DeviceInfo& device : devices_) {
     auto lane = std::make_unique<Lane>();
     lane->device = &device;
-    lane->worker = std::make_unique<WorkerClient>(worker_exe_, device.ordinal);
+    lane->worker = std::make_unique<WorkerClient>(worker_exe_, device.ordinal, user);
     lanes_.push_back(std::move(lane));
   }
 }

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/child_process.hpp"
 #include "engine/gpu_task_queue.hpp"
 #include "tuner/device_limits.hpp"
 
@@ -21,7 +22,9 @@ namespace kt {
 
 class GpuPool {
  public:
-  GpuPool(std::vector<DeviceInfo> devices, std::filesystem::path worker_exe);
+  // With `user`, the workers run as that account.
+  GpuPool(std::vector<DeviceInfo> devices, std::filesystem::path worker_exe,
+          std::optional<ProcessUser> user = std::nullopt);
   ~GpuPool();  // stop()
   GpuPool(const GpuPool&) = delete;
   GpuPool& operator=(const GpuPool&) = delete;

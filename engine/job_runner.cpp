@@ -609,7 +609,9 @@ class JobExecution {
   // NVRTC in the calling thread's compile process (engine/compile_client.hpp), never in the
   // daemon: a compiler crash is then the variant's outcome, not the daemon's end.
   KernelCompiler compiler() const {
-    return [options = CompileProcessOptions{ctx_.options.worker_exe, ctx_.options.compile_timeout}](
+    return [options = CompileProcessOptions{ctx_.options.worker_exe, ctx_.options.compile_timeout,
+                                            ctx_.options.confined_compiles,
+                                            ctx_.options.run_as}](
                const CompileRequest& request) { return compile_in_child(options, request); };
   }
 

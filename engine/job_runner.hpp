@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "db/store.hpp"
@@ -39,6 +40,10 @@ struct SchedulerOptions {
   // NVRTC runs in a compile process per compile thread (engine/compile_client.hpp); one that gives
   // no answer within this time is killed and the variant recorded as hang (gate compile).
   std::chrono::milliseconds compile_timeout = kDefaultCompileTimeout;
+  // How child processes run (server/main.cpp decides): compile processes confined to reading
+  // the CUDA headers; compile processes and workers as which account (none: the daemon's).
+  bool confined_compiles = false;
+  std::optional<ProcessUser> run_as;
   TimingOptions timing;
   std::chrono::milliseconds min_watchdog{20000};  // worker timeout floor, reference time unknown
   std::uint64_t seed = 0;                         // 0: a random seed per daemon run

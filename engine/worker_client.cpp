@@ -54,12 +54,13 @@ bool answered_ok(const WorkerReply& reply) {
 struct WorkerClient::Process {
   ChildProcess child;
   bool initialised = false;
-  Process(const std::filesystem::path& exe, int ordinal)
-      : child(exe, {"--device", std::to_string(ordinal)}) {}
+  Process(const std::filesystem::path& exe, int ordinal, const std::optional<ProcessUser>& user)
+      : child(exe, {"--device", std::to_string(ordinal)}, user) {}
 };
 
-WorkerClient::WorkerClient(std::filesystem::path worker_exe, int device_ordinal)
-    : worker_exe_(std::move(worker_exe)), device_ordinal_(device_ordinal) {}
+WorkerClient::WorkerClient(std::filesystem::path worker_exe, int device_ordinal,
+                           std::optional<ProcessUser> user)
+    : worker_exe_(std::move(worker_exe)), device_ordinal_(device_ordinal), user_(std::move(user)) {}
 
 WorkerClient::~WorkerClient() {
   stop();
@@ -78,7 +79,8 @@ void WorkerClient::stop() {
 void WorkerClient::ensure_running() {
   if (process_ && process_->child.alive()) return;  // one that died idle is replaced quietly
   process_.reset();
-  process_ = std::make_unique<Process>(worker_exe_, device_ordinal_);  // throws if exec fails
+  process_ =
+      std::make_unique<Process>(worker_exe_, device_ordinal_, user_);  // throws if exec fails
   ++starts_;
   spdlog::debug("worker for device {} started (pid {}, start #{})", device_ordinal_,
                 process_->child.pid(), starts_);
@@ -234,10 +236,11 @@ std::optional<BaselineTiming> WorkerClient::time_baseline(const BaselineTimingRe
 }
 
 ProbeResult probe_devices(const std::filesystem::path& worker_exe,
-                          std::chrono::milliseconds timeout) {
+                          std::chrono::milliseconds timeout,
+                          const std::optional<ProcessUser>& user) {
   ProbeResult result;
   try {
-    ChildProcess child(worker_exe, {"--probe"});
+    ChildProcess child(worker_exe, {"--probe"}, user);
     child.close_stdin();
     std::string line;
     const auto status = child.read_line(line, Clock::now() + timeout);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/child_process.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/interleaved_protocol.hpp"
 #include "tuner/measure_protocol.hpp"
@@ -26,8 +27,10 @@ struct ProbeResult {
 
 // Runs `worker --probe` once and parses its answer. Never throws; a missing or failing worker is
 // reported in error.
+// With `user`, the worker runs as that account (as the daemon's workers will).
 ProbeResult probe_devices(const std::filesystem::path& worker_exe,
-                          std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                          std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                          const std::optional<ProcessUser>& user = std::nullopt);
 
 // The outcome of one raw request to a worker (WorkerClient::call).
 struct WorkerReply {
@@ -55,7 +58,9 @@ class WorkerError : public std::runtime_error {
 
 class WorkerClient {
  public:
-  WorkerClient(std::filesystem::path worker_exe, int device_ordinal);
+  // With `user`, the worker runs as that account (a daemon started as root hands it nobody).
+  WorkerClient(std::filesystem::path worker_exe, int device_ordinal,
+               std::optional<ProcessUser> user = std::nullopt);
   ~WorkerClient();
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
@@ -100,6 +105,7 @@ class WorkerClient {
 
   std::filesystem::path worker_exe_;
   int device_ordinal_;
+  std::optional<ProcessUser> user_;
   std::unique_ptr<Process> process_;
   std::chrono::milliseconds startup_timeout_{120000};
   std::atomic<int> starts_{0};  // read by GET /metrics from another thread

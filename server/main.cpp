@@ -22,6 +22,7 @@
 
 #include "db/connection.hpp"
 #include "db/store.hpp"
+#include "engine/compile_sandbox.hpp"
 #include "engine/family_registrar.hpp"
 #include "engine/job_scheduler.hpp"
 #include "engine/worker_client.hpp"
@@ -54,6 +55,8 @@ struct DaemonOptions {
   bool insecure = false;             // serve off loopback without a token
   bool public_reads = false;         // with a token: GET and HEAD need none
   bool allow_user_families = false;  // POST /v1/families registers a client's family
+  bool unconfined_compiles = false;  // compile uploads even where Landlock cannot confine them
+  std::string run_as = "nobody";     // compile processes' account when the daemon is root
   std::string log_level = "info";
 };
 
@@ -152,8 +155,9 @@ kt::AccessPolicy access_policy(const DaemonOptions& options, const kt::ListenAdd
   return policy;
 }
 
-kt::ProbeResult probe(kt::Store& store, const std::filesystem::path& worker) {
-  kt::ProbeResult result = kt::probe_devices(worker);
+kt::ProbeResult probe(kt::Store& store, const std::filesystem::path& worker,
+                      const std::optional<kt::ProcessUser>& user) {
+  kt::ProbeResult result = kt::probe_devices(worker, std::chrono::seconds(60), user);
   if (result.devices.empty())
     spdlog::warn("no GPU: {} (compile-only jobs still run)",
                  result.error.empty() ? "no device found" : result.error);
@@ -175,7 +179,8 @@ std::chrono::milliseconds compile_timeout(const DaemonOptions& options) {
 std::unique_ptr<kt::FamilyRegistrar> user_families(const DaemonOptions& options, kt::Store& store,
                                                    kt::FamilyRegistry& families,
                                                    const std::filesystem::path& work_dir,
-                                                   const std::vector<kt::DeviceInfo>& devices) {
+                                                   const std::vector<kt::DeviceInfo>& devices,
+                                                   const kt::CompileSandbox& sandbox) {
   if (!options.allow_user_families) {
     if (const auto stored = store.registered_families(); !stored.empty())
       spdlog::warn("{} registered famil{} in the store not served: --allow-user-families is off",
@@ -187,7 +192,8 @@ std::unique_ptr<kt::FamilyRegistrar> user_families(const DaemonOptions& options,
   auto registrar = std::make_unique<kt::FamilyRegistrar>(
       store, families, work_dir / "families", options.families_dir / kt::kCommonSourcesFolder,
       archs, options.compile_nice,
-      kt::CompileProcessOptions{options.worker, compile_timeout(options)});
+      kt::CompileProcessOptions{options.worker, compile_timeout(options), sandbox.confined,
+                                sandbox.user});
   const std::size_t loaded = registrar->reload();
   spdlog::info(
       "families over the API: on (POST /v1/families); {} registered famil{} served from {}", loaded,
@@ -204,6 +210,15 @@ int run_daemon(const DaemonOptions& options) {
   signals.async_wait([](const boost::system::error_code& ec, int signal) {
     if (!ec) spdlog::info("signal {}: stopping", signal);
   });
+  kt::CompileSandbox sandbox;
+  try {
+    sandbox = kt::choose_compile_sandbox({options.worker, options.allow_user_families,
+                                          options.unconfined_compiles, options.run_as});
+  } catch (const kt::CompileSandboxError& error) {
+    throw StartupError(error.what());
+  }
+  for (const std::string& note : sandbox.notes) spdlog::info("{}", note);
+  for (const std::string& warning : sandbox.warnings) spdlog::warn("{}", warning);
   const bool postgresql = kt::db::is_postgresql_uri(options.db.string());
   if (!postgresql) require_writable_database(options.db);
   std::unique_ptr<kt::Store> opened;
@@ -218,7 +233,7 @@ int run_daemon(const DaemonOptions& options) {
 
   kt::FamilyRegistry families;
   load_families(families, options.families_dir);
-  const kt::ProbeResult devices = probe(store, options.worker);
+  const kt::ProbeResult devices = probe(store, options.worker, sandbox.user);
 
   kt::SchedulerOptions scheduler_options;
   scheduler_options.worker_exe = options.worker;
@@ -229,6 +244,8 @@ int run_daemon(const DaemonOptions& options) {
   scheduler_options.compile_threads = options.compile_threads;
   scheduler_options.compile_nice = options.compile_nice;
   scheduler_options.compile_timeout = compile_timeout(options);
+  scheduler_options.confined_compiles = sandbox.confined;
+  scheduler_options.run_as = sandbox.user;
   scheduler_options.lease = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::max(1.0, options.lease_seconds * 1000.0)));
   scheduler_options.heartbeat = options.heartbeat_seconds > 0
@@ -240,9 +257,18 @@ int run_daemon(const DaemonOptions& options) {
         "--heartbeat-seconds must be shorter than --lease-seconds, or leases "
         "expire between heartbeats");
   std::filesystem::create_directories(scheduler_options.work_dir);
+  // The workers read the cubins there.
+  if (sandbox.user)
+    if (const std::string why_not = kt::why_user_cannot_access(*sandbox.user,
+                                                               scheduler_options.work_dir,
+                                                               R_OK | X_OK);
+        !why_not.empty())
+      throw StartupError("workers run as " + sandbox.user->name +
+                         " (--run-as) when the daemon is root, and " + why_not +
+                         ": pass --work-dir with a folder that account can read, or --run-as root");
   // Before the scheduler starts: resumed jobs of a registered family find it.
   std::unique_ptr<kt::FamilyRegistrar> registrar =
-      user_families(options, store, families, scheduler_options.work_dir, devices.devices);
+      user_families(options, store, families, scheduler_options.work_dir, devices.devices, sandbox);
   require_families(families, options.families_dir, options.allow_empty);
   kt::JobScheduler scheduler(store, families, scheduler_options, devices.devices);
   scheduler.start();
@@ -357,6 +383,16 @@ int main(int argc, char** argv) {
   app.add_flag("--allow-user-families", options.allow_user_families,
                "let clients register kernel families (POST /v1/families): their device code is "
                "compiled and, in tune jobs, run on this host's GPUs");
+  app.add_flag("--unconfined-compiles", options.unconfined_compiles,
+               "compile without confinement where Landlock is missing. By default compile "
+               "processes can read only the CUDA headers, and a daemon that takes uploads refuses "
+               "to start where the kernel cannot confine them")
+      ->envname("KERNTUNE_UNCONFINED_COMPILES");
+  app.add_option("--run-as", options.run_as,
+                 "account the compile processes and measurement workers run as when the daemon "
+                 "runs as root (root keeps them as root)")
+      ->envname("KERNTUNE_RUN_AS")
+      ->capture_default_str();
   app.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();

@@ -15,12 +15,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "tuner/compile/compile_confinement.hpp"
+#include "tuner/compile/nvrtc_compiler.hpp"
 #include "worker/compile_server.hpp"
 #include "worker/device_probe.hpp"
 #include "worker/worker_session.hpp"
@@ -69,11 +73,35 @@ int serve(int ordinal, int protocol_fd) {
   return 0;  // EOF: the daemon closed our stdin
 }
 
-int serve_compiles(int protocol_fd) {
+// Compiles one empty kernel, so that NVRTC loads what it loads lazily (its builtins library)
+// while it still may, then confines this process to reading the CUDA headers.
+void confine_compiles() {
+  kt::CompileRequest warm_up;
+  warm_up.source_name = "kerntune_warm_up.cu";
+  warm_up.source = "#include <cuda_fp16.h>\nextern \"C\" __global__ void kerntune_warm_up() {}\n";
+  warm_up.kernel = "kerntune_warm_up";
+  warm_up.arch = "sm_90a";
+  const kt::CompileResult result = kt::compile_kernel(warm_up);
+  if (!result.ok) spdlog::warn("compile process: the warm-up compile failed: {}", result.log);
+  std::vector<std::filesystem::path> readable;
+  if (const auto include = kt::cuda_include_dir()) readable.push_back(*include);
+  kt::confine_to_reading(readable);
+}
+
+int serve_compiles(int protocol_fd, bool confined) {
   // A daemon killed with SIGKILL cannot end its compile processes, and one stuck in NVRTC would
   // outlive it: the kernel kills this one when the daemon's thread that started it ends.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() == 1) return 0;      // the daemon is already gone
+  if (confined) {
+    try {
+      confine_compiles();
+    } catch (const kt::ConfinementError& e) {
+      // Never compile unconfined when asked not to: the daemon sees this process end.
+      spdlog::error("compile process: cannot confine itself: {}", e.what());
+      return 3;
+    }
+  }
   std::ios::sync_with_stdio(false);  // requests are a few hundred KiB of sources each
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -91,10 +119,14 @@ int main(int argc, char** argv) {
   CLI::App app{"kerntune measurement worker: loads, checks and times kernels on one GPU"};
   bool probe = false;
   bool compile = false;
+  bool confined = false;
   int device = -1;
   app.add_flag("--probe", probe, "print one JSON line describing the GPUs and exit");
   app.add_flag("--compile", compile,
                "serve NVRTC compile requests on stdin/stdout (never touches CUDA)");
+  app.add_flag("--confined", confined,
+               "with --compile: read nothing but the CUDA headers once started (Landlock); "
+               "exit with status 3 where the kernel cannot confine it");
   app.add_option("--device", device, "serve requests on stdin/stdout for this GPU ordinal")
       ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
@@ -107,7 +139,7 @@ int main(int argc, char** argv) {
     write_line(protocol_fd, kt::probe_json().dump());
     return 0;
   }
-  if (compile) return serve_compiles(protocol_fd);
+  if (compile) return serve_compiles(protocol_fd, confined);
   if (device < 0) {
     std::cerr << "kerntune-worker: give --probe, --compile or --device N\n" << app.help();
     return 2;

@@ -324,6 +324,21 @@ TEST_F(CliTest, FamilyAddRegistersAFolderAndShowsWhyOneIsRefused) {
   EXPECT_TRUE(contains(off.err, "HTTP 403"));
 }
 
+// A file of the folder that is a link out of it is not sent: the user never meant to share it.
+TEST_F(CliTest, FamilyAddRefusesALinkOutOfTheFolderBeforeSendingAnything) {
+  const auto example = test::source_dir() / "kernel_templates" / "examples" / "wmma_gemm";
+  const auto folder = dir_.path() / "linked";
+  std::filesystem::create_directories(folder);
+  for (const char* file : {"manifest.json", "wmma_gemm.cuh", "wmma_gemm_reference.cuh"})
+    std::filesystem::copy_file(example / file, folder / file);
+  std::filesystem::create_symlink("/etc/hostname", folder / "leak.h");
+  // No daemon listens there: the refusal comes before any request.
+  const CliRun refused = kerntune("http://127.0.0.1:9", {"family", "add", folder.string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "leak.h is a symbolic link to /etc/hostname"));
+  EXPECT_TRUE(contains(refused.err, "not uploaded"));
+}
+
 TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
   Daemon daemon(dir_.path(), db_, "mistakes");
   ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();

@@ -140,6 +140,11 @@ class Client:
             for name in sorted(os.listdir(folder)):
                 path = os.path.join(folder, name)
                 if os.path.isfile(path) and os.path.splitext(name)[1] in (".cuh", ".cu", ".h"):
+                    # A link that leads out of the folder would send a file never meant to be shared.
+                    real, root = os.path.realpath(path), os.path.realpath(folder)
+                    if os.path.islink(path) and os.path.commonpath([real, root]) != root:
+                        raise ValueError(f"{path} is a symbolic link to {real}, outside the family's "
+                                         "folder: not uploaded (copy the file into the folder instead)")
                     with open(path, encoding="utf-8") as file:
                         sources[name] = file.read()
         if manifest is None or sources is None:

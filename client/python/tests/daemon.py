@@ -15,6 +15,14 @@ from typing import List, Optional
 LISTENING = re.compile(r"kerntuned listening on (http://127\.0\.0\.1:\d+)")
 
 
+def landlock_available() -> bool:
+    """Whether this kernel can confine compiles (landlock_create_ruleset's ABI query, syscall 444
+    on x86-64 and arm64)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1)) > 0
+
+
 def required_env(name: str) -> str:
     value = os.environ.get(name)
     if not value:
@@ -32,6 +40,9 @@ class Daemon:
             self.seed = json.loads(out.stdout)
         command = [required_env("KERNTUNED"), "--listen", "127.0.0.1:0", "--db", db,
                    "--families", required_env("KERNTUNE_FAMILIES"), "--compile-threads", "2"] + (extra_args or [])
+        # A daemon that takes uploads refuses to start where compiles cannot be confined.
+        if "--allow-user-families" in command and not landlock_available():
+            command.append("--unconfined-compiles")
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.log: List[str] = []
         found = threading.Event()

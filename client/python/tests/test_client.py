@@ -229,6 +229,22 @@ class ClientRegistersFamilies(unittest.TestCase):
         done = self.client.wait(job.id, progress=False, interval=0.2, timeout=240)
         self.assertEqual(done.status, "done", done.reason)
 
+    def test_a_link_out_of_the_folder_is_not_uploaded(self) -> None:
+        import shutil
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            for name in ("manifest.json", "wmma_gemm.cuh", "wmma_gemm_reference.cuh"):
+                shutil.copy(os.path.join(self.EXAMPLE, name), folder)
+            os.symlink("/etc/hostname", os.path.join(folder, "leak.h"))
+            with self.assertRaises(ValueError) as caught:
+                self.client.register_family(folder)
+            self.assertIn("symbolic link to /etc/hostname", str(caught.exception))
+            # A link to a file inside the folder is the user's own layout: uploaded.
+            os.remove(os.path.join(folder, "leak.h"))
+            os.symlink(os.path.join(folder, "wmma_gemm.cuh"), os.path.join(folder, "alias.cuh"))
+            registration = self.client.register_family(folder, wait=False)
+            self.assertIn(registration["status"], ("compiling", "registered"), registration)
+
     def test_a_compile_error_raises_with_the_nvrtc_log(self) -> None:
         with open(os.path.join(self.EXAMPLE, "manifest.json"), encoding="utf-8") as file:
             manifest = json.load(file)
