@@ -1,4 +1,5 @@
 #include "engine/family_registrar.hpp"
+#include "engine/family_upload_check.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -7,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "tuner/client_values.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family_baseline.hpp"
 #include "tuner/text.hpp"
@@ -187,6 +189,52 @@ bool is_served_version(const Family* served, const Family& family) {
          served->manifest == family.manifest;
 }
 
+std::filesystem::path write_family_files(
+    const std::filesystem::path& dir, const std::string& manifest_text,
+    const std::vector<std::pair<std::string, std::string>>& sources) {
+  std::filesystem::create_directories(dir);
+  write_text_file(dir / "manifest.json", manifest_text);
+  for (const auto& [name, text] : sources) {
+    if (!is_safe_source_name(name))  // checked by submit; a store edited by hand is not
+      throw FamilyError("source file name " + quote_client_text(name) + " is not allowed");
+    write_text_file(dir / name, text);
+  }
+  return dir;
+}
+
+// An upload written to its staging folder, with the common/ headers it includes and does not
+// have a file of that name of its own for.
+void stage_upload(const std::filesystem::path& dir, const std::string& manifest_text,
+                  const std::vector<std::pair<std::string, std::string>>& sources,
+                  const std::filesystem::path& common) {
+  write_family_files(dir, manifest_text, sources);
+  std::error_code ec;
+  if (common.empty() || !std::filesystem::is_directory(common, ec)) return;
+  // Copies, not an include path into the daemon's folder: the compile gets them as headers like
+  // the upload's own, and the version keeps them. Only those it includes (directly or through
+  // one another), so a family that uses none hashes as its upload alone.
+  std::set<std::string> present;
+  std::vector<std::string> unread;
+  for (const auto& [name, text] : sources) {
+    present.insert(name);
+    unread.push_back(text);
+  }
+  while (!unread.empty()) {
+    const std::string text = std::move(unread.back());
+    unread.pop_back();
+    for (const std::string& name : included_names(text)) {
+      const auto file = common / name;
+      const auto extension = file.extension();
+      if (present.count(name) || !is_safe_source_name(name) ||
+          (extension != ".cuh" && extension != ".h") || !std::filesystem::is_regular_file(file, ec))
+        continue;
+      present.insert(name);
+      unread.push_back(read_text_file(file));
+      write_text_file(dir / name, unread.back());
+    }
+  }
+}
+
 }  // namespace
 
 bool is_safe_family_name(std::string_view name) {
@@ -228,44 +276,12 @@ FamilyRegistrar::~FamilyRegistrar() {
 std::filesystem::path FamilyRegistrar::write_family(
     const std::filesystem::path& dir, const std::string& manifest_text,
     const std::vector<std::pair<std::string, std::string>>& sources) {
-  std::filesystem::create_directories(dir);
-  write_text_file(dir / "manifest.json", manifest_text);
-  for (const auto& [name, text] : sources) {
-    if (!is_safe_source_name(name))  // checked by submit; a store edited by hand is not
-      throw FamilyError("source file name '" + name.substr(0, 80) + "' is not allowed");
-    write_text_file(dir / name, text);
-  }
-  return dir;
+  return write_family_files(dir, manifest_text, sources);
 }
 
 void FamilyRegistrar::stage(const std::filesystem::path& dir, const std::string& manifest_text,
                             const std::vector<std::pair<std::string, std::string>>& sources) {
-  write_family(dir, manifest_text, sources);
-  std::error_code ec;
-  if (common_.empty() || !std::filesystem::is_directory(common_, ec)) return;
-  // Copies, not an include path into the daemon's folder: the compile gets them as headers like
-  // the upload's own, and the version keeps them. Only those it includes (directly or through
-  // one another), so a family that uses none hashes as its upload alone.
-  std::set<std::string> present;
-  std::vector<std::string> unread;
-  for (const auto& [name, text] : sources) {
-    present.insert(name);
-    unread.push_back(text);
-  }
-  while (!unread.empty()) {
-    const std::string text = std::move(unread.back());
-    unread.pop_back();
-    for (const std::string& name : included_names(text)) {
-      const auto file = common_ / name;
-      const auto extension = file.extension();
-      if (present.count(name) || !is_safe_source_name(name) ||
-          (extension != ".cuh" && extension != ".h") || !std::filesystem::is_regular_file(file, ec))
-        continue;
-      present.insert(name);
-      unread.push_back(read_text_file(file));
-      write_text_file(dir / name, unread.back());
-    }
-  }
+  stage_upload(dir, manifest_text, sources, common_);
 }
 
 std::size_t FamilyRegistrar::reload() {
@@ -322,7 +338,9 @@ std::size_t FamilyRegistrar::resume() {
   return resumed;
 }
 
-FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
+CheckedUpload check_family_upload(const FamilyUpload& upload, const FamilyRegistry& registry,
+                                  const std::filesystem::path& staged,
+                                  const std::filesystem::path& common) {
   using Kind = FamilyUploadError::Kind;
   if (!upload.manifest.is_object() || !upload.manifest.contains("name") ||
       !upload.manifest["name"].is_string())
@@ -349,21 +367,17 @@ FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
     if (const std::string problem = include_problem(text); !problem.empty())
       throw FamilyUploadError(Kind::invalid_upload, "source " + file + " " + problem);
   }
-  const Family* served = registry_.find(name);
+  const Family* served = registry.find(name);
   if (served != nullptr && !served->registered)
     throw FamilyUploadError(Kind::name_taken, "family " + name +
                                                   " is shipped with the daemon; register yours "
                                                   "under another name");
 
-  FamilyRegistration registration;
-  registration.id = random_id();
-  registration.family = name;
-  const auto staged = root_ / ".staging" / registration.id;
-  const std::string manifest_text = upload.manifest.dump(2);
-  Family family;
+  CheckedUpload checked;
+  checked.manifest_text = upload.manifest.dump(2);
   try {
-    stage(staged, manifest_text, upload.sources);
-    family = load_family(staged);
+    stage_upload(staged, checked.manifest_text, upload.sources, common);
+    checked.family = load_family(staged);
   } catch (const FamilyError& error) {
     std::error_code ec;
     std::filesystem::remove_all(staged, ec);
@@ -373,6 +387,19 @@ FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
     std::filesystem::remove_all(staged, ec);
     throw;
   }
+  return checked;
+}
+
+FamilyRegistration FamilyRegistrar::submit(const FamilyUpload& upload) {
+  FamilyRegistration registration;
+  registration.id = random_id();
+  const auto staged = root_ / ".staging" / registration.id;
+  CheckedUpload checked = check_family_upload(upload, registry_, staged, common_);
+  const Family& family = checked.family;
+  const std::string& name = family.name;
+  const std::string& manifest_text = checked.manifest_text;
+  const Family* served = registry_.find(name);
+  registration.family = name;
   registration.source_hash = family.source_hash;
   if (served != nullptr && served->source_hash != family.source_hash)
     registration.previous_hash = served->source_hash;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tuner/client_values.hpp"
 #include "tuner/text.hpp"
 
 namespace kt {
@@ -24,7 +25,7 @@ JobTarget compile_target(const std::string& arch) {
     std::string known;
     for (const std::string& name : known_archs()) known += (known.empty() ? "" : ", ") + name;
     throw TargetError(TargetProblem::unknown_arch,
-                      "unknown arch '" + arch + "'; known archs: " + known);
+                      "unknown arch " + quote_client_text(arch) + "; known archs: " + known);
   }
   return {arch, std::nullopt, std::move(*limits)};
 }
@@ -65,8 +66,9 @@ JobTarget resolve_target(const TargetSpec& spec, const std::vector<DeviceInfo>& 
   const DeviceInfo* device = select_device(devices, spec.device);
   if (device == nullptr) device = same_model(devices, spec.fallback_model, spec.arch);
   if (device == nullptr)
-    throw TargetError(TargetProblem::unknown_device,
-                      "no device matches '" + spec.device + "'; devices: " + device_list(devices));
+    throw TargetError(TargetProblem::unknown_device, "no device matches " +
+                                                         quote_client_text(spec.device) +
+                                                         "; devices: " + device_list(devices));
   if (!spec.arch.empty() && spec.arch != device->arch)
     throw TargetError(TargetProblem::arch_mismatch,
                       "arch " + spec.arch + " does not match device " + device->name + " (" +

@@ -71,7 +71,7 @@ sanitized_build() {  # sanitized_build DIR CMAKE_OPTION TARGETS...
     cmake --build "$dir" -j "$jobs" --target "$@" -- -k 0
 }
 
-fuzz_targets=(http_request job_request family_manifest expression)
+fuzz_targets=(http_request job_request family_upload family_manifest expression)
 fuzz_all() {
   local dir=$root/build-fuzz
   sanitized_build "$dir" -DKERNTUNE_FUZZ=ON "${fuzz_targets[@]/%/_fuzz}" || return 1

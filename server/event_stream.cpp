@@ -12,11 +12,9 @@ namespace kt {
 namespace beast = boost::beast;
 using tcp = boost::asio::ip::tcp;
 
-namespace {
-
 // No Content-Length and no chunking: the body ends when the server closes the connection, which
 // every SSE client (EventSource included) expects of a stream.
-std::string stream_headers(unsigned version) {
+std::string event_stream_head(unsigned version) {
   return std::string(version >= 11 ? "HTTP/1.1" : "HTTP/1.0") +
          " 200 OK\r\n"
          "Server: kerntuned\r\n"
@@ -26,8 +24,6 @@ std::string stream_headers(unsigned version) {
          "Connection: close\r\n"
          "\r\n";
 }
-
-}  // namespace
 
 std::optional<EventStreamSlots::Slot> EventStreamSlots::acquire(
     const std::shared_ptr<EventStreamSlots>& slots) {
@@ -69,7 +65,7 @@ void EventStream::start() {
       &latest);
   if (latest) pending_ = latest;  // newer than what the handler read, or as new
   stream_.expires_never();
-  queued_ = stream_headers(version_);
+  queued_ = event_stream_head(version_);
   watch_for_close();
   arm_heartbeat();
   write_next();

@@ -63,6 +63,10 @@ struct EventStreamSettings {
   std::optional<EventDigests> resume_from;
 };
 
+// The status line and headers a stream starts with (HTTP/1.0 or 1.1 as the request was): no
+// Content-Length, the body ends when the server closes. A HEAD request gets them alone.
+std::string event_stream_head(unsigned version);
+
 class EventStream : public std::enable_shared_from_this<EventStream> {
  public:
   // Takes over `stream` (a connection whose request was just read): `owner` keeps the session

@@ -29,11 +29,28 @@ FamilyRegistrar& require_registrar(AppContext& context) {
   return *context.registrar;
 }
 
-FamilyUpload parse_upload(const std::string& body, AppContext& context) {
-  if (body.size() > context.max_body_bytes)
+}  // namespace
+
+ApiError family_upload_refusal(const FamilyUploadError& error) {
+  using Kind = FamilyUploadError::Kind;
+  switch (error.kind()) {
+    case Kind::invalid_upload:
+      return ApiError(HttpStatus::bad_request, "invalid_upload", error.what());
+    case Kind::too_large:
+      return ApiError(HttpStatus::payload_too_large, "upload_too_large", error.what());
+    case Kind::name_taken:
+      return ApiError(HttpStatus::conflict, "family_name_taken", error.what());
+    case Kind::invalid_manifest:
+      break;
+  }
+  return ApiError(HttpStatus::unprocessable_entity, "invalid_manifest", error.what());
+}
+
+FamilyUpload parse_family_upload(const std::string& body, std::size_t max_body_bytes) {
+  if (body.size() > max_body_bytes)
     throw ApiError(HttpStatus::payload_too_large, "body_too_large",
                    "request body of " + std::to_string(body.size()) +
-                       " bytes exceeds the limit of " + std::to_string(context.max_body_bytes));
+                       " bytes exceeds the limit of " + std::to_string(max_body_bytes));
   const nlohmann::json parsed = parse_json_body(body);  // depth limit, clear 400s
   if (!parsed.is_object())
     throw ApiError(HttpStatus::bad_request, "invalid_body",
@@ -83,30 +100,17 @@ FamilyUpload parse_upload(const std::string& body, AppContext& context) {
   return upload;
 }
 
-}  // namespace
-
 ApiResponse register_family(const ApiRequest& request, AppContext& context) {
   FamilyRegistrar& registrar = require_registrar(context);
   if (!request.query.empty())
     throw ApiError(HttpStatus::bad_request, "unknown_parameter",
                    "unknown query parameter " + quote_client_text(request.query.begin()->first));
-  const FamilyUpload upload = parse_upload(request.http.body(), context);
+  const FamilyUpload upload = parse_family_upload(request.http.body(), context.max_body_bytes);
   FamilyRegistration registration;
   try {
     registration = registrar.submit(upload);
   } catch (const FamilyUploadError& error) {
-    using Kind = FamilyUploadError::Kind;
-    switch (error.kind()) {
-      case Kind::invalid_upload:
-        throw ApiError(HttpStatus::bad_request, "invalid_upload", error.what());
-      case Kind::too_large:
-        throw ApiError(HttpStatus::payload_too_large, "upload_too_large", error.what());
-      case Kind::name_taken:
-        throw ApiError(HttpStatus::conflict, "family_name_taken", error.what());
-      case Kind::invalid_manifest:
-        break;
-    }
-    throw ApiError(HttpStatus::unprocessable_entity, "invalid_manifest", error.what());
+    throw family_upload_refusal(error);
   }
   if (registration.unchanged) return json_response(HttpStatus::ok, registration_view(registration));
   ApiResponse response = json_response(HttpStatus::accepted, registration_view(registration));

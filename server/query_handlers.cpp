@@ -69,8 +69,9 @@ TunedKey tuned_key(const ApiRequest& request, AppContext& context,
 }
 
 std::string describe(const TunedKey& key) {
+  // The device is the client's selector when no known GPU matches it: quoted short.
   return key.family->name + " " + key.dtype + " " + key.shape_key + " on " +
-         (key.device_name.empty() ? std::string("any device") : key.device_name);
+         (key.device_name.empty() ? std::string("any device") : quote_client_text(key.device_name));
 }
 
 nlohmann::json key_json(const TunedKey& key) {

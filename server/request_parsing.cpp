@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string_view>
 
+#include "tuner/manifest_reader.hpp"  // field_path
 #include "tuner/text.hpp"
 #include "tuner/variant_space.hpp"
 
@@ -19,6 +21,14 @@ std::string joined(const std::vector<std::string>& items) {
 
 namespace {
 
+// Shape constraints and launch formulas evaluate in doubles: a larger dim would be rounded
+// (2^53 + 1 read as 2^53), so it is refused rather than tuned as another shape.
+ApiError outside_exact_range(const std::string& what, const std::string& value) {
+  return ApiError(
+      HttpStatus::unprocessable_entity, "invalid_shape",
+      what + " = " + value + " is outside the exact integer range (" + kExactIntegerRange + ")");
+}
+
 void add_dim(const Family& family, Shape& shape, const std::string& name, std::int64_t value) {
   const std::string dim = canonical_dim_name(family, name);
   if (shape.count(dim))
@@ -27,6 +37,8 @@ void add_dim(const Family& family, Shape& shape, const std::string& name, std::i
   if (value < 0)
     throw ApiError(HttpStatus::unprocessable_entity, "invalid_shape",
                    "dimension " + dim + " must not be negative, got " + std::to_string(value));
+  if (value > kMaxExactInteger)
+    throw outside_exact_range("dimension " + dim, std::to_string(value));
   shape[dim] = value;
 }
 
@@ -148,18 +160,6 @@ nlohmann::json parse_json_body(std::string_view body) {
   }
 }
 
-std::string quote_client_text(std::string_view text) {
-  std::size_t cut = std::min(text.size(), kQuotedPrefixChars);
-  // Back up to the start of a UTF-8 sequence so the prefix does not end in half a character.
-  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-    --cut;
-  const std::string escaped = nlohmann::json(std::string(text.substr(0, cut)))
-                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string quoted = "'" + escaped.substr(1, escaped.size() - 2) + "'";
-  if (cut < text.size()) quoted += "... (" + std::to_string(text.size()) + " bytes)";
-  return quoted;
-}
-
 std::string describe_client_value(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::string:
@@ -230,14 +230,17 @@ Shape shape_from_json(const Family& family, const nlohmann::json& shape, const s
     if (name.size() > kMaxNameChars)
       throw ApiError(HttpStatus::unprocessable_entity, "invalid_shape",
                      "unknown dimension " + quote_client_text(name));
+    const std::string field = field_path("shape", name);
+    // Numbers past the exact range, however written (2^63 read as unsigned, 1e30 as a float),
+    // are named as such before the type check, which would only say "an integer".
+    if ((value.is_number_unsigned() &&
+         value.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxExactInteger)) ||
+        (value.is_number_float() &&
+         std::fabs(value.get<double>()) > static_cast<double>(kMaxExactInteger)))
+      throw outside_exact_range(field, value.dump());
     if (!value.is_number_integer())
       throw ApiError(HttpStatus::bad_request, "invalid_field",
-                     "shape." + name + " must be an integer, got " + describe_client_value(value));
-    if (value.is_number_unsigned() &&
-        value.get<std::uint64_t>() >
-            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      throw ApiError(HttpStatus::unprocessable_entity, "invalid_shape",
-                     "shape." + name + " is too large: " + describe_client_value(value));
+                     field + " must be an integer, got " + describe_client_value(value));
     add_dim(family, result, name, value.get<std::int64_t>());
   }
   result = with_default_dims(family, std::move(result));

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api_response.hpp"
+#include "tuner/client_values.hpp"  // quote_client_text: every message quoting a client's value
 #include "tuner/config.hpp"
 #include "tuner/family.hpp"
 
@@ -21,8 +22,6 @@ namespace kt {
 
 // Containers (arrays, objects) nested deeper than this in a body are refused while parsing.
 inline constexpr int kMaxJsonDepth = 64;
-// How much of a client's value an error message quotes.
-inline constexpr std::size_t kQuotedPrefixChars = 40;
 // Names a client picks (family, dtype, arch, device, dims, axes) are never this long; longer ones
 // are refused before they reach messages written elsewhere (the engine, the tuner).
 inline constexpr std::size_t kMaxNameChars = 128;
@@ -33,9 +32,6 @@ inline constexpr std::size_t kMaxNameChars = 128;
 // beyond a double's range (1e99999), naming the field ("shape.m").
 nlohmann::json parse_json_body(std::string_view body);
 
-// For error messages: at most kQuotedPrefixChars of a client's text, JSON-escaped, in single
-// quotes, followed by "... (N bytes)" when cut. Never the whole value.
-std::string quote_client_text(std::string_view text);
 // A client's JSON value for an error message: scalars short and escaped, arrays and objects only
 // by their kind and size (dumping one would recurse as deep as the client nested it).
 std::string describe_client_value(const nlohmann::json& value);

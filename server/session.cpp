@@ -2,18 +2,24 @@
 // from the access check) that happen before a request reaches the router.
 #include "server/session.hpp"
 
+#include <algorithm>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
 #include "server/access_control.hpp"
+#include "server/request_parsing.hpp"
 #include "server/result_keys_view.hpp"
+#include "tuner/text.hpp"
 
 namespace kt {
 namespace beast = boost::beast;
@@ -24,6 +30,66 @@ namespace {
 
 constexpr auto kDrainTimeout = std::chrono::seconds(5);
 constexpr unsigned kHttp11 = 11;
+
+// Why a request's Transfer-Encoding cannot frame its body, or nullopt when it can (none, or
+// exactly chunked). RFC 9112 6.1 and 6.3: the codings are a list (over one or more fields) whose
+// last must be chunked, applied once; any other coding is one the daemon does not decode (501).
+// Beast frames a body as chunked whenever chunked comes last and as none otherwise, so the
+// session refuses such a request and closes: what Beast did not read as its body is not a request.
+struct TransferCodingProblem {
+  HttpStatus status;
+  std::string code;
+  std::string message;
+};
+
+std::optional<TransferCodingProblem> transfer_coding_problem(const HttpRequest& request) {
+  std::vector<std::string> codings;
+  bool any_field = false;
+  const auto [first, last] = request.equal_range(http::field::transfer_encoding);
+  for (auto field = first; field != last; ++field) {
+    any_field = true;
+    const std::string_view value = field->value();
+    std::size_t at = 0;
+    while (at <= value.size()) {
+      const std::size_t comma = std::min(value.find(',', at), value.size());
+      std::string_view item = value.substr(at, comma - at);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+      // Empty list elements are allowed and mean nothing (RFC 9110 5.6.1).
+      if (!item.empty()) codings.push_back(ascii_lower(std::string(item)));
+      at = comma + 1;
+    }
+  }
+  if (!any_field) return std::nullopt;
+  const auto malformed = [](const std::string& why) {
+    return TransferCodingProblem{HttpStatus::bad_request, "bad_request",
+                                 "malformed Transfer-Encoding: " + why};
+  };
+  if (request.version() < kHttp11)
+    return malformed("an HTTP/1.0 request cannot carry one (its framing is faulty)");
+  if (codings.empty()) return malformed("no transfer coding is named");
+  if (codings.back() != "chunked")
+    return malformed("the last transfer coding must be chunked, got " +
+                     quote_client_text(codings.back()));
+  if (codings.size() == 1) return std::nullopt;
+  if (std::find(codings.begin(), codings.end() - 1, "chunked") != codings.end() - 1)
+    return malformed("chunked is applied more than once");
+  return TransferCodingProblem{HttpStatus::not_implemented, "unsupported_transfer_coding",
+                               "transfer coding " + quote_client_text(codings.front()) +
+                                   " is not supported: send the body chunked alone or with "
+                                   "Content-Length"};
+}
+
+// 503 for a stream past the cap (none may open without slots).
+ApiResponse too_many_event_streams(const std::shared_ptr<EventStreamSlots>& slots) {
+  const std::size_t max = slots ? slots->max() : 0;
+  ApiResponse refused =
+      error_response(HttpStatus::service_unavailable, "too_many_event_streams",
+                     "the server has its maximum of " + std::to_string(max) +
+                         " event streams open; retry later or poll GET /v1/jobs/{id}");
+  refused.headers.emplace_back("Retry-After", "5");
+  return refused;
+}
 
 }  // namespace
 
@@ -87,6 +153,8 @@ void Session::on_read(beast::error_code ec, std::size_t) {
                   request.count(http::field::host) == 0
                       ? "HTTP/1.1 request without a Host header"
                       : "HTTP/1.1 request with more than one Host header");
+  if (auto problem = transfer_coding_problem(request))
+    return refuse(problem->status, problem->code, problem->message);
   const auto started = std::chrono::steady_clock::now();
   // Before routing: without the token a client learns nothing, not even which paths exist.
   if (std::optional<ApiResponse> denied = check_access(request, settings_.context->access))
@@ -115,6 +183,8 @@ void Session::answer(ApiResponse api, std::chrono::steady_clock::time_point star
                 std::string(request.target()), static_cast<unsigned>(api.status), elapsed.count());
   if (api.event_stream && request.method() == http::verb::get && api.status == HttpStatus::ok)
     return start_event_stream(std::move(api));
+  if (api.event_stream && request.method() == http::verb::head && api.status == HttpStatus::ok)
+    return answer_event_stream_head();
   send_response(to_http_response(std::move(api), request.version(), request.keep_alive(),
                                  request.method() == http::verb::head));
 }
@@ -122,16 +192,9 @@ void Session::answer(ApiResponse api, std::chrono::steady_clock::time_point star
 void Session::start_event_stream(ApiResponse api) {
   const HttpRequest& request = parser_->get();
   auto slot = EventStreamSlots::acquire(settings_.event_slots);
-  if (!slot) {
-    const std::size_t max = settings_.event_slots ? settings_.event_slots->max() : 0;
-    ApiResponse refused =
-        error_response(HttpStatus::service_unavailable, "too_many_event_streams",
-                       "the server has its maximum of " + std::to_string(max) +
-                           " event streams open; retry later or poll GET /v1/jobs/{id}");
-    refused.headers.emplace_back("Retry-After", "5");
-    return send_response(
-        to_http_response(std::move(refused), request.version(), request.keep_alive()));
-  }
+  if (!slot)
+    return send_response(to_http_response(too_many_event_streams(settings_.event_slots),
+                                          request.version(), request.keep_alive()));
   EventStreamSettings stream_settings = settings_.event_streams;
   const AppContext* context = settings_.context;
   stream_settings.decorate_end = [context](nlohmann::json& view, const JobRecord& job) {
@@ -145,6 +208,23 @@ void Session::start_event_stream(ApiResponse api) {
                                 std::move(api.event_stream), request.version(), stream_settings,
                                 std::move(*slot))
       ->start();
+}
+
+void Session::answer_event_stream_head() {
+  const HttpRequest& request = parser_->get();
+  // What the GET would get, without taking a slot: the 503 when the streams are at their cap,
+  // else the stream's own headers, after which the GET's connection closes, so this one does too.
+  const auto& slots = settings_.event_slots;
+  if (!slots || slots->open() >= slots->max())
+    return send_response(to_http_response(too_many_event_streams(slots), request.version(),
+                                          request.keep_alive(), true));
+  auto head = std::make_shared<std::string>(event_stream_head(request.version()));
+  stream_.expires_after(settings_.read_timeout);
+  boost::asio::async_write(stream_, boost::asio::buffer(*head),
+                           [self = shared_from_this(), head](beast::error_code ec, std::size_t) {
+                             if (ec) return self->do_close();
+                             self->drain();
+                           });
 }
 
 void Session::refuse(HttpStatus status, const std::string& code, const std::string& message) {

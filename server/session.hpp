@@ -1,7 +1,8 @@
 // One HTTP connection: read a request (with a read timeout, a header limit and a body limit), route
 // it, write the response, and read the next while the client keeps the connection alive. Sessions
 // own themselves through shared_ptr captured by every pending handler. Over-size headers answer
-// 431, an over-size body 413, an HTTP/1.1 request without exactly one Host 400; a HEAD request
+// 431, an over-size body 413, an HTTP/1.1 request without exactly one Host 400, a
+// Transfer-Encoding other than chunked 400 or 501 (and the connection closes); a HEAD request
 // gets its GET route's headers without the body.
 #pragma once
 
@@ -64,6 +65,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // GET /v1/jobs/{id}/events found its job: the connection becomes its event stream, or is
   // answered 503 when the streams are at their cap.
   void start_event_stream(ApiResponse api);
+  // HEAD /v1/jobs/{id}/events found its job: the stream's headers (or the 503), no body.
+  void answer_event_stream_head();
   // Refuse the request just read (or not read to its end) and close once the answer is sent.
   void refuse(HttpStatus status, const std::string& code, const std::string& message);
   void on_write(bool close, boost::beast::error_code ec, std::size_t bytes);

@@ -1,4 +1,5 @@
 #include "tuner/arg_parser.hpp"
+#include "tuner/client_values.hpp"
 
 #include <algorithm>
 
@@ -108,7 +109,8 @@ std::vector<ArgSpec> parse_arg_list(ManifestReader& r, const ManifestJson& list,
       }
       arg.kind = ArgSpec::Kind::reference_output;
     } else {
-      r.error(at, "unknown argument kind '" + kind + "' (expected buffer, i32, i64, f32, " +
+      r.error(at, "unknown argument kind " + quote_client_text(kind) +
+                      " (expected buffer, i32, i64, f32, " +
                       (for_reference ? "reference_output" : "tensor_map") + ")");
       continue;
     }

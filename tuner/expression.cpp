@@ -7,6 +7,8 @@
 
 #include <muParser.h>
 
+#include "tuner/client_values.hpp"
+
 namespace kt {
 namespace {
 
@@ -20,11 +22,11 @@ bool is_integral(double value) {
   return std::isfinite(value) && value == std::trunc(value);
 }
 
-// Integers below 2^53 are exact in a double; beyond that integer arithmetic is not trustworthy.
-constexpr double kMaxExactInteger = 9007199254740992.0;
+// Integers up to 2^53 are exact in a double; beyond that integer arithmetic is not trustworthy.
+constexpr double kMaxExactDouble = static_cast<double>(kMaxExactInteger);
 
 long long integer_operand(double value, const char* operation) {
-  if (!is_integral(value) || std::fabs(value) > kMaxExactInteger)
+  if (!is_integral(value) || std::fabs(value) > kMaxExactDouble)
     throw MathError(std::string(operation) + " needs integer operands, got " +
                     std::to_string(value));
   return static_cast<long long>(value);
@@ -55,7 +57,7 @@ double ceil_fn(double x) {
 }
 
 double pow2_fn(double x) {
-  if (!is_integral(x) || x < 1 || x > kMaxExactInteger) return 0;
+  if (!is_integral(x) || x < 1 || x > kMaxExactDouble) return 0;
   const auto value = static_cast<unsigned long long>(x);
   return (value & (value - 1)) == 0 ? 1 : 0;
 }
@@ -74,6 +76,16 @@ bool has_assignment(const std::string& text) {
     return true;
   }
   return false;
+}
+
+// muparser's message names the token it stopped at, which can be most of a long expression.
+std::string parser_message(const mu::Parser::exception_type& error) {
+  std::string message = error.GetMsg();
+  const std::string token = error.GetToken();
+  if (token.size() <= kQuotedPrefixChars) return message;
+  if (const auto at = message.find(token); at != std::string::npos)
+    return message.replace(at, token.size(), quote_client_text(token));
+  return quote_client_text(message);
 }
 
 }  // namespace
@@ -95,7 +107,8 @@ Expression::Expression(std::string text)
   if (text_.find_first_not_of(" \t\r\n") == std::string::npos)
     throw ExpressionError("empty expression");
   if (has_assignment(text_))
-    throw ExpressionError("expression '" + text_ + "' uses '=' (did you mean '=='?)");
+    throw ExpressionError("expression " + quote_client_text(text_) +
+                          " uses '=' (did you mean '=='?)");
   mu::Parser& parser = compiled_->parser;
   try {
     parser.DefineOprt("%", remainder_op, mu::prMUL_DIV, mu::oaLEFT);
@@ -111,9 +124,10 @@ Expression::Expression(std::string text)
       compiled_->slots.push_back(slot);
     }
   } catch (const mu::Parser::exception_type& e) {
-    throw ExpressionError("cannot parse expression '" + text_ + "': " + e.GetMsg());
+    throw ExpressionError("cannot parse expression " + quote_client_text(text_) + ": " +
+                          parser_message(e));
   } catch (const MathError& e) {
-    throw ExpressionError("expression '" + text_ + "': " + e.what());
+    throw ExpressionError("expression " + quote_client_text(text_) + ": " + e.what());
   }
 }
 
@@ -122,22 +136,25 @@ double Expression::evaluate(const Bindings& bindings) const {
   for (std::size_t i = 0; i < compiled_->variables.size(); ++i) {
     const auto found = bindings.find(compiled_->variables[i]);
     if (found == bindings.end())
-      throw ExpressionError("unknown variable '" + compiled_->variables[i] + "' in expression '" +
-                            text_ + "'");
+      throw ExpressionError("unknown variable " + quote_client_text(compiled_->variables[i]) +
+                            " in expression " + quote_client_text(text_));
     *compiled_->slots[i] = found->second;
   }
   double value = 0;
   try {
     value = compiled_->parser.Eval();
     if (compiled_->parser.GetNumResults() != 1)
-      throw ExpressionError("expression '" + text_ + "' gives several values (stray ',')");
+      throw ExpressionError("expression " + quote_client_text(text_) +
+                            " gives several values (stray ',')");
   } catch (const mu::Parser::exception_type& e) {
-    throw ExpressionError("cannot evaluate expression '" + text_ + "': " + e.GetMsg());
+    throw ExpressionError("cannot evaluate expression " + quote_client_text(text_) + ": " +
+                          parser_message(e));
   } catch (const MathError& e) {
-    throw ExpressionError("expression '" + text_ + "': " + e.what());
+    throw ExpressionError("expression " + quote_client_text(text_) + ": " + e.what());
   }
   if (!std::isfinite(value))
-    throw ExpressionError("expression '" + text_ + "' is not finite (division by zero?)");
+    throw ExpressionError("expression " + quote_client_text(text_) +
+                          " is not finite (division by zero?)");
   return value;
 }
 
@@ -146,9 +163,10 @@ long long Expression::evaluate_integer(const Bindings& bindings) const {
   const double rounded = std::round(value);
   // A little slack for quotients like (BM/16)*16 that land a hair off an integer.
   if (std::fabs(value - rounded) > 1e-9 * std::max(1.0, std::fabs(value)))
-    throw ExpressionError("expression '" + text_ + "' is not an integer: " + std::to_string(value));
+    throw ExpressionError("expression " + quote_client_text(text_) +
+                          " is not an integer: " + std::to_string(value));
   if (rounded >= 9223372036854775808.0 || rounded < -9223372036854775808.0)
-    throw ExpressionError("expression '" + text_ + "' is out of the 64-bit range");
+    throw ExpressionError("expression " + quote_client_text(text_) + " is out of the 64-bit range");
   return static_cast<long long>(rounded);
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "tuner/arg_parser.hpp"
+#include "tuner/client_values.hpp"
 #include "tuner/compile/sha256.hpp"
 #include "tuner/error_bound.hpp"
 #include "tuner/family_checks.hpp"
@@ -74,15 +75,17 @@ void parse_buffers(ManifestReader& r, const ManifestJson& root, Family& family) 
     buffer.dtype = r.string_field(spec, "dtype", where, true).value_or("");
     buffer.elements = r.expression_field(spec, "elements", where, true).value_or("1");
     if (!buffer.name.empty() && !is_identifier(buffer.name))
-      r.error(field_path(where, "name"), "'" + buffer.name + "' is not an identifier");
+      r.error(field_path(where, "name"), quote_client_text(buffer.name) + " is not an identifier");
     if (!buffer.role.empty() && !kBufferRoles.count(buffer.role))
-      r.error(field_path(where, "role"), "'" + buffer.role + "' is not input, output or scratch");
+      r.error(field_path(where, "role"),
+              quote_client_text(buffer.role) + " is not input, output or scratch");
     if (!buffer.dtype.empty() && !kBufferDtypes.count(buffer.dtype))
       r.error(field_path(where, "dtype"),
-              "'" + buffer.dtype + "' is not one of in, bf16, fp16, f32, i32, u32");
+              quote_client_text(buffer.dtype) + " is not one of in, bf16, fp16, f32, i32, u32");
     for (const BufferSpec& other : family.buffers)
       if (!buffer.name.empty() && other.name == buffer.name)
-        r.error(field_path(where, "name"), "buffer '" + buffer.name + "' is declared twice");
+        r.error(field_path(where, "name"),
+                "buffer " + quote_client_text(buffer.name) + " is declared twice");
     family.buffers.push_back(std::move(buffer));
   }
   const bool has_output = std::any_of(family.buffers.begin(), family.buffers.end(),
@@ -160,7 +163,7 @@ void parse_tolerance(ManifestReader& r, const ManifestJson& root, Family& family
     if (dtype.starts_with('_') || dtype.starts_with('$')) continue;  // a comment, as elsewhere
     const std::string where = field_path("tolerance", dtype);
     if (std::find(family.dtypes.begin(), family.dtypes.end(), dtype) == family.dtypes.end()) {
-      r.error(where, "dtype '" + dtype + "' is not in dtypes");
+      r.error(where, "dtype " + quote_client_text(dtype) + " is not in dtypes");
       continue;
     }
     if (spec.is_number()) {
@@ -180,7 +183,7 @@ void parse_tolerance(ManifestReader& r, const ManifestJson& root, Family& family
   }
   for (const std::string& dtype : family.dtypes)
     if (!family.tolerance.count(dtype) && !tolerance->contains(dtype))
-      r.error("tolerance", "no tolerance for dtype '" + dtype + "'");
+      r.error("tolerance", "no tolerance for dtype " + quote_client_text(dtype));
 }
 
 bool is_header(const std::filesystem::directory_entry& entry) {
@@ -241,13 +244,14 @@ Family load_family(const std::filesystem::path& dir) {
   family.manifest = root;
   family.name = r.string_field(root, "name", "", true).value_or("");
   if (!family.name.empty() && !is_identifier(family.name))
-    r.error("name", "'" + family.name + "' must be an identifier");
+    r.error("name", quote_client_text(family.name) + " must be an identifier");
   family.description = r.string_field(root, "description", "", false).value_or("");
   parse_dims(r, root, family);
   family.dtypes = r.string_list(root, "dtypes", "", true);
   if (family.dtypes.empty()) r.error("dtypes", "must list at least one dtype");
   for (const std::string& dtype : family.dtypes)
-    if (!kJobDtypes.count(dtype)) r.error("dtypes", "'" + dtype + "' is not bf16, fp16 or f32");
+    if (!kJobDtypes.count(dtype))
+      r.error("dtypes", quote_client_text(dtype) + " is not bf16, fp16 or f32");
   if (const ManifestJson* constraints = r.member(root, "shape_constraints", "", false)) {
     if (!constraints->is_array()) r.error("shape_constraints", "must be a list");
     for (std::size_t i = 0; constraints->is_array() && i < constraints->size(); ++i)
@@ -299,7 +303,8 @@ std::string family_source_hash(const Family& family) {
 const Tolerance& tolerance_for(const Family& family, const std::string& dtype) {
   const auto it = family.tolerance.find(dtype);
   if (it == family.tolerance.end())
-    throw FamilyError("family '" + family.name + "' has no tolerance for dtype '" + dtype + "'");
+    throw FamilyError("family " + quote_client_text(family.name) + " has no tolerance for dtype " +
+                      quote_client_text(dtype));
   return it->second;
 }
 

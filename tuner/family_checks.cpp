@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "tuner/client_values.hpp"
 #include "tuner/expression.hpp"
 #include "tuner/variant_space.hpp"
 
@@ -100,12 +101,13 @@ class NameChecker {
   void check_collisions() {
     for (const DimSpec& dim : family_.dims)
       if (reserved_.count(dim.name))
-        reader_.error(field_path("dims", dim.name), "'" + dim.name + "' is a reserved name");
+        reader_.error(field_path("dims", dim.name),
+                      quote_client_text(dim.name) + " is a reserved name");
     for (std::size_t i = 0; i < family_.buffers.size(); ++i) {
       const std::string& name = family_.buffers[i].name;
       if (dims_.count(name) || reserved_.count(name))
         reader_.error(field_path(field_path("buffers", i), "name"),
-                      "'" + name + "' is already a dim or a reserved name");
+                      quote_client_text(name) + " is already a dim or a reserved name");
     }
     for (std::size_t t = 0; t < family_.templates.size(); ++t)
       for (const AxisSpec& axis : family_.templates[t].axes) {
@@ -113,8 +115,9 @@ class NameChecker {
             std::any_of(family_.buffers.begin(), family_.buffers.end(),
                         [&](const BufferSpec& b) { return b.name == axis.name; });
         if (dims_.count(axis.name) || reserved_.count(axis.name) || is_buffer)
-          reader_.error(field_path(field_path(field_path("templates", t), "axes"), axis.name),
-                        "'" + axis.name + "' is already a dim, a buffer or a reserved name");
+          reader_.error(
+              field_path(field_path(field_path("templates", t), "axes"), axis.name),
+              quote_client_text(axis.name) + " is already a dim, a buffer or a reserved name");
       }
   }
 
@@ -141,7 +144,8 @@ class NameChecker {
       const std::string on = arch.empty() ? "on archs no axis is restricted to" : "on " + arch;
       for (const Located& expression : expressions)
         check(expression, allowed,
-              "a dim, a device limit or an axis of template '" + tmpl.name + "' " + on);
+              "a dim, a device limit or an axis of template " + quote_client_text(tmpl.name) + " " +
+                  on);
     }
   }
 
@@ -185,7 +189,7 @@ class NameChecker {
     bool plain = true;
     for (const auto& [name, text] : family_.smoke_shape) {
       if (!dims_.count(name)) {
-        reader_.error(field_path("smoke_shape", name), "'" + name + "' is not a dim");
+        reader_.error(field_path("smoke_shape", name), quote_client_text(name) + " is not a dim");
         return;
       }
       check({field_path("smoke_shape", name), text}, dims_, "a dim of the job's shape");
@@ -205,13 +209,21 @@ class NameChecker {
                        [&](const BufferSpec& b) { return b.name == name; });
   }
 
+  static constexpr std::size_t kNamedUnknowns = 5;
+
   void check(const Located& expression, const std::set<std::string>& allowed,
              const std::string& expected) {
     std::vector<std::string> unknown;
+    std::size_t unnamed = 0;  // past the few a message names: an expression can hold thousands
     for (const std::string& name : shared_expression(expression.text).variables())
-      if (!allowed.count(name)) unknown.push_back("'" + name + "'");
+      if (allowed.count(name) == 0 && unknown.size() < kNamedUnknowns)
+        unknown.push_back(quote_client_text(name));
+      else if (allowed.count(name) == 0)
+        ++unnamed;
     if (unknown.empty()) return;
-    std::string message = "'" + expression.text + "' uses " + join(unknown) + ", not " + expected;
+    if (unnamed > 0) unknown.push_back("and " + std::to_string(unnamed) + " more");
+    std::string message =
+        quote_client_text(expression.text) + " uses " + join(unknown) + ", not " + expected;
     if (reported_.insert(expression.where + message).second)
       reader_.error(expression.where, message);
   }

@@ -2,23 +2,37 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
+#include "tuner/client_values.hpp"
 #include "tuner/expression.hpp"
 #include "tuner/family.hpp"
 
 namespace kt {
 
 void ManifestReader::error(const std::string& where, const std::string& message) {
-  errors_.push_back(where.empty() ? message : where + ": " + message);
+  std::string problem = where.empty() ? message : where + ": " + message;
+  // Values are quoted short where a message is written; this bounds the rest, such as a list of
+  // the family's own names (a manifest may declare thousands).
+  if (problem.size() > kMaxProblemChars) {
+    const std::size_t size = problem.size();
+    std::size_t cut = kMaxProblemChars;
+    while (cut > 0 && (static_cast<unsigned char>(problem[cut]) & 0xC0) == 0x80) --cut;
+    problem.resize(cut);
+    problem += "... (" + std::to_string(size) + " bytes)";
+  }
+  errors_.push_back(std::move(problem));
 }
 
 void ManifestReader::throw_if_errors() const {
   if (errors_.empty()) return;
   std::string text = file_.string() + ": ";
-  for (std::size_t i = 0; i < errors_.size(); ++i) {
+  for (std::size_t i = 0; i < errors_.size() && i < kMaxReportedProblems; ++i) {
     if (i > 0) text += "; ";
     text += errors_[i];
   }
+  if (errors_.size() > kMaxReportedProblems)
+    text += "; and " + std::to_string(errors_.size() - kMaxReportedProblems) + " more problems";
   throw FamilyError(text);
 }
 
@@ -49,11 +63,27 @@ std::optional<std::int64_t> ManifestReader::integer_field(const ManifestJson& ob
                                                           const std::string& where, bool required) {
   const ManifestJson* value = member(object, key, where, required);
   if (value == nullptr) return std::nullopt;
+  if (!within_exact_range(*value, field_path(where, key))) return std::nullopt;
   if (!value->is_number_integer()) {
     error(field_path(where, key), "must be an integer");
     return std::nullopt;
   }
   return value->get<std::int64_t>();
+}
+
+bool ManifestReader::within_exact_range(const ManifestJson& value, const std::string& where) {
+  bool outside = false;
+  if (value.is_number_unsigned())
+    outside = value.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxExactInteger);
+  else if (value.is_number_integer())
+    outside = value.get<std::int64_t>() < -kMaxExactInteger ||
+              value.get<std::int64_t>() > kMaxExactInteger;
+  else if (value.is_number_float())
+    outside = std::fabs(value.get<double>()) > static_cast<double>(kMaxExactInteger);
+  if (!outside) return true;
+  error(where, value.dump() + " is outside the exact integer range (" + kExactIntegerRange +
+                   "): expressions evaluate in doubles, which hold no larger integer exactly");
+  return false;
 }
 
 std::vector<std::string> ManifestReader::string_list(const ManifestJson& object,
@@ -81,6 +111,8 @@ std::optional<std::string> ManifestReader::expression(const ManifestJson& value,
   std::string text;
   if (value.is_string())
     text = value.get<std::string>();
+  else if (!within_exact_range(value, where))
+    return std::nullopt;
   else if (value.is_number_integer())
     text = std::to_string(value.get<std::int64_t>());
   else {
@@ -127,7 +159,9 @@ bool ManifestReader::expect_object(const ManifestJson& value, const std::string&
 }
 
 std::string field_path(const std::string& parent, const std::string& key) {
-  return parent.empty() ? key : parent + "." + key;
+  const std::string shown =
+      key.size() <= kQuotedPrefixChars && is_identifier(key) ? key : quote_client_text(key);
+  return parent.empty() ? shown : parent + "." + shown;
 }
 
 std::string field_path(const std::string& parent, std::size_t index) {

@@ -21,6 +21,11 @@ class ManifestReader {
  public:
   explicit ManifestReader(std::filesystem::path file) : file_(std::move(file)) {}
 
+  // A message lists at most this many problems (a broken upload can have one per element), each
+  // cut at kMaxProblemChars.
+  static constexpr std::size_t kMaxReportedProblems = 20;
+  static constexpr std::size_t kMaxProblemChars = 512;
+
   void error(const std::string& where, const std::string& message);
   bool ok() const { return errors_.empty(); }
   // Throws FamilyError naming the file and every problem, if there were any.
@@ -31,8 +36,13 @@ class ManifestReader {
                              const std::string& where, bool required);
   std::optional<std::string> string_field(const ManifestJson& object, const std::string& key,
                                           const std::string& where, bool required);
+  // An integer within kMaxExactInteger (tuner/client_values.hpp); larger ones, and floats, are
+  // reported, never rounded or wrapped.
   std::optional<std::int64_t> integer_field(const ManifestJson& object, const std::string& key,
                                             const std::string& where, bool required);
+  // Reports a JSON integer (or a float with an integral value) outside kMaxExactInteger; true for
+  // any other value, which the caller checks for its type.
+  bool within_exact_range(const ManifestJson& value, const std::string& where);
   // A list of strings (absent: empty, or an error if required).
   std::vector<std::string> string_list(const ManifestJson& object, const std::string& key,
                                        const std::string& where, bool required);
@@ -50,7 +60,8 @@ class ManifestReader {
   std::vector<std::string> errors_;
 };
 
-// "where" of a member or element: join("templates", 0) == "templates[0]".
+// "where" of a member or element: join("templates", 0) == "templates[0]". A key that is not a
+// short identifier (the manifest's writer chose it) is quoted as any client text is.
 std::string field_path(const std::string& parent, const std::string& key);
 std::string field_path(const std::string& parent, std::size_t index);
 

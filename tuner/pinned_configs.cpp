@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tuner/client_values.hpp"
 #include "tuner/expression.hpp"
 #include "tuner/variant_space.hpp"
 
@@ -42,18 +43,18 @@ std::optional<std::string> why_not_in_space(const TemplateSpec& tmpl, const Conf
                                             const Shape& shape, const std::string& dtype,
                                             const DeviceLimits& limits) {
   if (!tmpl.archs.empty() && !contains(tmpl.archs, limits.arch))
-    return "template '" + tmpl.name + "' is not written for " + limits.arch;
+    return "template " + quote_client_text(tmpl.name) + " is not written for " + limits.arch;
   for (const AxisSpec& axis : tmpl.axes) {
     const bool applies = axis.archs.empty() || contains(axis.archs, limits.arch);
     const auto value = config.find(axis.name);
     if (!applies) {
       if (value != config.end())
-        return "axis " + axis.name + " of template '" + tmpl.name + "' does not apply to " +
-               limits.arch;
+        return "axis " + axis.name + " of template " + quote_client_text(tmpl.name) +
+               " does not apply to " + limits.arch;
       continue;
     }
     if (value == config.end())
-      return "no value for axis " + axis.name + " of template '" + tmpl.name + "'";
+      return "no value for axis " + axis.name + " of template " + quote_client_text(tmpl.name);
     if (std::find(axis.values.begin(), axis.values.end(), value->second) == axis.values.end())
       return axis.name + " = " + std::to_string(value->second) + " is not one of " +
              value_list(axis.values);
@@ -61,7 +62,8 @@ std::optional<std::string> why_not_in_space(const TemplateSpec& tmpl, const Conf
   for (const auto& [name, value] : config)
     if (std::none_of(tmpl.axes.begin(), tmpl.axes.end(),
                      [&axis_name = name](const AxisSpec& axis) { return axis.name == axis_name; }))
-      return "'" + name + "' is not an axis of template '" + tmpl.name + "'";
+      return quote_client_text(name) + " is not an axis of template " +
+             quote_client_text(tmpl.name);
   const Bindings bindings = make_bindings(shape, config, dtype, limits);
   for (const std::string& text : tmpl.constraints) {
     try {
@@ -97,8 +99,8 @@ std::vector<PinnedConfig> validate_pinned_configs(const nlohmann::json& configs,
       const std::string name = entry.at("template").get<std::string>();
       const TemplateSpec* tmpl = find_template(family, name);
       if (tmpl == nullptr)
-        throw PinnedConfigError(at + ": family '" + family.name + "' has no template '" + name +
-                                "'");
+        throw PinnedConfigError(at + ": family " + quote_client_text(family.name) +
+                                " has no template " + quote_client_text(name));
       if (auto why = why_not_in_space(*tmpl, config, shape, dtype, limits))
         throw PinnedConfigError(at + " is not a point of the space: " + *why);
       pinned.template_name = name;
@@ -110,7 +112,7 @@ std::vector<PinnedConfig> validate_pinned_configs(const nlohmann::json& configs,
           pinned.template_name = tmpl.name;
           break;
         }
-        if (!first_reason) first_reason = "template '" + tmpl.name + "': " + *why;
+        if (!first_reason) first_reason = "template " + quote_client_text(tmpl.name) + ": " + *why;
       }
       if (pinned.template_name.empty())
         throw PinnedConfigError(at + " is not a point of the space (" +

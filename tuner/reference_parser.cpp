@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tuner/arg_parser.hpp"
+#include "tuner/client_values.hpp"
 #include "tuner/template_parser.hpp"
 
 namespace kt {
@@ -93,12 +94,13 @@ void read_kernel_reference(ManifestReader& r, const ManifestJson& spec, Family& 
     const auto file = family.dir / ref.source;
     if (ref.source.find('/') != std::string::npos || !std::filesystem::is_regular_file(file))
       r.error(field_path(where, "source"),
-              "'" + ref.source + "' is not a file in " + family.dir.string());
+              quote_client_text(ref.source) + " is not a file in " + family.dir.string());
   }
   if (!ref.kernel.empty() && !is_identifier(ref.kernel))
     r.error(field_path(where, "kernel"), "must be an extern \"C\" identifier");
   if (!ref.output.empty() && !is_output(family, ref.output))
-    r.error(field_path(where, "output"), "'" + ref.output + "' is not an output buffer");
+    r.error(field_path(where, "output"),
+            quote_client_text(ref.output) + " is not an output buffer");
   if (const ManifestJson* args = r.member(spec, "args", where, true)) {
     ref.args = parse_arg_list(r, *args, field_path(where, "args"), family, /*for_reference=*/true);
     const auto outputs = std::count_if(ref.args.begin(), ref.args.end(), [](const ArgSpec& a) {
@@ -129,8 +131,8 @@ void parse_reference(ManifestReader& r, const ManifestJson& root, Family& family
     family.reference.params =
         read_params(r, *reference, "reference", "cublas_gemm", family, {"kind"});
   else if (!family.reference.kind.empty())
-    r.error("reference.kind", "'" + family.reference.kind +
-                                  "' is not a reference the worker knows (cublas_gemm, kernel)");
+    r.error("reference.kind", quote_client_text(family.reference.kind) +
+                                  " is not a reference the worker knows (cublas_gemm, kernel)");
 }
 
 void parse_baseline(ManifestReader& r, const ManifestJson& root, Family& family) {
@@ -147,8 +149,8 @@ void parse_baseline(ManifestReader& r, const ManifestJson& root, Family& family)
   } else if (kBufferParams.count(spec.kind) && spec.kind != "cublas_gemm") {
     spec.params = read_params(r, *baseline, "baseline", spec.kind, family, {"kind", "description"});
   } else if (!spec.kind.empty()) {
-    r.error("baseline.kind", "'" + spec.kind +
-                                 "' is not a baseline kerntune knows (cublaslt_gemm, "
+    r.error("baseline.kind", quote_client_text(spec.kind) +
+                                 " is not a baseline kerntune knows (cublaslt_gemm, "
                                  "unfused_dual_gemm_silu, external)");
   }
   family.baseline = std::move(spec);

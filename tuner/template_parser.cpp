@@ -5,6 +5,7 @@
 #include <set>
 
 #include "tuner/arg_parser.hpp"
+#include "tuner/client_values.hpp"
 
 namespace kt {
 namespace {
@@ -33,7 +34,9 @@ AxisSpec parse_axis(ManifestReader& r, const std::string& name, const ManifestJs
   if (values != nullptr && !integers)
     r.error(field_path(where, "values"), "must be a non-empty list of integers");
   if (integers) {
-    for (const ManifestJson& value : *values) axis.values.push_back(value.get<std::int64_t>());
+    for (std::size_t i = 0; i < values->size(); ++i)
+      if (r.within_exact_range((*values)[i], field_path(field_path(where, "values"), i)))
+        axis.values.push_back((*values)[i].get<std::int64_t>());
     const std::set<std::int64_t> distinct(axis.values.begin(), axis.values.end());
     if (distinct.size() != axis.values.size())
       r.error(field_path(where, "values"), "lists a value twice");
@@ -42,7 +45,8 @@ AxisSpec parse_axis(ManifestReader& r, const std::string& name, const ManifestJs
   for (const std::string& arch : axis.archs)
     if (!template_archs.empty() &&
         std::find(template_archs.begin(), template_archs.end(), arch) == template_archs.end())
-      r.error(field_path(where, "archs"), "'" + arch + "' is not one of the template's archs");
+      r.error(field_path(where, "archs"),
+              quote_client_text(arch) + " is not one of the template's archs");
   axis.description = r.string_field(spec, "description", where, false).value_or("");
   return axis;
 }
@@ -92,22 +96,24 @@ void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family
     tmpl.archs = r.string_list(spec, "archs", where, false);
     for (const TemplateSpec& other : family.templates)
       if (!tmpl.name.empty() && other.name == tmpl.name)
-        r.error(field_path(where, "name"), "template '" + tmpl.name + "' is declared twice");
+        r.error(field_path(where, "name"),
+                "template " + quote_client_text(tmpl.name) + " is declared twice");
     if (!tmpl.kernel.empty() && !is_identifier(tmpl.kernel))
       r.error(field_path(where, "kernel"), "must be an extern \"C\" identifier");
     for (const std::string& arch : tmpl.archs)
       if (!is_arch_name(arch))
-        r.error(field_path(where, "archs"), "'" + arch + "' is not an NVRTC target like sm_90a");
+        r.error(field_path(where, "archs"),
+                quote_client_text(arch) + " is not an NVRTC target like sm_90a");
     // Read by the API from the manifest as written (GET /v1/families); checked here.
     for (const std::string& arch : r.string_list(spec, "validated_on", where, false))
       if (std::find(tmpl.archs.begin(), tmpl.archs.end(), arch) == tmpl.archs.end())
         r.error(field_path(where, "validated_on"),
-                "'" + arch + "' is not one of the template's archs");
+                quote_client_text(arch) + " is not one of the template's archs");
     if (!tmpl.source.empty()) {
       const auto file = family.dir / tmpl.source;
       if (tmpl.source.find('/') != std::string::npos || !std::filesystem::is_regular_file(file))
         r.error(field_path(where, "source"),
-                "'" + tmpl.source + "' is not a file in " + family.dir.string());
+                quote_client_text(tmpl.source) + " is not a file in " + family.dir.string());
     }
     if (const ManifestJson* axes = r.member(spec, "axes", where, true);
         axes != nullptr && r.expect_object(*axes, field_path(where, "axes")))

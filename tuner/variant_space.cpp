@@ -1,4 +1,5 @@
 #include "tuner/variant_space.hpp"
+#include "tuner/client_values.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -26,11 +27,13 @@ bool axis_applies(const AxisSpec& axis, const std::string& arch) {
 class Evaluator {
  public:
   Evaluator(const Family& family, const TemplateSpec& tmpl, Bindings bindings)
-      : context_("family '" + family.name + "', template '" + tmpl.name + "', "),
+      : context_("family " + quote_client_text(family.name) + ", template " +
+                 quote_client_text(tmpl.name) + ", "),
         bindings_(std::move(bindings)) {}
   // Outside any template (the baseline's problem): only dims, elem_bytes and limits are bound.
   Evaluator(const Family& family, Bindings bindings)
-      : context_("family '" + family.name + "', "), bindings_(std::move(bindings)) {}
+      : context_("family " + quote_client_text(family.name) + ", "),
+        bindings_(std::move(bindings)) {}
 
   double real(const std::string& field, const std::string& text) const {
     try {
@@ -49,8 +52,9 @@ class Evaluator {
       throw ExpressionError(context_ + field + ": " + e.what());
     }
     if (value < min || value > max)
-      throw FamilyError(context_ + field + ": '" + text + "' = " + std::to_string(value) +
-                        " is outside [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+      throw FamilyError(context_ + field + ": " + quote_client_text(text) + " = " +
+                        std::to_string(value) + " is outside [" + std::to_string(min) + ", " +
+                        std::to_string(max) + "]");
     return value;
   }
 
@@ -246,7 +250,8 @@ Shape smoke_shape_for(const Family& family, const Shape& job_shape) {
     try {
       smoke[name] = shared_expression(text).evaluate_integer(bindings);
     } catch (const ExpressionError& e) {
-      throw ExpressionError("family '" + family.name + "', smoke_shape." + name + ": " + e.what());
+      throw ExpressionError("family " + quote_client_text(family.name) + ", smoke_shape." + name +
+                            ": " + e.what());
     }
   }
   return smoke;
@@ -278,8 +283,8 @@ void for_each_variant(const Family& family, const Shape& shape, const std::strin
       VariantPlan plan;
       plan.tmpl = &tmpl;
       plan.unsupported_arch = true;
-      plan.pruned_by = "template '" + tmpl.name + "' targets " + join(tmpl.archs) + ", not " +
-                       (limits.arch.empty() ? "an unknown arch" : limits.arch);
+      plan.pruned_by = "template " + quote_client_text(tmpl.name) + " targets " + join(tmpl.archs) +
+                       ", not " + (limits.arch.empty() ? "an unknown arch" : limits.arch);
       visit(std::move(plan));
       continue;
     }
@@ -304,8 +309,8 @@ std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config&
   for (const auto& [name, value] : config)
     if (std::none_of(tmpl.axes.begin(), tmpl.axes.end(),
                      [&axis_name = name](const AxisSpec& axis) { return axis.name == axis_name; }))
-      throw FamilyError("config names '" + name + "', which is not an axis of template '" +
-                        tmpl.name + "'");
+      throw FamilyError("config names " + quote_client_text(name) +
+                        ", which is not an axis of template " + quote_client_text(tmpl.name));
   std::string dtype_macro = dtype;
   std::transform(dtype_macro.begin(), dtype_macro.end(), dtype_macro.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
@@ -450,19 +455,19 @@ ProblemInstance baseline_instance(const Family& family, const Shape& shape,
 std::optional<std::string> validate_shape(const Family& family, const Shape& shape,
                                           const std::string& dtype) {
   if (!contains(family.dtypes, dtype))
-    return "family '" + family.name + "' has no dtype '" + dtype + "' (it has " +
-           join(family.dtypes) + ")";
+    return "family " + quote_client_text(family.name) + " has no dtype " +
+           quote_client_text(dtype) + " (it has " + join(family.dtypes) + ")";
   std::vector<std::string> dim_names;
   for (const DimSpec& dim : family.dims) dim_names.push_back(dim.name);
   for (const auto& [name, value] : shape)
     if (!contains(dim_names, name))
-      return "unknown dimension '" + name + "' (family '" + family.name + "' has " +
-             join(dim_names) + ")";
+      return "unknown dimension " + quote_client_text(name) + " (family " +
+             quote_client_text(family.name) + " has " + join(dim_names) + ")";
   for (const DimSpec& dim : family.dims) {
     const auto found = shape.find(dim.name);
     if (found == shape.end())
-      return "missing dimension '" + dim.name + "' (family '" + family.name + "' needs " +
-             join(dim_names) + ")";
+      return "missing dimension " + quote_client_text(dim.name) + " (family " +
+             quote_client_text(family.name) + " needs " + join(dim_names) + ")";
     if (found->second < dim.min || found->second > dim.max)
       return "dimension " + dim.name + "=" + std::to_string(found->second) + " is outside [" +
              std::to_string(dim.min) + ", " + std::to_string(dim.max) + "]";
@@ -473,7 +478,7 @@ std::optional<std::string> validate_shape(const Family& family, const Shape& sha
   for (const std::string& text : family.shape_constraints) {
     try {
       if (shared_expression(text).evaluate(bindings) == 0)
-        return "shape " + canonical_key(shape) + " violates '" + text + "'";
+        return "shape " + canonical_key(shape) + " violates " + quote_client_text(text);
     } catch (const ExpressionError& e) {
       return "shape " + canonical_key(shape) + ": " + e.what();
     }

@@ -180,6 +180,63 @@ TEST(UserFamiliesTest, BadUploadsGetAClearErrorAndChangeNothing) {
   EXPECT_TRUE(api.family("gemm")["origin"] == "shipped");
 }
 
+// What an upload can hold to bloat an answer or slip past a check: a 400 KB constraint, a long
+// key, 2^63 where an integer goes, thousands of problems. Each is 422 with a short message saying
+// what is wrong, and nothing is stored or written.
+TEST(UserFamiliesTest, HugeValuesAndNumbersPastTheExactRangeAre422WithShortMessages) {
+  test::InProcessDaemon daemon;
+  daemon.allow_user_families();
+  Api api(daemon.url);
+  const std::string huge(400'000, 'x');
+  struct Bad {
+    std::string what;
+    nlohmann::ordered_json body;
+    std::string says;
+  };
+  auto with = [](const std::function<void(nlohmann::ordered_json&)>& change) {
+    nlohmann::ordered_json body = example_upload();
+    change(body);
+    return body;
+  };
+  const std::vector<Bad> cases{
+      {"a 400 KB shape constraint",
+       with([&](auto& b) { b["manifest"]["shape_constraints"][0] = huge; }), "(400000 bytes)"},
+      {"a 400 KB template constraint",
+       with([&](auto& b) { b["manifest"]["templates"][0]["constraints"][0] = "BM < (" + huge; }),
+       "(400006 bytes)"},
+      {"a 400 KB dim name", with([&](auto& b) { b["manifest"]["dims"][huge + "."] = {}; }),
+       "(400001 bytes)"},
+      {"a 400 KB dtype", with([&](auto& b) { b["manifest"]["dtypes"][0] = huge; }),
+       "(400000 bytes)"},
+      {"2^63 as a dim's max",
+       with([](auto& b) { b["manifest"]["dims"]["M"]["max"] = std::uint64_t{1} << 63; }),
+       "dims.M.max: 9223372036854775808 is outside the exact integer range (|x| <= 2^53)"},
+      {"2^53 + 1 as an axis value", with([](auto& b) {
+         b["manifest"]["templates"][0]["axes"]["BM"]["values"][0] = (std::int64_t{1} << 53) + 1;
+       }),
+       "is outside the exact integer range"},
+      {"a float past 2^53 as a dim's min",
+       with([](auto& b) { b["manifest"]["dims"]["K"]["min"] = 1e300; }),
+       "dims.K.min: 1e+300 is outside the exact integer range"},
+      {"thousands of problems", with([](auto& b) {
+         for (int i = 0; i < 3000; ++i) b["manifest"]["dtypes"].push_back("d" + std::to_string(i));
+       }),
+       "more problems"},
+  };
+  for (const Bad& bad : cases) {
+    SCOPED_TRACE(bad.what);
+    const HttpReply reply = api.post_family(bad.body);
+    EXPECT_EQ(reply.status, 422) << reply.body.substr(0, 2000);
+    EXPECT_LT(reply.body.size(), 4096u) << reply.body.substr(0, 2000);
+    const nlohmann::json error = nlohmann::json::parse(reply.body)["error"];
+    EXPECT_EQ(error["code"], "invalid_manifest");
+    EXPECT_NE(error["message"].get<std::string>().find(bad.says), std::string::npos) << error;
+  }
+  EXPECT_TRUE(daemon.store.registered_families().empty());
+  EXPECT_EQ(entries(daemon.registrar->root()), 0u);
+  EXPECT_TRUE(api.family("wmma_gemm").is_null());
+}
+
 TEST(UserFamiliesTest, TheWorkedExampleCompilesIsListedAndTunedAndANewVersionMakesResultsStale) {
   test::InProcessDaemon daemon;
   daemon.allow_user_families();

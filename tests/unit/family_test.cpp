@@ -354,6 +354,53 @@ TEST(LoadFamily, ReportsEveryProblemAtOnce) {
   EXPECT_HAS(error, "args[0].buffer");
 }
 
+// Numbers meet expressions, which evaluate in doubles: past 2^53 (or past int64, where nlohmann
+// reads an unsigned) a value is refused as such, never wrapped into "below min" or rounded.
+TEST(LoadFamily, NumbersOutsideTheExactIntegerRangeAreRefusedSayingSo) {
+  const std::string two_to_63 =
+      load_error([](Json& m) { m["dims"]["M"]["max"] = std::uint64_t{1} << 63; });
+  EXPECT_HAS(two_to_63,
+             "dims.M.max: 9223372036854775808 is outside the exact integer range (|x| <= 2^53)");
+  EXPECT_EQ(two_to_63.find("below min"), std::string::npos) << two_to_63;
+  EXPECT_HAS(load_error([](Json& m) { m["dims"]["M"]["max"] = (std::int64_t{1} << 53) + 1; }),
+             "dims.M.max: 9007199254740993 is outside the exact integer range");
+  EXPECT_HAS(load_error([](Json& m) { m["dims"]["M"]["min"] = -(std::int64_t{1} << 60); }),
+             "dims.M.min: -1152921504606846976 is outside the exact integer range");
+  EXPECT_HAS(load_error([](Json& m) { m["dims"]["M"]["default"] = 1e300; }),
+             "dims.M.default: 1e+300 is outside the exact integer range");
+  EXPECT_HAS(load_error([](Json& m) {
+               m["templates"][0]["axes"]["TILE"]["values"] = {32, std::uint64_t{1} << 63};
+             }),
+             "templates[0].axes.TILE.values[1]: 9223372036854775808 is outside the exact");
+  EXPECT_HAS(load_error([](Json& m) { m["smoke_shape"]["M"] = std::uint64_t{1} << 63; }),
+             "smoke_shape.M: 9223372036854775808 is outside the exact integer range");
+  // 2^53 itself is exact.
+  EXPECT_EQ(load_error([](Json& m) { m["dims"]["M"]["max"] = std::int64_t{1} << 53; }), "");
+}
+
+// A manifest's text comes back in messages as a short prefix (the API's one cap), in a path or a
+// quote alike, and a manifest with thousands of problems lists the first few and a count.
+TEST(LoadFamily, MessagesQuoteAShortPrefixOfLongValues) {
+  const std::string huge(400'000, 'x');
+  const std::string constraint = load_error([&](Json& m) { m["shape_constraints"] = {huge}; });
+  EXPECT_HAS(constraint, "(400000 bytes)");
+  EXPECT_LT(constraint.size(), 2000u);
+  const std::string unparsable =
+      load_error([&](Json& m) { m["shape_constraints"] = {"M + (" + huge + " *"}; });
+  EXPECT_HAS(unparsable, "shape_constraints[0]");
+  EXPECT_LT(unparsable.size(), 2000u);
+  const std::string key = load_error([&](Json& m) { m["dims"][huge + "-"] = Json::object(); });
+  EXPECT_HAS(key, "name must be an identifier");
+  EXPECT_HAS(key, "dims.'xxxx");
+  EXPECT_LT(key.size(), 2000u);
+  const std::string dtypes = load_error([&](Json& m) {
+    m["dtypes"] = Json::array();
+    for (int i = 0; i < 5000; ++i) m["dtypes"].push_back("fp" + std::to_string(i));
+  });
+  EXPECT_HAS(dtypes, "more problems");
+  EXPECT_LT(dtypes.size(), 4000u);
+}
+
 TEST(LoadFamily, UnreadableOrInvalidJsonIsAFamilyError) {
   test::TempDir dir;
   EXPECT_THROW(load_family(dir.path()), FamilyError);  // no manifest.json
