@@ -28,7 +28,7 @@ struct CompileProcessOptions {
   // kerntune-worker --compile --confined: once started it reads nothing but the CUDA headers
   // (tuner/compile/compile_confinement.hpp); a process that cannot confine itself exits.
   bool confined = false;
-  std::optional<ProcessUser> user;  // the account it runs as; none: this process's
+  std::optional<ProcessUser> user{};  // the account it runs as; none: this process's
   bool operator==(const CompileProcessOptions&) const = default;
 };
 

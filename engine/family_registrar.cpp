@@ -126,12 +126,6 @@ std::vector<std::string> included_names(const std::string& text) {
   return names;
 }
 
-// A directive as the client wrote it, cut short: a message never carries a whole upload back.
-std::string quoted_prefix(const std::string& text) {
-  constexpr std::size_t kQuoted = 80;
-  return text.size() <= kQuoted ? text : text.substr(0, kQuoted) + "...";
-}
-
 // Why an #include directive of an uploaded source may not stand, or empty. A file names what it
 // includes literally, as a file of the upload, of common/ or of the CUDA toolkit: no absolute
 // path, no '..', no macro (which could spell either) and no #include_next. The compile process
@@ -157,7 +151,8 @@ std::string include_problem(const std::string& text) {
         skip_blanks();
         const auto where = [&] {
           return "line " + std::to_string(line) + " (" +
-                 quoted_prefix(text.substr(directive, end - directive)) + ")";
+                 quote_client_text(std::string_view(text).substr(directive, end - directive)) +
+                 ")";
         };
         if (at >= end || (text[at] != '"' && text[at] != '<')) {
           if (separated || at >= end || text[at] == '_')
