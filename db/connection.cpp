@@ -31,7 +31,7 @@ std::string redacted_location(std::string_view location) {
 std::unique_ptr<Connection> open_connection(const std::string& location, Access access,
                                             std::shared_ptr<StoreHealth> health) {
   if (is_postgresql_uri(location)) return open_postgresql(location, access, std::move(health));
-  return open_sqlite(location, access);
+  return open_sqlite(location, access, std::move(health));
 }
 
 }  // namespace kt::db

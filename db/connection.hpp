@@ -24,9 +24,9 @@ class DatabaseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The connection to the database was lost (PostgreSQL went away or restarts), so the operation
-// did not happen, or it is not known whether its last COMMIT did. The connection reconnects on its
-// next use; health is the store's, which paces the retries.
+// The database was lost (PostgreSQL went away or restarts; an SQLite file stopped taking writes),
+// so the operation did not happen, or it is not known whether its last COMMIT did. The connection
+// reconnects on its next use; health is the store's, which paces the retries.
 class ConnectionLost : public DatabaseError {
  public:
   ConnectionLost(const std::string& message, std::shared_ptr<StoreHealth> health)

@@ -11,6 +11,7 @@
 
 #include "db/connection.hpp"
 #include "db/dialect.hpp"
+#include "db/retry_wait.hpp"
 #include "db/store.hpp"
 
 namespace kt::db {
@@ -39,12 +40,12 @@ std::string sources_to_json(const std::vector<std::pair<std::string, std::string
 std::vector<std::pair<std::string, std::string>> sources_from_json(const std::string& text);
 
 // Runs fn, turning a DatabaseError into std::runtime_error that says which operation failed.
-// When fn lost the database connection it runs again (it reconnects first), after a pause that
-// grows from 0.1 s to 5 s, until the database answers: fn must be a whole operation (its own
-// transactions), safe to run again. Only the outermost with_context of a thread retries: an inner
-// one is part of its caller's transaction, which must run again as a whole. On a FailFastOnOutage
-// thread, or once the store gave up
-// waiting (the daemon stops), a lost connection is StoreUnavailable at once.
+// When fn lost the database connection (or the SQLite file stopped taking writes) it runs again
+// (it reconnects first), after a pause that grows from 0.1 s to 5 s and during which other writes
+// may run, until the database answers: fn must be a whole operation (its own transactions), safe
+// to run again. Only the outermost with_context of a thread retries: an inner one is part of its
+// caller's transaction, which must run again as a whole. On a FailFastOnOutage thread, or once the
+// store gave up waiting (the daemon stops), a lost connection is StoreUnavailable at once.
 inline thread_local int operations_in_progress = 0;
 
 template <typename Fn>
@@ -60,9 +61,9 @@ auto with_context(std::string_view operation, Fn&& fn) -> decltype(fn()) {
     } catch (const ConnectionLost& e) {
       if (operations_in_progress > 0) throw;  // the outer operation runs again
       if (FailFastOnOutage::active() || e.health() == nullptr ||
-          !e.health()->wait_before_retry(attempt))
+          !wait_to_retry(*e.health(), attempt))
         throw StoreUnavailable("kerntune store: " + std::string(operation) +
-                               ": the database is unreachable: " + e.what());
+                               ": the database is unavailable: " + e.what());
     } catch (const DatabaseError& e) {
       throw std::runtime_error("kerntune store: " + std::string(operation) + ": " + e.what());
     }

@@ -12,20 +12,65 @@ namespace {
 // wedged writer shows up as an error rather than a hung daemon.
 constexpr int kBusyTimeoutMs = 10000;
 
+// Errors that say the file stopped taking writes (write-protected, disk full, an I/O error, a
+// journal it cannot create), not that the SQL is wrong: the same statement may work once the file
+// takes writes again, so for the writer they are an outage of the store, like a lost PostgreSQL.
+bool stops_writes(int code) {
+  switch (code & 0xff) {
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The writer's side of the store's health: an error that stops writes begins (or continues) an
+// outage, and the next write that reaches the file ends it. Readers have none: a read that works
+// while writes fail says nothing about the file taking writes again.
+class WriteHealth {
+ public:
+  explicit WriteHealth(std::shared_ptr<StoreHealth> health) : health_(std::move(health)) {}
+
+  [[noreturn]] void lost(const std::string& message) {
+    failing_ = true;
+    health_->lost(message);
+    throw ConnectionLost("the SQLite file takes no writes: " + message, health_);
+  }
+  void wrote() {
+    if (!failing_) return;
+    failing_ = false;
+    health_->restored();
+  }
+
+ private:
+  std::shared_ptr<StoreHealth> health_;
+  bool failing_ = false;  // only the writer's thread (under the store's writer lock) touches it
+};
+
 template <typename Fn>
-auto translated(Fn&& fn) -> decltype(fn()) {
+auto translated(Fn&& fn, WriteHealth* writes = nullptr) -> decltype(fn()) {
   try {
     return fn();
   } catch (const SQLite::Exception& e) {
-    throw DatabaseError(std::string(e.what()) + " (sqlite code " +
-                        std::to_string(e.getExtendedErrorCode()) + ")");
+    const std::string message =
+        std::string(e.what()) + " (sqlite code " + std::to_string(e.getExtendedErrorCode()) + ")";
+    if (writes != nullptr &&
+        (stops_writes(e.getErrorCode()) || stops_writes(e.getExtendedErrorCode())))
+      writes->lost(message);
+    throw DatabaseError(message);
   }
 }
 
 class SqliteStatement final : public StatementBackend {
  public:
-  SqliteStatement(SQLite::Database& db, std::string_view sql)
-      : statement_(translated([&] { return SQLite::Statement(db, std::string(sql)); })) {}
+  SqliteStatement(SQLite::Database& db, std::string_view sql, WriteHealth* writes)
+      : statement_(translated([&] { return SQLite::Statement(db, std::string(sql)); }, writes)),
+        db_(db),
+        writes_(writes) {}
 
   void bind(int index, std::int64_t value) override {
     translated([&] { statement_.bind(index, value); });
@@ -48,18 +93,27 @@ class SqliteStatement final : public StatementBackend {
     translated([&] { statement_.bind(index); });
   }
   bool step() override {
-    return translated([&] { return statement_.executeStep(); });
+    started();
+    const bool row = translated([&] { return statement_.executeStep(); }, writes_);
+    if (!row) finished();
+    return row;
   }
   std::int64_t exec() override {
-    return translated([&] {
-      // exec() refuses a statement that returns rows; an upsert's RETURNING is read by step().
-      while (statement_.executeStep()) {
-      }
-      return static_cast<std::int64_t>(statement_.getChanges());
-    });
+    started();
+    const std::int64_t changes = translated(
+        [&] {
+          // exec() refuses a statement that returns rows; an upsert's RETURNING is read by step().
+          while (statement_.executeStep()) {
+          }
+          return static_cast<std::int64_t>(statement_.getChanges());
+        },
+        writes_);
+    finished();
+    return changes;
   }
   void reset() override {
-    translated([&] { statement_.reset(); });
+    changes_at_start_ = -1;
+    translated([&] { statement_.reset(); }, writes_);
   }
   int column_index(std::string_view name) const override {
     return translated([&] { return statement_.getColumnIndex(std::string(name).c_str()); });
@@ -86,7 +140,23 @@ class SqliteStatement final : public StatementBackend {
   }
 
  private:
+  void started() {
+    if (writes_ != nullptr && changes_at_start_ < 0)
+      changes_at_start_ = sqlite3_total_changes64(db_.getHandle());
+  }
+  // A statement that changed rows and ran to its end outside a transaction committed them: the
+  // file took a write.
+  void finished() {
+    if (writes_ != nullptr && sqlite3_get_autocommit(db_.getHandle()) != 0 &&
+        sqlite3_total_changes64(db_.getHandle()) > changes_at_start_)
+      writes_->wrote();
+    changes_at_start_ = -1;
+  }
+
   SQLite::Statement statement_;
+  SQLite::Database& db_;
+  WriteHealth* writes_;
+  std::int64_t changes_at_start_ = -1;  // the connection's change count when this run began
 };
 
 int trace_statement(unsigned type, void* context, void* statement, void*) {
@@ -107,16 +177,22 @@ class SqliteConnection final : public Connection {
 
   Dialect dialect() const override { return Dialect::sqlite; }
   std::unique_ptr<StatementBackend> prepare(std::string_view sql) override {
-    return std::make_unique<SqliteStatement>(db_, sql);
+    return std::make_unique<SqliteStatement>(db_, sql, writes_.get());
   }
   void execute_script(const std::string& sql) override {
-    translated([&] { db_.exec(sql); });
+    translated([&] { db_.exec(sql); }, writes_.get());
   }
   void begin(TransactionKind kind) override {
     // IMMEDIATE takes the write lock at once, so two writers never both read and then collide.
     execute_script(kind == TransactionKind::write ? "BEGIN IMMEDIATE" : "BEGIN");
+    changes_at_begin_ = sqlite3_total_changes64(db_.getHandle());
   }
-  void commit() override { execute_script("COMMIT"); }
+  void commit() override {
+    execute_script("COMMIT");
+    // A transaction that changed rows committed: the file took a write (one that changed
+    // nothing wrote nothing, and proves nothing).
+    if (writes_ && sqlite3_total_changes64(db_.getHandle()) > changes_at_begin_) writes_->wrote();
+  }
   void rollback() override { execute_script("ROLLBACK"); }
   void observe(const StatementObserver* observer) override {
     if (observer == nullptr)
@@ -126,14 +202,21 @@ class SqliteConnection final : public Connection {
                        const_cast<StatementObserver*>(observer));
   }
   SQLite::Database& database() { return db_; }
+  // From now on an error that stops writes is an outage of health (ConnectionLost).
+  void report_writes_to(std::shared_ptr<StoreHealth> health) {
+    writes_ = std::make_unique<WriteHealth>(std::move(health));
+  }
 
  private:
   SQLite::Database db_;
+  std::unique_ptr<WriteHealth> writes_;
+  std::int64_t changes_at_begin_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Connection> open_sqlite(const std::filesystem::path& path, Access access) {
+std::unique_ptr<Connection> open_sqlite(const std::filesystem::path& path, Access access,
+                                        std::shared_ptr<StoreHealth> health) {
   if (access == Access::read) {
     auto reader = std::make_unique<SqliteConnection>(path, SQLite::OPEN_READONLY);
     reader->execute_script("PRAGMA query_only = ON");
@@ -156,6 +239,8 @@ std::unique_ptr<Connection> open_sqlite(const std::filesystem::path& path, Acces
   // With WAL, NORMAL loses nothing when the process is killed (only on power loss may the last
   // commits roll back), and it spares an fsync per transaction.
   writer->execute_script("PRAGMA synchronous = NORMAL");
+  // Only once open: a file that cannot be opened or set up stops the start with its reason.
+  if (health) writer->report_writes_to(std::move(health));
   return writer;
 }
 

@@ -98,10 +98,10 @@ class Store {
 
   int schema_version();
 
-  // Whether the database answered the store's last attempt (PostgreSQL; SQLite is always
-  // reachable), read from memory: no query, never waits.
+  // Whether the store's last attempt found the database working (PostgreSQL answering, an SQLite
+  // file taking writes), read from memory: no query, never waits.
   db::StoreHealthSnapshot health() const { return health_->snapshot(); }
-  // An operation that loses a PostgreSQL database retries (with backoff) until it answers; after
+  // An operation that loses the database (or its writes) retries with backoff until it works; after
   // give_up_waiting it throws StoreUnavailable instead (a stopping daemon), until wait_again.
   void give_up_waiting() { health_->give_up_waiting(); }
   void wait_again() { health_->wait_again(); }

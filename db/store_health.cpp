@@ -30,8 +30,14 @@ void StoreHealth::lost(const std::string& error) {
   since_ = utc_now();
   began_ = std::chrono::steady_clock::now();
   ++outages_;
-  spdlog::warn("the {} store is unreachable ({}); retrying with backoff, answers from memory only",
-               backend_, error);
+  // An SQLite file is always there to read: its outage is one of writes only.
+  if (backend_ == "sqlite")
+    spdlog::warn(
+        "the sqlite store takes no writes ({}); retrying with backoff, writes answered 503", error);
+  else
+    spdlog::warn(
+        "the {} store is unreachable ({}); retrying with backoff, answers from memory only",
+        backend_, error);
 }
 
 void StoreHealth::restored() {
@@ -40,7 +46,8 @@ void StoreHealth::restored() {
   reachable_ = true;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
-  spdlog::info("the {} store is reachable again after {:.1f} s", backend_, seconds);
+  spdlog::info("the {} store {} again after {:.1f} s", backend_,
+               backend_ == "sqlite" ? "takes writes" : "is reachable", seconds);
   since_.clear();
   last_error_.clear();
 }

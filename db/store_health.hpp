@@ -1,7 +1,7 @@
-// Whether the store's database answers, as the store saw it last: kept by the connections (a lost
-// PostgreSQL connection marks it unreachable, a reconnect reachable again), read by /healthz
-// without a query. It also paces the retries while the database is away (0.1 s doubling to 5 s,
-// with jitter) and logs each outage once, when it begins and when it ends, not per retry.
+// Whether the store's database works, as the store saw it last: kept by the connections (a lost
+// PostgreSQL connection, or an SQLite file refusing writes, is an outage; a reconnect, or a write
+// the file took, ends it), read by /healthz without a query. It also paces the retries (0.1 s
+// doubling to 5 s, with jitter) and logs each outage once, when it begins and when it ends.
 #pragma once
 
 #include <chrono>

@@ -2,10 +2,19 @@
 
 #include <algorithm>
 
+#include "db/retry_wait.hpp"
+
 namespace kt::db {
+namespace {
+
+// The writer lock this thread holds, if any (a thread holds at most one store's).
+thread_local WriterMutex* held = nullptr;
+
+}  // namespace
 
 void WriterMutex::lock() {
   mutex_.lock();
+  held = this;
   scoped_ = false;
   fronts_ = false;
   jobs_.clear();
@@ -38,6 +47,7 @@ void WriterMutex::unlock() {
     }
   }
   writes_.store(write, std::memory_order_release);
+  if (held == this) held = nullptr;
   mutex_.unlock();
 }
 
@@ -54,6 +64,21 @@ std::uint64_t WriterMutex::job_stamp(std::int64_t job_id) const {
 std::uint64_t WriterMutex::fronts_stamp() const {
   return std::max(fronts_stamp_.load(std::memory_order_acquire),
                   everything_stamp_.load(std::memory_order_acquire));
+}
+
+bool wait_to_retry(StoreHealth& health, int attempt) {
+  WriterMutex* const writer = held;
+  if (writer == nullptr) return health.wait_before_retry(attempt);
+  // The failed attempt rolled back, so nothing of it is left to guard. Unlocking counts as a
+  // write of unknown scope: cached answers are read again, which is only cautious. Taking the lock
+  // again starts a new scope, which the retried operation fills in.
+  struct Relock {
+    WriterMutex* writer;
+    ~Relock() { writer->lock(); }
+  };
+  writer->unlock();
+  const Relock relock{writer};
+  return health.wait_before_retry(attempt);
 }
 
 }  // namespace kt::db

@@ -28,9 +28,22 @@ namespace {
 
 using CompileQueue = std::deque<std::future<CompiledVariant>>;
 
-void drain(CompileQueue& compiling) {
-  for (auto& future : compiling) future.wait();
+// Waits for every task still in the queue. Runs in a destructor, so it must not throw: a future
+// without state (already taken by get()) has nothing left to wait for and is skipped, where
+// wait() would throw std::future_error.
+void drain(CompileQueue& compiling) noexcept {
+  for (auto& future : compiling)
+    if (future.valid()) future.wait();
   compiling.clear();
+}
+
+// The next compiled variant, off the queue before get(): get() releases the future's state even
+// when it throws (the task's exception), and a spent future left at the front is one that drain
+// could not wait for.
+CompiledVariant take_front(CompileQueue& compiling) {
+  std::future<CompiledVariant> front = std::move(compiling.front());
+  compiling.pop_front();
+  return front.get();
 }
 
 // Compile tasks refer to the execution: never leave (even by exception) while one is in flight.
@@ -229,8 +242,7 @@ class JobExecution {
           job_.pipeline == Pipeline::serial ? 1 : 2 * ctx_.compile_pool.size();
       more = fill(compiling, next, lookahead, /*timed=*/true);
       if (compiling.empty()) break;
-      CompiledVariant cv = compiling.front().get();
-      compiling.pop_front();
+      CompiledVariant cv = take_front(compiling);
       if (interrupted()) {
         drain(compiling);
         finish_interrupted();
@@ -265,8 +277,7 @@ class JobExecution {
     while (more || !compiling.empty()) {
       more = fill(compiling, next, lookahead, /*timed=*/false);
       if (compiling.empty()) break;
-      CompiledVariant cv = compiling.front().get();
-      compiling.pop_front();
+      CompiledVariant cv = take_front(compiling);
       if (interrupted()) {
         drain(compiling);
         stop_gpu_work();

@@ -281,12 +281,17 @@ ApiResponse get_devices(const ApiRequest&, AppContext& context) {
                                         {"known_devices", known}});
 }
 
-// Alive is 200 whatever the store's state: the store part says whether its database answers,
-// from memory (no query, so /healthz never waits on an unreachable database).
+// Alive is 200 whatever the store's state: the store part says whether its database answers and
+// takes writes, from memory (no query, so /healthz never waits on an unreachable database). The
+// store's health tracks outages of either kind; an SQLite file's are of writes only (its readers
+// keep answering), a PostgreSQL server's of both.
 ApiResponse get_health(const ApiRequest&, AppContext& context) {
   const db::StoreHealthSnapshot health = context.store.health();
-  nlohmann::json store = {
-      {"backend", health.backend}, {"reachable", health.reachable}, {"outages", health.outages}};
+  const bool reads_answer = health.reachable || health.backend == "sqlite";
+  nlohmann::json store = {{"backend", health.backend},
+                          {"reachable", reads_answer},
+                          {"writable", health.reachable},
+                          {"outages", health.outages}};
   if (!health.reachable) {
     store["since"] = health.since;
     store["last_error"] = health.last_error;

@@ -1,15 +1,18 @@
 // The store's view of its database's health (db/store_health.cpp): the retry pacing, giving up,
 // the fail-fast scope of the API's threads; and on a PostgreSQL server of the test's own that is
 // stopped and started again, a store whose write waits out the outage and whose fail-fast read
-// does not (db/postgresql_connection.cpp, db/rows.hpp).
+// does not (db/postgresql_connection.cpp, db/rows.hpp); and the same of an SQLite file that stops
+// taking writes (made immutable), where reads keep answering (db/sqlite_connection.cpp).
 #include "db/store_health.hpp"
 
 #include <gtest/gtest.h>
 
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "db/store.hpp"
+#include "support/immutable_files.hpp"
 #include "support/postgres_cluster.hpp"
 #include "support/store_fixtures.hpp"
 
@@ -114,6 +117,62 @@ TEST(PostgresqlStoreOutage, AWriteWaitsOutTheOutageAndAFailFastReadDoesNot) {
   store.give_up_waiting();
   ASSERT_EQ(stuck.wait_for(10s), std::future_status::ready);
   EXPECT_THROW(stuck.get(), StoreUnavailable);
+}
+
+TEST(SqliteStoreOutage, AWriteWaitsWhileTheFileTakesNoWritesAndAFailFastOneIsRefusedAtOnce) {
+  test::TempDir dir;
+  if (const std::string why = test::immutable_files_unsupported(dir.path()); !why.empty())
+    GTEST_SKIP() << why;
+  const std::filesystem::path path = dir.path() / "kerntune.db";
+  Store store(path, 2);
+  const std::int64_t first = store.create_job(test::tune_job());
+  EXPECT_EQ(store.health().backend, "sqlite");
+  EXPECT_TRUE(store.health().reachable);
+
+  auto frozen = std::make_optional<test::ImmutableFiles>(
+      std::vector<std::filesystem::path>{path, path.string() + "-wal"});
+  {
+    const FailFastOnOutage fail_fast;
+    EXPECT_THROW(store.create_job(test::tune_job()), StoreUnavailable);
+    // Reads go on: only the writer's outage.
+    ASSERT_TRUE(store.job(first).has_value());
+    EXPECT_EQ(store.job(first)->status, JobStatus::queued);
+  }
+  EXPECT_FALSE(store.health().reachable);
+  EXPECT_EQ(store.health().outages, 1u);
+  EXPECT_NE(store.health().last_error.find("sqlite code"), std::string::npos)
+      << store.health().last_error;
+
+  // The engine's write: waits, retrying, and lands once the file takes writes again.
+  auto write = std::async(std::launch::async, [&] {
+    store.set_job_status(first, JobStatus::running);
+    return store.create_job(test::tune_job());
+  });
+  EXPECT_EQ(write.wait_for(1500ms), std::future_status::timeout);
+  // Meanwhile a fail-fast write gets the writer between the waiting write's attempts and is
+  // refused, instead of queueing behind the whole outage.
+  auto refused = std::async(std::launch::async, [&] {
+    const FailFastOnOutage fail_fast;
+    store.request_cancel(first);
+  });
+  const bool answered = refused.wait_for(10s) == std::future_status::ready;
+  EXPECT_TRUE(answered) << "a fail-fast write waited for the outage to end";
+  if (answered) {
+    EXPECT_THROW(refused.get(), StoreUnavailable);
+  }
+  EXPECT_EQ(write.wait_for(0s), std::future_status::timeout);
+  frozen.reset();
+  ASSERT_EQ(write.wait_for(30s), std::future_status::ready);
+  const std::int64_t second = write.get();
+  EXPECT_GT(second, first);
+  EXPECT_EQ(store.job(first)->status, JobStatus::running);
+  EXPECT_FALSE(store.job(first)->cancel_requested);
+  EXPECT_TRUE(store.health().reachable);
+  EXPECT_EQ(store.health().outages, 1u);
+  // Nothing the outage refused was written, nothing retried was written twice.
+  JobFilter all;
+  all.limit = 10;
+  EXPECT_EQ(store.jobs(all).size(), 2u);
 }
 
 }  // namespace
