@@ -90,7 +90,7 @@ std::optional<ProbeVariant> probe_variant(const Family& family,
         if (!any) any = plan;
         if (!plan.pruned_by) admitted = plan;
       },
-      // Found: the rest of the space is not walked (asked every few thousand configs).
+      // Found: the rest of the space is not walked (asked every few hundred configs).
       [&] { return admitted.has_value() || (stop && stop()); });
   if (!whole && !admitted) {
     stopped = true;
