@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     if (!limits) throw std::invalid_argument("unknown arch " + arch);
     std::vector<kt::CompileRequest> requests;
     kt::for_each_variant(
-        family, parse_shape(shape_text), dtype, *limits, [&](kt::VariantPlan&& plan) {
+        family, parse_shape(shape_text), dtype, *limits, [&](const kt::VariantPlan& plan) {
           if (plan.pruned_by || plan.unsupported_arch ||
               static_cast<int>(requests.size()) >= variants)
             return;

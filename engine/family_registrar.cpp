@@ -54,9 +54,14 @@ struct ProbeVariant {
   DeviceLimits limits;
 };
 
+// Streams the space, keeping the first admitted config and the first at all: the probe of a
+// large space costs no memory, and `stop` (a daemon stopping) ends it within kStopCheckInterval;
+// then `stopped` is set and nullopt returned.
 std::optional<ProbeVariant> probe_variant(const Family& family,
                                           const std::vector<std::string>& archs,
-                                          std::string& why_not) {
+                                          const StopCheck& stop, std::string& why_not,
+                                          bool& stopped) {
+  stopped = false;
   if (family.templates.empty() || family.dtypes.empty()) {
     why_not = "the family has no template or no dtype";
     return std::nullopt;
@@ -79,16 +84,22 @@ std::optional<ProbeVariant> probe_variant(const Family& family,
   ProbeVariant probe;
   probe.dtype = family.dtypes.front();
   probe.limits = *limits;
-  const std::vector<VariantPlan> plans = enumerate_variants(family, shape, probe.dtype, *limits);
-  const VariantPlan* chosen = nullptr;
-  for (const VariantPlan& plan : plans)
-    if (!plan.unsupported_arch && !plan.pruned_by) {
-      chosen = &plan;
-      break;
-    }
-  for (std::size_t i = 0; chosen == nullptr && i < plans.size(); ++i)
-    if (!plans[i].unsupported_arch) chosen = &plans[i];
-  if (chosen == nullptr) {
+  std::optional<VariantPlan> admitted, any;
+  const bool whole = for_each_variant(
+      family, shape, probe.dtype, *limits,
+      [&](const VariantPlan& plan) {
+        if (plan.unsupported_arch || admitted) return;
+        if (!any) any = plan;
+        if (!plan.pruned_by) admitted = plan;
+      },
+      // Found: the rest of the space is not walked (asked every few hundred configs).
+      [&] { return admitted.has_value() || (stop && stop()); });
+  if (!whole && !admitted) {
+    stopped = true;
+    return std::nullopt;
+  }
+  const std::optional<VariantPlan>& chosen = admitted ? admitted : any;
+  if (!chosen) {
     why_not = "no template of the family is written for " + limits->arch;
     return std::nullopt;
   }
@@ -265,7 +276,16 @@ FamilyRegistrar::FamilyRegistrar(Store& store, FamilyRegistry& registry, std::fi
 }
 
 FamilyRegistrar::~FamilyRegistrar() {
-  worker_.reset();  // finishes the queued registrations while the members they use still live
+  // The queued registrations and a probe under way end at once, left compiling in the store for
+  // the next daemon (resume()); a compile under way is finished. Joined while the members they
+  // use still live.
+  stopping_ = true;
+  worker_.reset();
+}
+
+void FamilyRegistrar::left_for_restart(const FamilyRegistration& registration) {
+  spdlog::info("family registration {} ({}): the daemon is stopping; it compiles at the next start",
+               registration.id, registration.family);
 }
 
 std::filesystem::path FamilyRegistrar::write_family(
@@ -446,6 +466,7 @@ void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
     finish(FamilyRegistration::Status::failed, message);
     spdlog::warn("family registration {}: {}", registration.id, message);
   };
+  if (stopping_) return left_for_restart(registration);
   try {
     const Family staged_family = load_family(staged);
     registration.source_hash = staged_family.source_hash;
@@ -462,7 +483,10 @@ void FamilyRegistrar::compile_and_register(FamilyRegistration registration,
                     "this version of " + staged_family.name + " is already registered");
     }
     std::string why_not;
-    const auto probe = probe_variant(staged_family, archs_, why_not);
+    bool stopped = false;
+    const auto probe = probe_variant(
+        staged_family, archs_, [this] { return stopping_.load(); }, why_not, stopped);
+    if (stopped) return left_for_restart(registration);
     if (!probe) return fail("nothing to compile: " + why_not, nullptr);
     CompileReply reply = compile_in_child(
         compiler_,

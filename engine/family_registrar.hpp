@@ -10,6 +10,7 @@
 // restarted daemon compiles again the registrations it was compiling (resume()).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -76,7 +77,7 @@ class FamilyRegistrar {
   FamilyRegistrar(Store& store, FamilyRegistry& registry, std::filesystem::path root,
                   std::filesystem::path common, std::vector<std::string> archs = {}, int nice = 0,
                   CompileProcessOptions compiler = {default_worker_path()});
-  ~FamilyRegistrar();  // finishes the queued registrations
+  ~FamilyRegistrar();  // leaves the queued registrations to the next daemon
   FamilyRegistrar(const FamilyRegistrar&) = delete;
   FamilyRegistrar& operator=(const FamilyRegistrar&) = delete;
 
@@ -100,6 +101,8 @@ class FamilyRegistrar {
  private:
   // The registration's upload is in staged; its outcome goes to the store.
   void compile_and_register(FamilyRegistration registration, const std::filesystem::path& staged);
+  // Stopping: the registration stays compiling in the store, and resume() takes it up again.
+  void left_for_restart(const FamilyRegistration& registration);
   std::filesystem::path write_family(
       const std::filesystem::path& dir, const std::string& manifest_text,
       const std::vector<std::pair<std::string, std::string>>& sources);
@@ -114,6 +117,7 @@ class FamilyRegistrar {
   std::filesystem::path common_;
   std::vector<std::string> archs_;
   CompileProcessOptions compiler_;
+  std::atomic<bool> stopping_{false};   // the destructor ran: queued work is left
   std::unique_ptr<ThreadPool> worker_;  // last: joined first
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 #include "tuner/pinned_configs.hpp"
 #include "tuner/search/searcher.hpp"
@@ -35,18 +36,25 @@ std::vector<VariantPlan> plan_pinned(const Family& family, const JobRecord& job,
   return plans;
 }
 
+// A survivor kept for the plan by its index in its template's enumeration (16 bytes, decoded when
+// it becomes a row): an unsampled survivor of a large space costs no more.
+struct Kept {
+  const TemplateSpec* tmpl = nullptr;
+  std::uint64_t index = 0;
+};
+
 // The budget is shared out round-robin over the templates, each visiting its own survivors in a
 // seeded order: a template with a large space (mma.sync at 4096^3) must not crowd a small one
 // (the Hopper wgmma template) out of a short sample.
-std::vector<std::size_t> budget_sample(const std::vector<VariantPlan>& plans,
+std::vector<std::size_t> budget_sample(const std::vector<Kept>& kept,
                                        const std::vector<std::size_t>& survivors,
                                        std::int64_t budget, std::int64_t job_id) {
   std::vector<const TemplateSpec*> templates;
   std::vector<std::vector<std::size_t>> by_template;
   for (std::size_t i : survivors) {
-    auto found = std::find(templates.begin(), templates.end(), plans[i].tmpl);
+    auto found = std::find(templates.begin(), templates.end(), kept[i].tmpl);
     if (found == templates.end()) {
-      templates.push_back(plans[i].tmpl);
+      templates.push_back(kept[i].tmpl);
       by_template.emplace_back();
       found = templates.end() - 1;
     }
@@ -65,13 +73,21 @@ std::vector<std::size_t> budget_sample(const std::vector<VariantPlan>& plans,
 }
 
 // Counts one pruned config into its (template, reason) group, keeping the first few as examples.
+// Nearly every config of a large space lands in the group of the one before, looked at first,
+// and is compared without building its reason text.
 void add_pruned(std::vector<PrunedGroup>& groups, const std::string& template_name,
-                const std::string& reason, const Config& config) {
-  auto group = std::find_if(groups.begin(), groups.end(), [&](const PrunedGroup& g) {
-    return g.template_name == template_name && g.reason == reason;
-  });
+                const std::string& constraint, const Config& config) {
+  static const std::string prefix = "constraint failed: ";
+  const auto matches = [&](const PrunedGroup& g) {
+    return g.template_name == template_name &&
+           g.reason.size() == prefix.size() + constraint.size() &&
+           g.reason.compare(prefix.size(), std::string::npos, constraint) == 0;
+  };
+  auto group = !groups.empty() && matches(groups.back())
+                   ? groups.end() - 1
+                   : std::find_if(groups.begin(), groups.end(), matches);
   if (group == groups.end()) {
-    groups.push_back({template_name, reason, 0, {}});
+    groups.push_back({template_name, prefix + constraint, 0, {}});
     group = groups.end() - 1;
   }
   ++group->count;
@@ -81,25 +97,41 @@ void add_pruned(std::vector<PrunedGroup>& groups, const std::string& template_na
 }  // namespace
 
 JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits& limits,
-                 bool whole_space) {
+                 bool whole_space, const StopCheck& stop) {
   JobPlan out;
   // Configs a constraint prunes are counted as they are enumerated and not kept; the rest (the
   // survivors and the templates not written for the arch), in enumeration order.
-  std::vector<VariantPlan> kept;
-  auto count_or_keep = [&](VariantPlan&& plan) {
-    if (plan.pruned_by && !plan.unsupported_arch)
-      add_pruned(out.pruned, plan.tmpl->name, "constraint failed: " + *plan.pruned_by, plan.config);
-    else
-      kept.push_back(std::move(plan));
+  std::vector<Kept> kept;
+  // The few kept as they are, by their place in `kept`: pinned configs and unsupported templates.
+  std::unordered_map<std::size_t, VariantPlan> as_is;
+  auto count_or_keep = [&](const VariantPlan& plan, bool pinned) {
+    if (plan.pruned_by && !plan.unsupported_arch) {
+      add_pruned(out.pruned, plan.tmpl->name, *plan.pruned_by, plan.config);
+      return;
+    }
+    if (pinned || plan.unsupported_arch) as_is.emplace(kept.size(), plan);
+    kept.push_back({plan.tmpl, plan.index});
   };
-  if (job.pinned_configs_json.empty())
-    for_each_variant(family, job.shape, job.dtype, limits, count_or_keep);
-  else
-    for (VariantPlan& plan : plan_pinned(family, job, limits)) count_or_keep(std::move(plan));
+  if (job.pinned_configs_json.empty()) {
+    if (!for_each_variant(
+            family, job.shape, job.dtype, limits,
+            [&](const VariantPlan& plan) { count_or_keep(plan, /*pinned=*/false); }, stop)) {
+      JobPlan stopped;
+      stopped.stopped = true;
+      return stopped;
+    }
+  } else {
+    for (const VariantPlan& plan : plan_pinned(family, job, limits))
+      count_or_keep(plan, /*pinned=*/true);
+  }
+  const auto unsupported = [&](std::size_t i) {
+    const auto found = as_is.find(i);
+    return found != as_is.end() && found->second.unsupported_arch;
+  };
 
   std::vector<std::size_t> survivors;
   for (std::size_t i = 0; i < kept.size(); ++i)
-    if (!kept[i].unsupported_arch) survivors.push_back(i);
+    if (!unsupported(i)) survivors.push_back(i);
 
   std::vector<bool> selected(kept.size(), true);
   if (!whole_space && job.budget > 0 && static_cast<std::int64_t>(survivors.size()) > job.budget) {
@@ -109,17 +141,19 @@ JobPlan plan_job(const Family& family, const JobRecord& job, const DeviceLimits&
 
   for (std::size_t i = 0; i < kept.size(); ++i) {
     if (!selected[i]) continue;
-    const VariantPlan& plan = kept[i];
+    const TemplateSpec& tmpl = *kept[i].tmpl;
+    const auto whole = as_is.find(i);
     VariantRecord row;
     row.job_id = job.id;
-    row.template_name = plan.tmpl->name;
-    row.config = plan.config;
-    row.config_key = canonical_key(plan.config);
-    if (plan.unsupported_arch) {
+    row.template_name = tmpl.name;
+    row.config = whole != as_is.end() ? whole->second.config
+                                      : variant_config(tmpl, limits.arch, kept[i].index);
+    row.config_key = canonical_key(row.config);
+    if (unsupported(i)) {
       row.status = VariantStatus::unsupported_arch;
       row.failed_gate = "arch";
-      row.reason = plan.pruned_by.value_or("template '" + plan.tmpl->name +
-                                           "' is not written for " + limits.arch);
+      row.reason = whole->second.pruned_by.value_or("template '" + tmpl.name +
+                                                    "' is not written for " + limits.arch);
     } else {
       row.status = VariantStatus::pending;
     }

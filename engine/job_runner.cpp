@@ -92,7 +92,8 @@ class JobExecution {
                                  ctx_.options.work_dir)
                            .reference_cubin;
     if (uses_searcher(job_)) return run_searched();
-    const JobPlan plan = plan_job(family_, job_, limits_);
+    const JobPlan plan = plan_job(family_, job_, limits_, false, [this] { return interrupted(); });
+    if (plan.stopped) return finish_interrupted();
     const auto rows = ctx_.store.plan_variants(job_.id, plan.rows, plan.pruned);
     std::size_t pending = 0;
     for (const auto& row : rows)
@@ -103,6 +104,7 @@ class JobExecution {
                  family_.name, job_.shape_key, job_.dtype, limits_.arch,
                  job_.mode == JobMode::compile ? "compile only" : to_string(job_.pipeline),
                  rows.size(), pruned, pending);
+    if (!take_place()) return;
 
     // The variants are claimed in batches (leases, db/lease_store.cpp): other daemons on the same
     // database take the rest. Once nothing is left to claim, the variants other daemons hold are
@@ -189,7 +191,9 @@ class JobExecution {
   // A searched job (engine/job_search.hpp): the searcher hands out batches while the pipeline
   // runs; everything after the sweep is as for a planned job.
   void run_searched() {
-    JobPlan plan = plan_job(family_, job_, limits_, /*whole_space=*/true);
+    JobPlan plan =
+        plan_job(family_, job_, limits_, /*whole_space=*/true, [this] { return interrupted(); });
+    if (plan.stopped) return finish_interrupted();
     std::vector<VariantRecord> candidates, fixed;
     for (VariantRecord& row : plan.rows)
       (row.status == VariantStatus::pending ? candidates : fixed).push_back(std::move(row));
@@ -198,6 +202,7 @@ class JobExecution {
     spdlog::info("job {}: {} {} {} on {}: {} search over {} candidates (budget {}, batch {})",
                  job_.id, family_.name, job_.shape_key, job_.dtype, limits_.arch, job_.search,
                  candidates.size(), job_.budget, batch);
+    if (!take_place()) return;
     SearchFeed feed(ctx_.store, job_, std::move(candidates), batch, &family_, limits_);
     // Each pick is claimed before it runs: one another daemon holds (or finished) is skipped.
     const bool finished = run_pipelined(
@@ -638,6 +643,22 @@ class JobExecution {
   // For the event streams: the hub reads the job again soon (cheap, no query here).
   void changed() {
     if (ctx_.events) ctx_.events->touch(job_.id);
+  }
+
+  // Waits for one of the queue's running places (JobRunContext::take_place), the plan stored;
+  // false, the job paused or cancelled, when it was interrupted meanwhile.
+  bool take_place() {
+    if (!ctx_.take_place) return true;
+    bool told = false;
+    while (!ctx_.take_place()) {
+      if (interrupted()) {
+        finish_interrupted();
+        return false;
+      }
+      if (!told) spdlog::info("job {}: planned; waiting for a running job to end", job_.id);
+      told = true;
+    }
+    return true;
   }
 
   bool interrupted() {

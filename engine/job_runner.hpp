@@ -72,6 +72,10 @@ struct JobRunContext {
   std::function<bool()> stopping;    // daemon shutdown: leave the job resumable
   EngineMetrics* metrics = nullptr;  // counts outcomes and latencies for GET /metrics
   JobEventHub* events = nullptr;     // told of every change, for the event streams
+  // Asked once the job is planned, before its first variant: true when one of the queue's
+  // running places is free and now the job's (it waits at most about 100 ms). Planning holds
+  // none, so a job planning a large space does not keep the others waiting. Empty: no limit.
+  std::function<bool()> take_place;
 };
 
 // Runs the job to done / failed / cancelled, or returns early (job left "running") when

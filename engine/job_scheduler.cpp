@@ -20,9 +20,13 @@ struct JobScheduler::Queue {
   };
   std::string model;  // "" for compile-only
   std::string arch;
+  // Jobs past planning at once. One thread more than that runs: a job planning a large space
+  // holds no place, so the next job starts meanwhile instead of waiting out its planning.
   std::size_t runners = 1;
+  std::size_t placed = 0;  // jobs holding a place now
   std::deque<Waiting> waiting;
   std::condition_variable wake;
+  std::condition_variable place_freed;
   std::vector<std::thread> threads;
 };
 
@@ -71,7 +75,7 @@ void JobScheduler::start() {
   events_.start();
   for (auto& queue : queues_) {
     Queue* raw = queue.get();
-    for (std::size_t i = 0; i < queue->runners; ++i)
+    for (std::size_t i = 0; i < queue->runners + 1; ++i)
       queue->threads.emplace_back([this, raw] { run_queue(*raw); });
   }
   nlohmann::json gpus = nlohmann::json::array();
@@ -170,7 +174,10 @@ void JobScheduler::stop() {
   }
   // Work waiting for an unreachable database gives up: the job pauses, its leases expire.
   store_.give_up_waiting();
-  for (auto& queue : queues_) queue->wake.notify_all();
+  for (auto& queue : queues_) {
+    queue->wake.notify_all();
+    queue->place_freed.notify_all();
+  }
   heartbeat_wake_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();
   // Runners first: a job winding down still waits for its running GPU task, which needs a lane.
@@ -255,8 +262,24 @@ void JobScheduler::run_queue(Queue& queue) {
                       seed_,
                       [this] { return is_stopping(); },
                       &metrics_,
-                      &events_};
+                      &events_,
+                      /*take_place=*/{}};
+    bool placed = false;
+    ctx.take_place = [this, &queue, &placed] {
+      std::unique_lock lock(mutex_);
+      queue.place_freed.wait_for(lock, std::chrono::milliseconds(100),
+                                 [&] { return stopping_ || queue.placed < queue.runners; });
+      if (stopping_ || queue.placed >= queue.runners) return false;
+      ++queue.placed;
+      placed = true;
+      return true;
+    };
     run_job(next.job_id, ctx);
+    if (placed) {
+      std::lock_guard lock(mutex_);
+      --queue.placed;
+    }
+    queue.place_freed.notify_one();
     events_.touch(next.job_id);  // its last state: done, failed, cancelled (or paused)
     // Counted here, where every way a runner ends meets (a job paused for shutdown is not).
     {

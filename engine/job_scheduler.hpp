@@ -1,8 +1,10 @@
 // Runs jobs off the I/O threads. Tune jobs queue per GPU model (same name and arch): a model with
 // G GPUs runs up to G of its jobs at once, and each running job spreads its variants over all G
 // GPUs, sharing them with the others in turn (GpuTaskQueue has the policy). Compile-only jobs run
-// one at a time on their own runner. Jobs left queued or running by a previous daemon are resumed
-// at start(); finished variants are not repeated.
+// one at a time on their own runner. Those limits count jobs past planning: one more job per
+// queue may plan meanwhile, so a job planning millions of configurations keeps no other waiting.
+// Jobs left queued or running by a previous daemon are resumed at start(); finished variants are
+// not repeated.
 //
 // A fleet: every daemon on one database registers itself at start() (host, pid, GPUs) and claims
 // a job's variants with leases (db/lease_store.cpp). A heartbeat thread extends this daemon's
@@ -46,8 +48,9 @@ class JobScheduler {
   // Starts the runner threads and the GPU lanes and re-queues unfinished jobs from the store, each
   // with its target resolved again on this host (a job whose GPU model is gone fails).
   void start();
-  // Asks running jobs to stop after their current variant and joins the threads. Jobs stay
-  // "running" in the store, so the next daemon resumes them.
+  // Asks running jobs to stop after their current variant (a job planning stops within
+  // kStopCheckInterval) and joins the threads. Jobs stay "running" in the store, so the next
+  // daemon resumes them.
   void stop();
   // Queues a job already created in the store (status queued), for the target it was checked
   // against (resolve_target with this scheduler's devices).

@@ -3,6 +3,7 @@
 #include "tuner/baseline_verdict.hpp"
 #include "tuner/clock_events.hpp"
 #include "tuner/family_baseline.hpp"
+#include "tuner/space_size.hpp"
 
 namespace kt {
 namespace {
@@ -252,21 +253,18 @@ nlohmann::json family_to_json(const Family& family) {
   nlohmann::json templates = nlohmann::json::array();
   for (const TemplateSpec& tmpl : family.templates) {
     nlohmann::json axes = nlohmann::json::array();
-    std::int64_t space = 1;
-    for (const AxisSpec& axis : tmpl.axes) {
+    for (const AxisSpec& axis : tmpl.axes)
       axes.push_back({{"name", axis.name},
                       {"values", axis.values},
                       {"archs", axis.archs},
                       {"description", axis.description}});
-      space *= static_cast<std::int64_t>(axis.values.size());
-    }
     templates.push_back({{"name", tmpl.name},
                          {"kernel", tmpl.kernel},
                          {"archs", tmpl.archs},
                          {"validated_on", validated_on(family, tmpl.name)},
                          {"axes", axes},
                          {"constraints", tmpl.constraints},
-                         {"space_size", space}});
+                         {"space_size", saturated_space_size(tmpl)}});
   }
   // What a correct output is, per dtype: the manifest's {"atol", "rtol", "rel_l2"}.
   nlohmann::json tolerance = nlohmann::json::object();

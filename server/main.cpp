@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -31,8 +33,27 @@
 #include "server/http_server.hpp"
 #include "tuner/family.hpp"
 #include "tuner/paths.hpp"
+#include "tuner/space_size.hpp"
 
 namespace {
+
+// How long a SIGINT/SIGTERM may take: jobs pause (a planning job within kStopCheckInterval) and
+// registrations are left for the next start, but a compile or a GPU task under way is waited
+// for; past this the daemon exits anyway. The store stays consistent either way (every write is
+// a transaction), and what was unfinished resumes at the next start.
+constexpr std::chrono::seconds kStopBound{10};
+
+// Ends the process kStopBound after the stop began, unless main returned first.
+void arm_stop_bound() {
+  std::thread([] {
+    std::this_thread::sleep_for(kStopBound);
+    spdlog::warn(
+        "still stopping after {} s: exiting now; unfinished work resumes at the next start",
+        kStopBound.count());
+    spdlog::default_logger()->flush();
+    std::_Exit(0);
+  }).detach();
+}
 
 struct DaemonOptions {
   std::string listen = "127.0.0.1:8080";
@@ -299,6 +320,7 @@ int run_daemon(const DaemonOptions& options) {
 
   signals_io.run();  // returns once SIGINT/SIGTERM arrived
 
+  arm_stop_bound();
   server.stop();
   scheduler.stop();
   spdlog::info("stopped");
@@ -313,7 +335,10 @@ int main(int argc, char** argv) {
   // daemon's peak RSS under load with a compile job running. Set before any thread starts.
   mallopt(M_ARENA_MAX, 2);
   DaemonOptions options;
-  CLI::App app{"kerntuned: tunes CUDA kernels submitted over HTTP"};
+  CLI::App app{
+      "kerntuned: tunes CUDA kernels submitted over HTTP. SIGINT/SIGTERM stops it within " +
+      std::to_string(kStopBound.count()) +
+      " s whatever runs: unfinished jobs and family registrations resume at the next start."};
   app.add_option("--listen", options.listen, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str();
   app.add_option("--db", options.db,
@@ -382,7 +407,10 @@ int main(int argc, char** argv) {
                "with --token-file: GET and HEAD need no token, only changes do");
   app.add_flag("--allow-user-families", options.allow_user_families,
                "let clients register kernel families (POST /v1/families): their device code is "
-               "compiled and, in tune jobs, run on this host's GPUs");
+               "compiled and, in tune jobs, run on this host's GPUs; a template may span at "
+               "most " +
+                   std::to_string(kt::kMaxTemplateConfigs) +
+                   " configurations (the product of its axes' value counts)");
   app.add_flag("--unconfined-compiles", options.unconfined_compiles,
                "compile without confinement where Landlock is missing. By default compile "
                "processes can read only the CUDA headers, and a daemon that takes uploads refuses "

@@ -6,6 +6,7 @@
 
 #include "tuner/arg_parser.hpp"
 #include "tuner/client_values.hpp"
+#include "tuner/space_size.hpp"
 
 namespace kt {
 namespace {
@@ -120,6 +121,9 @@ void parse_templates(ManifestReader& r, const ManifestJson& root, Family& family
       for (const auto& [name, axis] : axes->items())
         tmpl.axes.push_back(
             parse_axis(r, name, axis, field_path(field_path(where, "axes"), name), tmpl.archs));
+    // Counted, not enumerated: a space too large to plan is refused before anything walks it.
+    if (const auto too_large = space_too_large(tmpl))
+      r.error(field_path(where, "axes"), *too_large);
     if (const ManifestJson* constraints = r.member(spec, "constraints", where, false)) {
       if (!constraints->is_array()) r.error(field_path(where, "constraints"), "must be a list");
       for (std::size_t c = 0; constraints->is_array() && c < constraints->size(); ++c)

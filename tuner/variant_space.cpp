@@ -86,41 +86,77 @@ std::optional<std::string> failing_constraint(const std::vector<Expression>& con
   return std::nullopt;
 }
 
-void enumerate_template(const TemplateSpec& tmpl, const Shape& shape, const std::string& dtype,
-                        const DeviceLimits& limits,
-                        const std::function<void(VariantPlan&&)>& visit) {
+// The template's axes that apply to the arch, in manifest order; empty when one of them has no
+// value (such a template spans no variants; load_family forbids it).
+std::vector<const AxisSpec*> arch_axes(const TemplateSpec& tmpl, const std::string& arch,
+                                       bool& empty) {
   std::vector<const AxisSpec*> axes;
+  empty = false;
   for (const AxisSpec& axis : tmpl.axes) {
-    if (!axis_applies(axis, limits.arch)) continue;
-    if (axis.values.empty()) return;  // an empty axis spans no variants (load_family forbids it)
+    if (!axis_applies(axis, arch)) continue;
+    if (axis.values.empty()) empty = true;
     axes.push_back(&axis);
   }
+  return axes;
+}
+
+// Asks `stop` at most every kStopCheckInterval, reading the clock every 256 variants: cheap next
+// to evaluating them, and often enough when each one has many constraints.
+class StopPoll {
+ public:
+  explicit StopPoll(const StopCheck& stop) : stop_(stop) {}
+  bool stopped() {
+    if (!stop_ || ++count_ % 256 != 0) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return false;
+    next_ = now + kStopCheckInterval;
+    return stop_();
+  }
+
+ private:
+  const StopCheck& stop_;
+  std::uint64_t count_ = 0;
+  std::chrono::steady_clock::time_point next_{};
+};
+
+bool enumerate_template(const TemplateSpec& tmpl, const Shape& shape, const std::string& dtype,
+                        const DeviceLimits& limits,
+                        const std::function<void(const VariantPlan&)>& visit, StopPoll& poll) {
+  bool empty = false;
+  const std::vector<const AxisSpec*> axes = arch_axes(tmpl, limits.arch, empty);
+  if (empty) return true;
   std::vector<Expression> constraints;
   for (const std::string& text : tmpl.constraints) constraints.push_back(shared_expression(text));
 
-  // Bindings are built once; each variant only rewrites its axis values in place.
-  Config first;
-  for (const AxisSpec* axis : axes) first[axis->name] = axis->values[0];
-  Bindings bindings = make_bindings(shape, first, dtype, limits);
+  // The plan, its config and the bindings are built once; each variant only rewrites its axis
+  // values in place, so a space of millions costs no allocation per variant.
+  VariantPlan plan;
+  plan.tmpl = &tmpl;
+  for (const AxisSpec* axis : axes) plan.config[axis->name] = axis->values[0];
+  Bindings bindings = make_bindings(shape, plan.config, dtype, limits);
   std::vector<double*> axis_slots;
-  for (const AxisSpec* axis : axes) axis_slots.push_back(&bindings[axis->name]);
+  std::vector<std::int64_t*> config_slots;
+  for (const AxisSpec* axis : axes) {
+    axis_slots.push_back(&bindings[axis->name]);
+    config_slots.push_back(&plan.config[axis->name]);
+  }
 
   // An odometer over the axes' value indices: the last axis turns fastest.
   std::vector<std::size_t> index(axes.size(), 0);
-  while (true) {
-    VariantPlan plan;
-    plan.tmpl = &tmpl;
+  for (std::uint64_t at = 0;; ++at) {
+    if (poll.stopped()) return false;
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const std::int64_t value = axes[a]->values[index[a]];
-      plan.config.emplace(axes[a]->name, value);
+      *config_slots[a] = value;
       *axis_slots[a] = static_cast<double>(value);
     }
+    plan.index = at;
     plan.pruned_by = failing_constraint(constraints, bindings);
-    visit(std::move(plan));
+    visit(plan);
 
     std::size_t a = axes.size();
     while (a > 0 && ++index[a - 1] == axes[a - 1]->values.size()) index[--a] = 0;
-    if (a == 0) return;
+    if (a == 0) return true;
   }
 }
 
@@ -276,8 +312,10 @@ Bindings make_bindings(const Shape& shape, const Config& config, const std::stri
   return bindings;
 }
 
-void for_each_variant(const Family& family, const Shape& shape, const std::string& dtype,
-                      const DeviceLimits& limits, const std::function<void(VariantPlan&&)>& visit) {
+bool for_each_variant(const Family& family, const Shape& shape, const std::string& dtype,
+                      const DeviceLimits& limits,
+                      const std::function<void(const VariantPlan&)>& visit, const StopCheck& stop) {
+  StopPoll poll(stop);
   for (const TemplateSpec& tmpl : family.templates) {
     if (!tmpl.archs.empty() && !contains(tmpl.archs, limits.arch)) {
       VariantPlan plan;
@@ -285,19 +323,34 @@ void for_each_variant(const Family& family, const Shape& shape, const std::strin
       plan.unsupported_arch = true;
       plan.pruned_by = "template " + quote_client_text(tmpl.name) + " targets " + join(tmpl.archs) +
                        ", not " + (limits.arch.empty() ? "an unknown arch" : limits.arch);
-      visit(std::move(plan));
+      visit(plan);
       continue;
     }
-    enumerate_template(tmpl, shape, dtype, limits, visit);
+    if (!enumerate_template(tmpl, shape, dtype, limits, visit, poll)) return false;
   }
+  return true;
 }
 
 std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& shape,
                                             const std::string& dtype, const DeviceLimits& limits) {
   std::vector<VariantPlan> plans;
   for_each_variant(family, shape, dtype, limits,
-                   [&plans](VariantPlan&& plan) { plans.push_back(std::move(plan)); });
+                   [&plans](const VariantPlan& plan) { plans.push_back(plan); });
   return plans;
+}
+
+Config variant_config(const TemplateSpec& tmpl, const std::string& arch, std::uint64_t index) {
+  bool empty = false;
+  const std::vector<const AxisSpec*> axes = arch_axes(tmpl, arch, empty);
+  Config config;
+  if (empty) return config;
+  // The odometer's digits, last axis first (it turns fastest).
+  for (std::size_t a = axes.size(); a > 0; --a) {
+    const std::vector<std::int64_t>& values = axes[a - 1]->values;
+    config[axes[a - 1]->name] = values[index % values.size()];
+    index /= values.size();
+  }
+  return config;
 }
 
 std::vector<std::string> variant_defines(const TemplateSpec& tmpl, const Config& config,

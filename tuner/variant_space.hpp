@@ -2,6 +2,8 @@
 // the manifest's constraints against the device's limits, and the evaluated launch of a variant.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -22,7 +24,13 @@ struct VariantPlan {
   Config config;                         // one value per axis that applies to the arch
   std::optional<std::string> pruned_by;  // the failing constraint's text, or the arch mismatch
   bool unsupported_arch = false;         // template not written for this arch
+  std::uint64_t index = 0;               // its position in the template's enumeration
 };
+
+// Asked during an enumeration at most every kStopCheckInterval: true abandons it (a cancelled
+// job, a daemon stopping), so that a space of millions is never waited out.
+using StopCheck = std::function<bool()>;
+inline constexpr std::chrono::milliseconds kStopCheckInterval{50};
 
 // Names every expression of the family may use: dims, axes, elem_bytes, and the device limits
 // (smem_optin, smem_per_sm, max_threads, regs_per_block, max_regs_per_thread, sm_count,
@@ -36,10 +44,16 @@ Bindings make_bindings(const Shape& shape, const Config& config, const std::stri
 std::vector<VariantPlan> enumerate_variants(const Family& family, const Shape& shape,
                                             const std::string& dtype, const DeviceLimits& limits);
 
-// The same variants in the same order, each handed to `visit` and not kept: a space of 100,000
-// configurations, nearly all pruned, is planned without holding them all (about 1 KB each).
-void for_each_variant(const Family& family, const Shape& shape, const std::string& dtype,
-                      const DeviceLimits& limits, const std::function<void(VariantPlan&&)>& visit);
+// The same variants in the same order, each handed to `visit` and not kept: a space of millions of
+// configurations, nearly all pruned, is planned in constant memory. The plan handed over is
+// reused for the next variant (copy what is kept). Returns false when `stop` said so.
+bool for_each_variant(const Family& family, const Shape& shape, const std::string& dtype,
+                      const DeviceLimits& limits,
+                      const std::function<void(const VariantPlan&)>& visit,
+                      const StopCheck& stop = {});
+
+// The config at `index` of the template's enumeration for `arch` (VariantPlan::index).
+Config variant_config(const TemplateSpec& tmpl, const std::string& arch, std::uint64_t index);
 
 // NVRTC options for a variant: -DKT_<AXIS>=<v> per axis, -DKT_DTYPE_BF16 / -DKT_DTYPE_FP16,
 // -DKT_SM=<sm>, then the template's own options. (The arch option is added by the compiler.)

@@ -141,6 +141,30 @@ TEST(JobPlan, PinnedConfigsPlanOnlyThemselves) {
             1u);
 }
 
+TEST(JobPlan, AStoppedPlanIsMarkedAndHoldsNothing) {
+  Family family = tiny_family();
+  for (const char* name : {"C", "D", "E"}) {
+    AxisSpec axis{name, {}, {}, ""};
+    for (int v = 0; v < 100; ++v) axis.values.push_back(v);
+    family.templates[0].axes.push_back(axis);
+  }
+  int asked = 0;
+  const JobPlan plan = plan_job(family, tiny_job(1, 0), *limits_for_arch("sm_90a"), false,
+                                [&] { return ++asked == 2; });
+  EXPECT_TRUE(plan.stopped);
+  EXPECT_EQ(asked, 2);
+  EXPECT_TRUE(plan.rows.empty());
+  EXPECT_TRUE(plan.pruned.empty());
+  // Not stopped, a plan is whole: every configuration is a row or counted as pruned.
+  Family small = tiny_family();
+  small.templates[0].axes.push_back({"C", {0, 1, 2}, {}, ""});
+  const JobPlan whole =
+      plan_job(small, tiny_job(1, 0), *limits_for_arch("sm_90a"), false, [] { return false; });
+  EXPECT_FALSE(whole.stopped);
+  EXPECT_EQ(count(whole, VariantStatus::pending) + static_cast<std::size_t>(pruned_total(whole)),
+            48u);
+}
+
 TEST(SeededPermutation, IsAPermutationAndDependsOnTheSeed) {
   const auto p = seeded_order(100, 42);
   std::vector<std::size_t> sorted = p;

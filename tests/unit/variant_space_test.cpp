@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "support/test_family.hpp"
 #include "support/test_paths.hpp"
 
@@ -291,6 +293,48 @@ TEST_F(VariantSpaceTest, ValidateShapeNamesWhatIsWrong) {
   // Within each dim's range but too large together.
   EXPECT_NE(error({{"M", 1048576}, {"N", 4096}}).find("violates 'M*N <= 2^24'"), std::string::npos);
   EXPECT_NE(error(shape_, "fp8").find("no dtype 'fp8'"), std::string::npos);
+}
+
+TEST_F(VariantSpaceTest, AVariantsIndexDecodesToItsConfigOnEveryArch) {
+  for (const std::string arch : {"sm_80", "sm_90a", "sm_100a"}) {
+    std::uint64_t expected = 0;
+    const TemplateSpec* last = nullptr;
+    for (const VariantPlan& plan : plans(arch)) {
+      if (plan.unsupported_arch) continue;
+      if (plan.tmpl != last) expected = 0;
+      last = plan.tmpl;
+      EXPECT_EQ(plan.index, expected++) << arch;
+      EXPECT_EQ(variant_config(*plan.tmpl, arch, plan.index), plan.config) << arch;
+    }
+  }
+}
+
+TEST_F(VariantSpaceTest, AStopAbandonsAnEnumerationOfMillionsWithinItsCheckInterval) {
+  TemplateSpec& wide = family_.templates[0];
+  for (int a = 0; a < 3; ++a) {
+    AxisSpec axis;
+    axis.name = "W" + std::to_string(a);
+    for (int v = 0; v < 100; ++v) axis.values.push_back(v);
+    wide.axes.push_back(axis);
+  }
+  wide.constraints = {"W0 < 0"};  // 12 million configurations, none admitted
+  std::uint64_t visited = 0;
+  int asked = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const bool whole = for_each_variant(
+      family_, shape_, "bf16", limits("sm_90a"),
+      [&](const VariantPlan& plan) {
+        EXPECT_TRUE(plan.pruned_by.has_value());
+        ++visited;
+      },
+      [&] { return ++asked == 3; });
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(whole);
+  EXPECT_EQ(asked, 3);
+  EXPECT_LT(visited, 1'000'000u);
+  // Asked no more often than the interval: two intervals passed before the third question.
+  EXPECT_GE(took, 2 * kStopCheckInterval);
+  EXPECT_LT(took, std::chrono::seconds(5));
 }
 
 }  // namespace
