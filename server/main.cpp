@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -85,6 +86,32 @@ struct DaemonOptions {
 class StartupError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A folder under the system's temporary folder that only the workers' account (and root) can
+// enter, removed when the daemon stops: cubins are written again from the store when needed.
+class WorkerCubinFolder {
+ public:
+  explicit WorkerCubinFolder(const kt::ProcessUser& user) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "kerntune-cubins-XXXXXX");
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw StartupError("cannot create a cubin folder for the workers under " + pattern + ": " +
+                         std::strerror(errno));
+    path_ = pattern;
+    if (chown(path_.c_str(), user.uid, user.gid) != 0)
+      throw StartupError("cannot hand " + path_.string() + " to " + user.name + ": " +
+                         std::strerror(errno));
+  }
+  ~WorkerCubinFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  WorkerCubinFolder(const WorkerCubinFolder&) = delete;
+  WorkerCubinFolder& operator=(const WorkerCubinFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
 };
 
 // The database file (if it exists) and its folder must be writable: SQLite creates <db>-wal and
@@ -233,8 +260,8 @@ int run_daemon(const DaemonOptions& options) {
   });
   kt::CompileSandbox sandbox;
   try {
-    sandbox = kt::choose_compile_sandbox({options.worker, options.allow_user_families,
-                                          options.unconfined_compiles, options.run_as});
+    sandbox = kt::choose_compile_sandbox(
+        {options.worker, options.allow_user_families, options.unconfined_compiles, options.run_as});
   } catch (const kt::CompileSandboxError& error) {
     throw StartupError(error.what());
   }
@@ -278,18 +305,23 @@ int run_daemon(const DaemonOptions& options) {
         "--heartbeat-seconds must be shorter than --lease-seconds, or leases "
         "expire between heartbeats");
   std::filesystem::create_directories(scheduler_options.work_dir);
-  // The workers read the cubins there.
+  const std::filesystem::path work_dir = scheduler_options.work_dir;
+  // The workers read the cubins handed to them from scheduler_options.work_dir. A root daemon
+  // whose work folder its workers' account cannot reach (a store in root's 0700 home) hands them
+  // over in a folder of that account's own instead, for this run.
+  std::optional<WorkerCubinFolder> worker_cubins;
   if (sandbox.user)
-    if (const std::string why_not = kt::why_user_cannot_access(*sandbox.user,
-                                                               scheduler_options.work_dir,
-                                                               R_OK | X_OK);
-        !why_not.empty())
-      throw StartupError("workers run as " + sandbox.user->name +
-                         " (--run-as) when the daemon is root, and " + why_not +
-                         ": pass --work-dir with a folder that account can read, or --run-as root");
+    if (const std::string why_not =
+            kt::why_user_cannot_access(*sandbox.user, work_dir, R_OK | X_OK);
+        !why_not.empty()) {
+      worker_cubins.emplace(*sandbox.user);
+      scheduler_options.work_dir = worker_cubins->path();
+      spdlog::info("workers read their cubins from {} ({})", worker_cubins->path().string(),
+                   why_not);
+    }
   // Before the scheduler starts: resumed jobs of a registered family find it.
   std::unique_ptr<kt::FamilyRegistrar> registrar =
-      user_families(options, store, families, scheduler_options.work_dir, devices.devices, sandbox);
+      user_families(options, store, families, work_dir, devices.devices, sandbox);
   require_families(families, options.families_dir, options.allow_empty);
   kt::JobScheduler scheduler(store, families, scheduler_options, devices.devices);
   scheduler.start();

@@ -188,6 +188,35 @@ TEST(CompileProcessUserTest, ARootDaemonsCompileProcessRunsAsNobodyAndConfined) 
   }
 }
 
+// A store in a folder only root can enter (root's home): the workers, as nobody, cannot read the
+// cubins beside it, so they get a folder of their own, gone when the daemon stops.
+TEST(CompileProcessUserTest, ARootDaemonWithAPrivateStoreHandsItsWorkersAFolderTheyCanRead) {
+  if (geteuid() != 0) GTEST_SKIP() << "switching accounts needs root";
+  test::TempDir dir;
+  const auto worker = reachable_worker(dir);
+  const auto private_folder = dir.path() / "private";
+  std::filesystem::create_directories(private_folder);
+  chmod(private_folder.c_str(), 0700);
+  std::filesystem::path cubins;
+  {
+    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", private_folder / "kerntune.db",
+                                dir.path() / "daemon.log",
+                                {"--run-as", "nobody", "--worker", worker.string(), "--families",
+                                 (test::source_dir() / "kernel_templates").string()});
+    daemon.wait_healthy(60s);
+    ASSERT_TRUE(daemon.wait_for_log("workers read their cubins from", 5s)) << daemon.log_tail();
+    const std::string log = daemon.log_tail();
+    const auto from = log.find("workers read their cubins from ") + 31;
+    cubins = log.substr(from, log.find(' ', from) - from);
+    struct stat folder {};
+    ASSERT_EQ(stat(cubins.c_str(), &folder), 0) << cubins;
+    EXPECT_EQ(folder.st_uid, lookup_process_user("nobody").uid);
+    EXPECT_EQ(folder.st_mode & 0777, 0700u);
+    daemon.stop();
+  }
+  EXPECT_FALSE(std::filesystem::exists(cubins)) << cubins;
+}
+
 TEST(CompileProcessUserTest, ARootDaemonThatCannotCompileAsItsAccountRefusesToStart) {
   if (geteuid() != 0) GTEST_SKIP() << "switching accounts needs root";
   test::TempDir dir;
