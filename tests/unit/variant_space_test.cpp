@@ -331,7 +331,8 @@ TEST_F(VariantSpaceTest, AStopAbandonsAnEnumerationOfMillionsWithinItsCheckInter
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(whole);
   EXPECT_EQ(asked, 3);
-  EXPECT_LT(visited, 1'000'000u);
+  // Stopped far from the end: how far it got in two intervals depends on the machine's speed.
+  EXPECT_LT(visited, 6'000'000u) << "of 12,000,000";
   // Asked no more often than the interval: two intervals passed before the third question.
   EXPECT_GE(took, 2 * kStopCheckInterval);
   EXPECT_LT(took, std::chrono::seconds(5));
