@@ -25,8 +25,12 @@ std::string target_of(const nlohmann::json& job) {
 
 void print_summary(const CliContext& ctx, const nlohmann::json& job, double waited_s) {
   std::ostream& out = ctx.out;
+  // The job's own time, not how long this client waited for it (a `wait` on a job that finished
+  // long ago waits no time at all); the wait where the job has no time of its own yet.
+  const nlohmann::json& wall = field(field(job, "stats"), "wall_seconds");
+  const double took = wall.is_number() ? wall.get<double>() : waited_s;
   out << "job " << field(job, "id") << " " << job.value("status", "") << " after "
-      << format_number(waited_s, 1) << " s: " << status_counts(job) << " ("
+      << format_number(took, 1) << " s: " << status_counts(job) << " ("
       << field(field(job, "progress"), "total") << " variants)" << '\n';
   if (field(job, "reason").is_string())
     out << "reason: " << field(job, "reason").get<std::string>() << '\n';

@@ -93,6 +93,23 @@ TEST_F(CliTest, ShowListsEveryVariantOfAJobLargerThanAPage) {
   EXPECT_EQ(rows, variant_ids.size());
 }
 
+// `kerntune wait` on a job that ended long ago says how long the job took, not how long it waited.
+TEST_F(CliTest, WaitReportsTheJobsOwnDuration) {
+  std::int64_t job_id = 0;
+  {
+    Store store(db_);
+    job_id = store.create_job(test::tune_job());
+    store.plan_variants(job_id, {test::planned(64, VariantStatus::compiled)});
+    store.set_job_timing(job_id, 7.07, std::nullopt);
+    store.set_job_status(job_id, JobStatus::done);
+  }
+  Daemon daemon(dir_.path(), db_, "waited");
+  ASSERT_TRUE(daemon.healthy_within(30s)) << daemon.log();
+  const CliRun waited = kerntune(daemon.url(), {"wait", std::to_string(job_id)});
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  EXPECT_TRUE(contains(waited.out, "job " + std::to_string(job_id) + " done after 7.1 s"));
+}
+
 // Issue 14: when the library wins the final comparison, `kerntune best` answers with the library
 // call and puts our best beside it; `kerntune history` says how many compared jobs ours won.
 TEST_F(CliTest, BestAnswersWithTheLibraryWhenItWinsAndJobsCountOurWins) {
