@@ -88,6 +88,32 @@ class StartupError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The files a start creates (the SQLite store and its journals, the work folder) are removed when
+// the start is refused: a daemon that never served leaves nothing to clean up. Once it serves,
+// keep() leaves them.
+class CreatedByStart {
+ public:
+  explicit CreatedByStart(const std::vector<std::filesystem::path>& paths) {
+    for (const auto& path : paths) {
+      std::error_code ec;
+      if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
+        created_.push_back(path);
+    }
+  }
+  ~CreatedByStart() {
+    for (const auto& path : created_) {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  }
+  CreatedByStart(const CreatedByStart&) = delete;
+  CreatedByStart& operator=(const CreatedByStart&) = delete;
+  void keep() { created_.clear(); }
+
+ private:
+  std::vector<std::filesystem::path> created_;
+};
+
 // A folder under the system's temporary folder that only the workers' account (and root) can
 // enter, removed when the daemon stops: cubins are written again from the store when needed.
 class WorkerCubinFolder {
@@ -269,6 +295,16 @@ int run_daemon(const DaemonOptions& options) {
   for (const std::string& warning : sandbox.warnings) spdlog::warn("{}", warning);
   const bool postgresql = kt::db::is_postgresql_uri(options.db.string());
   if (!postgresql) require_writable_database(options.db);
+  // Next to an SQLite file; in the current folder for a PostgreSQL store.
+  const std::filesystem::path configured_work_dir =
+      !options.work_dir.empty() ? options.work_dir
+      : postgresql              ? std::filesystem::path("kerntune.work")
+                                : std::filesystem::path(options.db.string() + ".work");
+  std::vector<std::filesystem::path> start_files{configured_work_dir};
+  if (!postgresql)
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      start_files.emplace_back(options.db.string() + suffix);
+  CreatedByStart created(start_files);  // before the store: removed after it closes
   std::unique_ptr<kt::Store> opened;
   try {
     opened = std::make_unique<kt::Store>(options.db, options.query_threads);
@@ -285,10 +321,7 @@ int run_daemon(const DaemonOptions& options) {
 
   kt::SchedulerOptions scheduler_options;
   scheduler_options.worker_exe = options.worker;
-  // Next to an SQLite file; in the current folder for a PostgreSQL store.
-  scheduler_options.work_dir = !options.work_dir.empty() ? options.work_dir
-                               : postgresql              ? std::filesystem::path("kerntune.work")
-                                            : std::filesystem::path(options.db.string() + ".work");
+  scheduler_options.work_dir = configured_work_dir;
   scheduler_options.compile_threads = options.compile_threads;
   scheduler_options.compile_nice = options.compile_nice;
   scheduler_options.compile_timeout = compile_timeout(options);
@@ -345,6 +378,7 @@ int run_daemon(const DaemonOptions& options) {
   server_options.max_event_streams = options.max_event_streams;
   kt::HttpServer server(context, server_options);
   server.start();
+  created.keep();
   spdlog::info("at most {} connections at once, {} of them event streams", server.max_connections(),
                server.max_event_streams());
   // The line scripts and tests wait for; it carries the real port when asked for port 0.

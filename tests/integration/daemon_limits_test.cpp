@@ -257,6 +257,10 @@ TEST_F(DaemonLimitsTest, EmptyFamiliesFolderIsRefusedUnlessAllowEmpty) {
     EXPECT_NE(*code, 0);
     EXPECT_TRUE(contains(daemon.log(), "no kernel family in " + empty.string()));
     EXPECT_TRUE(contains(daemon.log(), "--allow-empty"));
+    // A refused start leaves no store and no work folder behind.
+    EXPECT_FALSE(fs::exists(db_));
+    EXPECT_FALSE(fs::exists(db_.string() + "-wal"));
+    EXPECT_FALSE(fs::exists(db_.string() + ".work"));
   }
   {
     Kerntuned daemon(dir_.path(), "allow-empty", db_,
