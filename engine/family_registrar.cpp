@@ -108,32 +108,50 @@ std::optional<ProbeVariant> probe_variant(const Family& family,
   return probe;
 }
 
-// The names of the files a source #includes ("name" or <name>), wherever the directive is: in a
-// comment or a branch not taken too, which costs at most a header copied in vain.
-std::vector<std::string> included_names(const std::string& text) {
-  std::vector<std::string> names;
+// Every #include directive of a source, wherever it is (in a comment or a branch not taken too):
+// its line number, the directive from its '#' to the line's end, and what follows "include".
+struct IncludeDirective {
+  int line = 0;
+  std::string_view directive;
+  std::string_view operand;
+};
+
+std::vector<IncludeDirective> include_directives(std::string_view text) {
+  std::vector<IncludeDirective> found;
+  const auto blank = [](char c) { return c == ' ' || c == '\t'; };
   std::size_t at = 0;
-  const auto skip_blanks = [&] {
-    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
-  };
-  while (at < text.size()) {
+  for (int line = 1; at < text.size(); ++line) {
     const std::size_t end = std::min(text.find('\n', at), text.size());
-    skip_blanks();
-    if (at < end && text[at] == '#') {
-      ++at;
-      skip_blanks();
-      if (text.compare(at, 7, "include") == 0) {
-        at += 7;
-        skip_blanks();
-        if (at < end && (text[at] == '"' || text[at] == '<')) {
-          const char close = text[at] == '"' ? '"' : '>';
-          const std::size_t stop = text.find(close, at + 1);
-          if (stop < end) names.push_back(text.substr(at + 1, stop - at - 1));
-        }
-      }
+    std::string_view rest = text.substr(at, end - at);
+    while (!rest.empty() && blank(rest.front())) rest.remove_prefix(1);
+    if (!rest.empty() && rest.front() == '#') {
+      const std::string_view directive = rest;
+      rest.remove_prefix(1);
+      while (!rest.empty() && blank(rest.front())) rest.remove_prefix(1);
+      if (rest.substr(0, 7) == "include") found.push_back({line, directive, rest.substr(7)});
     }
     at = end + 1;
   }
+  return found;
+}
+
+// The file an include's operand names, "name" or <name>; nullopt for anything else (a macro).
+std::optional<std::string> included_name(std::string_view operand) {
+  while (!operand.empty() && (operand.front() == ' ' || operand.front() == '\t'))
+    operand.remove_prefix(1);
+  if (operand.empty() || (operand.front() != '"' && operand.front() != '<')) return std::nullopt;
+  const std::size_t stop = operand.find(operand.front() == '"' ? '"' : '>', 1);
+  if (stop == std::string_view::npos) return std::string();
+  return std::string(operand.substr(1, stop - 1));
+}
+
+// The names of the files a source #includes, which costs at most a header copied in vain for a
+// directive in a comment.
+std::vector<std::string> included_names(const std::string& text) {
+  std::vector<std::string> names;
+  for (const IncludeDirective& include : include_directives(text))
+    if (const auto name = included_name(include.operand); name && !name->empty())
+      names.push_back(*name);
   return names;
 }
 
@@ -143,46 +161,27 @@ std::vector<std::string> included_names(const std::string& text) {
 // cannot open anything outside the CUDA headers anyway (Landlock); this says so at registration,
 // with the line, instead of as a compile error.
 std::string include_problem(const std::string& text) {
-  std::size_t at = 0;
-  int line = 0;
-  const auto skip_blanks = [&] {
-    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
-  };
-  while (at < text.size()) {
-    ++line;
-    const std::size_t end = std::min(text.find('\n', at), text.size());
-    skip_blanks();
-    if (at < end && text[at] == '#') {
-      const std::size_t directive = at;
-      ++at;
-      skip_blanks();
-      if (text.compare(at, 7, "include") == 0) {
-        at += 7;
-        const bool separated = at < end && (text[at] == ' ' || text[at] == '\t');
-        skip_blanks();
-        const auto where = [&] {
-          return "line " + std::to_string(line) + " (" +
-                 quote_client_text(std::string_view(text).substr(directive, end - directive)) +
-                 ")";
-        };
-        if (at >= end || (text[at] != '"' && text[at] != '<')) {
-          if (separated || at >= end || text[at] == '_')
-            return where() + ": an #include names its file literally, \"name\" or <name>";
-        } else {
-          const char close = text[at] == '"' ? '"' : '>';
-          const std::size_t stop = text.find(close, at + 1);
-          const std::string name =
-              stop < end ? text.substr(at + 1, stop - at - 1) : std::string();
-          const std::filesystem::path path(name);
-          const bool climbs = std::any_of(path.begin(), path.end(),
-                                          [](const auto& part) { return part == ".."; });
-          if (path.is_absolute() || climbs || name.find('\\') != std::string::npos)
-            return where() + ": an #include names a file of the upload, of common/ or of the "
-                             "CUDA toolkit, without an absolute path or '..'";
-        }
-      }
+  for (const IncludeDirective& include : include_directives(text)) {
+    const auto where = [&] {
+      return "line " + std::to_string(include.line) + " (" + quote_client_text(include.directive) +
+             ")";
+    };
+    const std::string_view operand = include.operand;
+    const auto name = included_name(operand);
+    if (!name) {
+      // "#include X" or "#include_next": not "#includes" or another word that starts alike.
+      if (operand.empty() || operand.front() == ' ' || operand.front() == '\t' ||
+          operand.front() == '_')
+        return where() + ": an #include names its file literally, \"name\" or <name>";
+      continue;
     }
-    at = end + 1;
+    const std::filesystem::path path(*name);
+    const bool climbs =
+        std::any_of(path.begin(), path.end(), [](const auto& part) { return part == ".."; });
+    if (path.is_absolute() || climbs || name->find('\\') != std::string::npos)
+      return where() +
+             ": an #include names a file of the upload, of common/ or of the CUDA "
+             "toolkit, without an absolute path or '..'";
   }
   return "";
 }
