@@ -28,31 +28,26 @@
 
 #include "attention_softmax.cuh"
 #include "attention_wgmma_config.cuh"
-#include "hopper_primitives.cuh"
 #include "hopper_wgmma_ops.cuh"
+#include "warp_specialized.cuh"
 
 namespace kt_attn {
 
-// Slot and phase of a position in a ring, advanced in step by producer and consumers.
-template <int STAGES>
-struct RingCursor {
-  int stage = 0;
-  unsigned phase = 0;
-  __device__ __forceinline__ void advance() {
-    if (++stage == STAGES) {
-      stage = 0;
-      phase ^= 1u;
-    }
-  }
-};
+using kt_ws::RingCursor;
 
-// Shared addresses of the tiles and barriers; the barrier of stage s is at base + 8s.
+// Shared addresses of the tiles, the Q tile's barrier and the K and V rings' barriers.
+template <int STAGES>
 struct AttentionSmem {
-  unsigned q, k, v, q_full, k_full, k_empty, v_full, v_empty;
+  unsigned q, k, v, q_full;
+  kt_ws::RingBarriers<STAGES> k_ring, v_ring;
 };
 
 template <class Cfg>
 struct WgmmaAttentionKernel {
+  using Smem = AttentionSmem<Cfg::STAGES>;
+  using Ring = kt_ws::RingBarriers<Cfg::STAGES>;
+  // A K or V slot frees after one arrival from every consumer warp.
+  static constexpr unsigned kReaderWarps = 4 * Cfg::CONSUMERS;
   using Scores = float[Cfg::M_BLOCKS][Cfg::S_ACC];
   using Probabilities = unsigned[Cfg::M_BLOCKS][Cfg::P_REGS];
   using Output = float[Cfg::M_BLOCKS][Cfg::O_ACC];
@@ -64,14 +59,12 @@ struct WgmmaAttentionKernel {
     // 128B-swizzled tiles must start on 1024-byte boundaries (the descriptors' base offset is 0).
     const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
     const unsigned bars = base + Cfg::BARRIER_OFFSET;
-    const AttentionSmem sm{base,
-                           base + Cfg::K_OFFSET,
-                           base + Cfg::V_OFFSET,
-                           bars,
-                           bars + 8,
-                           bars + 8 + 8 * Cfg::STAGES,
-                           bars + 8 + 16 * Cfg::STAGES,
-                           bars + 8 + 24 * Cfg::STAGES};
+    const Smem sm{base,
+                  base + Cfg::K_OFFSET,
+                  base + Cfg::V_OFFSET,
+                  bars,
+                  {bars + 8, bars + 8 + 8 * Cfg::STAGES},
+                  {bars + 8 + 16 * Cfg::STAGES, bars + 8 + 24 * Cfg::STAGES}};
 
     int m_block, bh;
     tile_of_block<Cfg::TILE_ORDER>(m_block, bh);
@@ -79,41 +72,33 @@ struct WgmmaAttentionKernel {
     const int key_end = Cfg::CAUSAL ? min(seq_len, m_start + Cfg::BLOCK_M) : seq_len;
     const int n_blocks = (key_end + Cfg::BLOCK_N - 1) / Cfg::BLOCK_N;
 
-    if (threadIdx.x == 0) {
+    kt_ws::start<1>([&] {
       kt_hopper::mbarrier_init(sm.q_full, 1);
-      for (int s = 0; s < Cfg::STAGES; ++s) {
-        kt_hopper::mbarrier_init(sm.k_full + 8 * s, 1);  // the producer's expect_tx arrival
-        kt_hopper::mbarrier_init(sm.v_full + 8 * s, 1);
-        kt_hopper::mbarrier_init(sm.k_empty + 8 * s, 4 * Cfg::CONSUMERS);  // one per warp
-        kt_hopper::mbarrier_init(sm.v_empty + 8 * s, 4 * Cfg::CONSUMERS);
-      }
-      kt_hopper::fence_mbarrier_init();
-    }
-    __syncthreads();
-
-    const int warpgroup = static_cast<int>(threadIdx.x) / 128;
-    if (warpgroup == 0) {
-      kt_hopper::setmaxnreg_dec<Cfg::PRODUCER_REGISTERS>();
-      if (threadIdx.x == 0) produce(sm, tma_q, tma_k, tma_v, m_start, bh, n_blocks);
-    } else {
-      kt_hopper::setmaxnreg_inc<Cfg::CONSUMER_REGISTERS>();
-      consume(sm, warpgroup - 1, m_start, bh, n_blocks, seq_len, scale, O, lse);
-    }
+      sm.k_ring.init(kReaderWarps);
+      sm.v_ring.init(kReaderWarps);
+    });
+    kt_ws::split_roles<Cfg::PRODUCER_REGISTERS, Cfg::CONSUMER_REGISTERS>(
+        [&] { produce(sm, tma_q, tma_k, tma_v, m_start, bh, n_blocks); },
+        [&](int consumer) {
+          consume(sm, consumer, m_start, bh, n_blocks, seq_len, scale, O, lse);
+        });
   }
 
   // ---- producer ------------------------------------------------------------------------------
 
-  static __device__ __forceinline__ void load_tile(unsigned dst, const KtTensorMap* map,
-                                                   unsigned full, unsigned empty, unsigned phase,
-                                                   int row, int bh) {
-    kt_hopper::mbarrier_wait(empty, phase ^ 1u);  // a fresh slot passes at once
-    kt_hopper::mbarrier_arrive_expect_tx(full, Cfg::KV_TILE_BYTES);
+  // Loads the BLOCK_N x HEAD_DIM tile at `row` into the ring's next slot.
+  static __device__ __forceinline__ void load_tile(unsigned tiles, const Ring& ring,
+                                                   RingCursor<Cfg::STAGES>& at,
+                                                   const KtTensorMap* map, int row, int bh) {
+    const unsigned full = ring.acquire(at, Cfg::KV_TILE_BYTES);
+    const unsigned dst = tiles + at.stage * Cfg::KV_TILE_BYTES;
 #pragma unroll
     for (int p = 0; p < Cfg::PANELS; ++p)
       kt_hopper::tma_load_3d(dst + p * Cfg::KV_PANEL_BYTES, map, full, 64 * p, row, bh);
+    at.advance();
   }
 
-  static __device__ __forceinline__ void produce(const AttentionSmem& sm, const KtTensorMap* tma_q,
+  static __device__ __forceinline__ void produce(const Smem& sm, const KtTensorMap* tma_q,
                                                  const KtTensorMap* tma_k, const KtTensorMap* tma_v,
                                                  int m_start, int bh, int n_blocks) {
     kt_hopper::prefetch_tensormap(tma_q);
@@ -125,12 +110,8 @@ struct WgmmaAttentionKernel {
       kt_hopper::tma_load_3d(sm.q + p * Cfg::Q_PANEL_BYTES, tma_q, sm.q_full, 64 * p, m_start, bh);
     RingCursor<Cfg::STAGES> k, v;
     for (int block = 0; block < n_blocks; ++block) {
-      load_tile(sm.k + k.stage * Cfg::KV_TILE_BYTES, tma_k, sm.k_full + 8 * k.stage,
-                sm.k_empty + 8 * k.stage, k.phase, block * Cfg::BLOCK_N, bh);
-      k.advance();
-      load_tile(sm.v + v.stage * Cfg::KV_TILE_BYTES, tma_v, sm.v_full + 8 * v.stage,
-                sm.v_empty + 8 * v.stage, v.phase, block * Cfg::BLOCK_N, bh);
-      v.advance();
+      load_tile(sm.k, sm.k_ring, k, tma_k, block * Cfg::BLOCK_N, bh);
+      load_tile(sm.v, sm.v_ring, v, tma_v, block * Cfg::BLOCK_N, bh);
     }
   }
 
@@ -152,8 +133,8 @@ struct WgmmaAttentionKernel {
   }
 
   // Every consumer warp tells the producer it has finished reading a slot.
-  static __device__ __forceinline__ void release(unsigned empty) {
-    if (threadIdx.x % 32 == 0) kt_hopper::mbarrier_arrive(empty);
+  static __device__ __forceinline__ void release(const Ring& ring, int stage) {
+    ring.template release<32, 1>(stage);
   }
 
   // S = Q Kᵀ for the consumer's m-blocks; one commit group. q_desc: descriptor of the consumer's
@@ -199,8 +180,8 @@ struct WgmmaAttentionKernel {
     kt_hopper::wgmma_commit();
   }
 
-  static __device__ __forceinline__ void consume(const AttentionSmem& sm, int consumer, int m_start,
-                                                 int bh, int n_blocks, int seq_len, float scale,
+  static __device__ __forceinline__ void consume(const Smem& sm, int consumer, int m_start, int bh,
+                                                 int n_blocks, int seq_len, float scale,
                                                  elem_t* __restrict__ O, float* __restrict__ lse) {
     const int thread = static_cast<int>(threadIdx.x) % 128;
     const int lane = thread % 32;
@@ -274,27 +255,27 @@ struct WgmmaAttentionKernel {
 
     // Key block 0: scores only.
     wait_turn(consumer);
-    kt_hopper::mbarrier_wait(sm.k_full + 8 * k.stage, k.phase);
+    sm.k_ring.wait_full(k);
     issue_scores(s, q_desc, slot_desc(k_desc0, k.stage));
     pass_turn(consumer, false);
     kt_hopper::wgmma_wait<0>();
     fence_scores();
-    release(sm.k_empty + 8 * k.stage);
+    release(sm.k_ring, k.stage);
     k.advance();
     softmax(0);
     to_probabilities();
 
     for (int block = 1; block < n_blocks; ++block) {
       wait_turn(consumer);
-      kt_hopper::mbarrier_wait(sm.k_full + 8 * k.stage, k.phase);
+      sm.k_ring.wait_full(k);
       issue_scores(s, q_desc, slot_desc(k_desc0, k.stage));
       rescale_output();  // to the max of block - 1, which its probabilities are relative to
-      kt_hopper::mbarrier_wait(sm.v_full + 8 * v.stage, v.phase);
+      sm.v_ring.wait_full(v);
       issue_output(o, p, slot_desc(v_desc0, v.stage));
       pass_turn(consumer, false);
       kt_hopper::wgmma_wait<1>();  // the scores; P V of the previous block may still run
       fence_scores();
-      release(sm.k_empty + 8 * k.stage);
+      release(sm.k_ring, k.stage);
       k.advance();
       softmax(block);
       kt_hopper::wgmma_wait<0>();
@@ -302,19 +283,19 @@ struct WgmmaAttentionKernel {
       // The new probabilities are computed from fenced scores, so they cannot be written before
       // the wait, while P V may still read the registers of the old ones.
       fence_scores();
-      release(sm.v_empty + 8 * v.stage);
+      release(sm.v_ring, v.stage);
       v.advance();
       to_probabilities();
     }
 
     wait_turn(consumer);
     rescale_output();
-    kt_hopper::mbarrier_wait(sm.v_full + 8 * v.stage, v.phase);
+    sm.v_ring.wait_full(v);
     issue_output(o, p, slot_desc(v_desc0, v.stage));
     pass_turn(consumer, true);
     kt_hopper::wgmma_wait<0>();
     fence_output();
-    release(sm.v_empty + 8 * v.stage);
+    release(sm.v_ring, v.stage);
 
     store_output(sm, consumer, o, stats, tile_row0, m_start, bh, seq_len, O, lse, thread);
   }
@@ -322,8 +303,7 @@ struct WgmmaAttentionKernel {
   // Normalises the consumer's rows, writes their log-sum-exp, stages them as 16-bit values in its
   // own (no longer read) rows of the Q tile, same swizzled panel layout, and copies the rows
   // below seq_len out with 16-byte stores.
-  static __device__ __forceinline__ void store_output(const AttentionSmem& sm, int consumer,
-                                                      const Output& o,
+  static __device__ __forceinline__ void store_output(const Smem& sm, int consumer, const Output& o,
                                                       const RowStats (&stats)[Cfg::M_BLOCKS],
                                                       int tile_row0, int m_start, int bh,
                                                       int seq_len, elem_t* __restrict__ O,

@@ -9,6 +9,13 @@ struct RingCursor {
   static_assert(STAGES >= 1, "a ring has at least one slot");
   int stage = 0;
   unsigned phase = 0;
+  // Where a fresh cursor stands after `position` advances.
+  static __device__ __forceinline__ RingCursor at(int position) {
+    RingCursor cursor;
+    cursor.stage = position % STAGES;
+    cursor.phase = static_cast<unsigned>(position / STAGES) & 1u;
+    return cursor;
+  }
   __device__ __forceinline__ void advance() {
     if (++stage == STAGES) {
       stage = 0;

@@ -31,28 +31,30 @@
 
 #include "dual_gemm_split_k.cuh"
 #include "dual_gemm_wgmma_config.cuh"
-#include "hopper_primitives.cuh"
 #include "hopper_wgmma_ops.cuh"
-#include "pipeline_ring.cuh"
 #include "silu.cuh"
+#include "warp_specialized.cuh"
 #include "wgmma_store.cuh"
 
 namespace kt_dual {
 
 using kt_mma::elem_t;
-using kt_pipe::RingCursor;
 using kt_sched::WorkTile;
+using kt_ws::RingCursor;
 
 // Shared addresses of the ring: stage s of A at a + s*A_STAGE_BYTES, of B1 at b1 + s*B_STAGE_BYTES
-// (B2 likewise); the full and empty barriers of stage s at full + 8s and empty + 8s.
+// (B2 likewise).
+template <int STAGES>
 struct Ring {
-  unsigned a, b1, b2, full, empty;
+  unsigned a, b1, b2;
+  kt_ws::RingBarriers<STAGES> barriers;
 };
 
 template <class Cfg>
 struct DualWgmmaKernel {
   using Scheduler = typename Cfg::Scheduler;
   using Accumulators = float[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK];
+  using DualRing = Ring<Cfg::STAGES>;
 
   static __device__ __forceinline__ void run(elem_t* __restrict__ C, const KtTensorMap* tma_a,
                                              const KtTensorMap* tma_b1, const KtTensorMap* tma_b2,
@@ -61,23 +63,15 @@ struct DualWgmmaKernel {
     extern __shared__ __align__(1024) unsigned char smem[];
     // 128B-swizzled tiles must start on 1024-byte boundaries (the descriptors' base offset is 0).
     const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
-    const Ring ring{base + Cfg::A_OFFSET, base + Cfg::B1_OFFSET, base + Cfg::B2_OFFSET,
-                    base + Cfg::BARRIER_OFFSET, base + Cfg::BARRIER_OFFSET + Cfg::STAGES * 8};
+    const unsigned barriers = base + Cfg::BARRIER_OFFSET;
+    const DualRing ring{base + Cfg::A_OFFSET,
+                        base + Cfg::B1_OFFSET,
+                        base + Cfg::B2_OFFSET,
+                        {barriers, barriers + Cfg::STAGES * 8}};
     const unsigned cta_rank = Cfg::CLUSTER_SIZE > 1 ? kt_hopper::cluster_ctarank() : 0u;
-
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < Cfg::STAGES; ++s) {
-        kt_hopper::mbarrier_init(ring.full + 8 * s, 1);  // the producer's expect_tx arrival
-        kt_hopper::mbarrier_init(ring.empty + 8 * s, Cfg::CONSUMERS * Cfg::CLUSTER_SIZE);
-      }
-      kt_hopper::fence_mbarrier_init();
-    }
-    // Peers multicast into our ring and arrive on our barriers: all must be initialised first.
-    if constexpr (Cfg::CLUSTER_SIZE > 1) {
-      kt_hopper::cluster_sync();
-    } else {
-      __syncthreads();
-    }
+    // Every consumer of the cluster reads each slot: peers multicast into it.
+    kt_ws::start<Cfg::CLUSTER_SIZE>(
+        [&] { ring.barriers.init(Cfg::CONSUMERS * Cfg::CLUSTER_SIZE); });
 
     const int rank_m = static_cast<int>(cta_rank) % Cfg::CLUSTER_M;
     const int rank_n = static_cast<int>(cta_rank) / Cfg::CLUSTER_M;
@@ -85,51 +79,28 @@ struct DualWgmmaKernel {
                               static_cast<int>(blockIdx.x) / Cfg::CLUSTER_SIZE,
                               static_cast<int>(gridDim.x) / Cfg::CLUSTER_SIZE);
     const int k_tiles = kt_sched::cdiv(K, Cfg::BK);
-    const int warpgroup = static_cast<int>(threadIdx.x) / 128;
-    if (warpgroup == 0) {
-      kt_hopper::setmaxnreg_dec<Cfg::PRODUCER_REGISTERS>();
-      if (threadIdx.x == 0) produce(ring, scheduler, tma_a, tma_b1, tma_b2, k_tiles);
-    } else {
-      kt_hopper::setmaxnreg_inc<Cfg::CONSUMER_REGISTERS>();
-      const SplitKReduction<Cfg> split_k{workspace, semaphores,
-                                         base + Cfg::FLAG_OFFSET + 4 * (warpgroup - 1)};
-      consume(ring, scheduler, split_k, C, M, N, k_tiles, warpgroup - 1);
-    }
-    // No CTA may leave while a peer can still arrive on its barriers or write its ring.
-    if constexpr (Cfg::CLUSTER_SIZE > 1) kt_hopper::cluster_sync();
+    kt_ws::split_roles<Cfg::PRODUCER_REGISTERS, Cfg::CONSUMER_REGISTERS>(
+        [&] { produce(ring, scheduler, tma_a, tma_b1, tma_b2, k_tiles); },
+        [&](int consumer) {
+          const SplitKReduction<Cfg> split_k{workspace, semaphores,
+                                             base + Cfg::FLAG_OFFSET + 4 * consumer};
+          consume(ring, scheduler, split_k, C, M, N, k_tiles, consumer);
+        });
+    kt_ws::finish<Cfg::CLUSTER_SIZE>();
   }
 
-  // Multicast masks: the CTAs of this one's tile row (sharing A) and tile column (sharing B1, B2).
-  static __device__ __forceinline__ unsigned short row_peers(int rank_m) {
-    unsigned mask = 0;
-#pragma unroll
-    for (int j = 0; j < Cfg::CLUSTER_N; ++j) mask |= 1u << (rank_m + Cfg::CLUSTER_M * j);
-    return static_cast<unsigned short>(mask);
-  }
-  static __device__ __forceinline__ unsigned short column_peers(int rank_n) {
-    return static_cast<unsigned short>(((1u << Cfg::CLUSTER_M) - 1u) << (Cfg::CLUSTER_M * rank_n));
-  }
-
-  // One box of `rows` rows at (k, row) of group g, multicast to `peers` when shared.
-  template <bool kShared>
-  static __device__ __forceinline__ void load(unsigned dst, const KtTensorMap* map, unsigned full,
-                                              int k, int row, int g, unsigned short peers) {
-    if constexpr (kShared) {
-      kt_hopper::tma_load_3d_multicast(dst, map, full, k, row, g, peers);
-    } else {
-      kt_hopper::tma_load_3d(dst, map, full, k, row, g);
-    }
-  }
-
-  static __device__ __forceinline__ void produce(const Ring& ring, const Scheduler& scheduler,
+  static __device__ __forceinline__ void produce(const DualRing& ring, const Scheduler& scheduler,
                                                  const KtTensorMap* tma_a,
                                                  const KtTensorMap* tma_b1,
                                                  const KtTensorMap* tma_b2, int k_tiles) {
+    using Peers = kt_ws::ClusterPeers<Cfg::CLUSTER_M, Cfg::CLUSTER_N>;
+    constexpr bool kShareA = Cfg::CLUSTER_N > 1;  // the CTAs of a tile row share A
+    constexpr bool kShareB = Cfg::CLUSTER_M > 1;  // those of a tile column share B1 and B2
     kt_hopper::prefetch_tensormap(tma_a);
     kt_hopper::prefetch_tensormap(tma_b1);
     kt_hopper::prefetch_tensormap(tma_b2);
-    const unsigned short a_peers = row_peers(scheduler.rank_m);
-    const unsigned short b_peers = column_peers(scheduler.rank_n);
+    const unsigned short a_peers = Peers::row(scheduler.rank_m);
+    const unsigned short b_peers = Peers::column(scheduler.rank_n);
     // This CTA's slice of the shared tiles: rows and shared offset inside the stage.
     const int a_slice_row = scheduler.rank_n * Cfg::A_BOX_ROWS;
     const int b_slice_row = scheduler.rank_m * Cfg::B_BOX_ROWS;
@@ -142,42 +113,29 @@ struct DualWgmmaKernel {
       const int b_row = w.n * Cfg::BN + b_slice_row;
       for (int i = 0; i < k_end - k_begin; ++i) {
         const int kt = Cfg::K_ORDER == kReverse ? k_end - 1 - i : k_begin + i;
-        const unsigned full = ring.full + 8 * cursor.stage;
-        kt_hopper::mbarrier_wait(ring.empty + 8 * cursor.stage, cursor.phase ^ 1u);
-        kt_hopper::mbarrier_arrive_expect_tx(full, Cfg::STAGE_BYTES);
+        const unsigned full = ring.barriers.acquire(cursor, Cfg::STAGE_BYTES);
         const unsigned a_dst = ring.a + cursor.stage * Cfg::A_STAGE_BYTES + a_slice_row * 128;
         const unsigned b1_dst = ring.b1 + cursor.stage * Cfg::B_STAGE_BYTES + b_slice_row * 128;
         const unsigned b2_dst = ring.b2 + cursor.stage * Cfg::B_STAGE_BYTES + b_slice_row * 128;
 #pragma unroll
         for (int p = 0; p < Cfg::PANELS; ++p) {
           const int k = kt * Cfg::BK + p * Cfg::PANEL_K;
-          load<(Cfg::CLUSTER_N > 1)>(a_dst + p * Cfg::A_PANEL_BYTES, tma_a, full, k, a_row, w.group,
-                                     a_peers);
-          load<(Cfg::CLUSTER_M > 1)>(b1_dst + p * Cfg::B_PANEL_BYTES, tma_b1, full, k, b_row,
-                                     w.group, b_peers);
-          load<(Cfg::CLUSTER_M > 1)>(b2_dst + p * Cfg::B_PANEL_BYTES, tma_b2, full, k, b_row,
-                                     w.group, b_peers);
+          kt_ws::tma_load_3d<kShareA>(a_dst + p * Cfg::A_PANEL_BYTES, tma_a, full, k, a_row,
+                                      w.group, a_peers);
+          kt_ws::tma_load_3d<kShareB>(b1_dst + p * Cfg::B_PANEL_BYTES, tma_b1, full, k, b_row,
+                                      w.group, b_peers);
+          kt_ws::tma_load_3d<kShareB>(b2_dst + p * Cfg::B_PANEL_BYTES, tma_b2, full, k, b_row,
+                                      w.group, b_peers);
         }
         cursor.advance();
       }
     }
   }
 
-  // Tells every producer that may write this CTA's slot `stage` (all CTAs of the cluster count
-  // every consumer) that this warpgroup has finished reading it.
-  static __device__ __forceinline__ void release(const Ring& ring, int stage) {
-    if (threadIdx.x % 128 != 0) return;
-    const unsigned empty = ring.empty + 8 * stage;
-    if constexpr (Cfg::CLUSTER_SIZE > 1) {
-#pragma unroll
-      for (int r = 0; r < Cfg::CLUSTER_SIZE; ++r) kt_hopper::mbarrier_arrive_cluster(empty, r);
-    } else {
-      kt_hopper::mbarrier_arrive(empty);
-    }
-  }
-
-  // Runs the k-tiles of one work unit through both accumulators.
-  static __device__ __forceinline__ void mainloop(const Ring& ring, RingCursor<Cfg::STAGES>& cursor,
+  // Runs the k-tiles of one work unit through both accumulators: per k16 step the consumer's m64
+  // blocks of A against B1 into acc1 and against B2 into acc2, sharing the A operand.
+  static __device__ __forceinline__ void mainloop(const DualRing& ring,
+                                                  RingCursor<Cfg::STAGES>& cursor,
                                                   Accumulators& acc1, Accumulators& acc2,
                                                   int k_count, int consumer) {
     // Descriptors of stage 0, k step 0; a stage, panel or k step only moves the start address,
@@ -186,41 +144,32 @@ struct DualWgmmaKernel {
         kt_hopper::wgmma_descriptor_sw128(ring.a + consumer * Cfg::CONSUMER_ROWS * 128);
     const unsigned long long b1_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.b1);
     const unsigned long long b2_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.b2);
-    int previous_stage = 0;
-    for (int kt = 0; kt < k_count; ++kt) {
-      kt_hopper::mbarrier_wait(ring.full + 8 * cursor.stage, cursor.phase);
-      kt_hopper::wgmma_fence();
-      const unsigned long long a_stage = a_desc0 + ((cursor.stage * Cfg::A_STAGE_BYTES) >> 4);
-      const unsigned long long b_offset = (cursor.stage * Cfg::B_STAGE_BYTES) >> 4;
+    const int last_stage = kt_ws::wgmma_ring_loop<Cfg::CLUSTER_SIZE>(
+        ring.barriers, cursor, k_count, [&](int stage, bool first) {
+          const unsigned long long a_stage = a_desc0 + ((stage * Cfg::A_STAGE_BYTES) >> 4);
+          const unsigned long long b_offset = (stage * Cfg::B_STAGE_BYTES) >> 4;
 #pragma unroll
-      for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
-        // k step ks: panel ks/4, 32 bytes further per k16 inside the 128-byte swizzled row
-        const int panel = ks / 4;
-        const int k_bytes = (ks % 4) * 32;
-        const unsigned long long b_step = b_offset + ((panel * Cfg::B_PANEL_BYTES + k_bytes) >> 4);
-        const int accumulate = (kt > 0 || ks > 0) ? 1 : 0;
+          for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
+            // k step ks: panel ks/4, 32 bytes further per k16 inside the 128-byte swizzled row
+            const int panel = ks / 4;
+            const int k_bytes = (ks % 4) * 32;
+            const unsigned long long b_step =
+                b_offset + ((panel * Cfg::B_PANEL_BYTES + k_bytes) >> 4);
+            const int accumulate = (!first || ks > 0) ? 1 : 0;
 #pragma unroll
-        for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
-          const unsigned long long a_desc =
-              a_stage + ((panel * Cfg::A_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
-          kt_hopper::wgmma_m64k16_ss(acc1[mb], a_desc, b1_desc0 + b_step, accumulate);
-          kt_hopper::wgmma_m64k16_ss(acc2[mb], a_desc, b2_desc0 + b_step, accumulate);
-        }
-      }
-      kt_hopper::wgmma_commit();
-      // Keep this stage's wgmmas running; the previous stage's are done after the wait.
-      if (kt > 0) {
-        kt_hopper::wgmma_wait<1>();
-        release(ring, previous_stage);
-      }
-      previous_stage = cursor.stage;
-      cursor.advance();
-    }
+            for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
+              const unsigned long long a_desc =
+                  a_stage + ((panel * Cfg::A_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
+              kt_hopper::wgmma_m64k16_ss(acc1[mb], a_desc, b1_desc0 + b_step, accumulate);
+              kt_hopper::wgmma_m64k16_ss(acc2[mb], a_desc, b2_desc0 + b_step, accumulate);
+            }
+          }
+        });
     kt_hopper::wgmma_wait<0>();
-    if (k_count > 0) release(ring, previous_stage);
+    if (last_stage >= 0) ring.barriers.template release<128, Cfg::CLUSTER_SIZE>(last_stage);
   }
 
-  static __device__ __forceinline__ void consume(const Ring& ring, const Scheduler& scheduler,
+  static __device__ __forceinline__ void consume(const DualRing& ring, const Scheduler& scheduler,
                                                  const SplitKReduction<Cfg>& split_k,
                                                  elem_t* __restrict__ C, int M, int N, int k_tiles,
                                                  int consumer) {

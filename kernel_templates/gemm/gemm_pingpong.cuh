@@ -5,7 +5,7 @@
 // kept with named barriers (consumer c waits on ORDER_BARRIER + c before its main loop and hands
 // the turn over after issuing its last wgmma).
 //
-// Persistent: each CTA (cluster) walks the work list of gemm_pingpong_schedule.cuh, item j for
+// Persistent: each CTA (cluster) walks the work list of gemm_work_list.cuh, item j for
 // consumer j % 2, the producer loading every item's k-tiles in list order into one STAGES-deep
 // ring (a consumer skips the ring slots of the other's items). Optional stream-K
 // (STREAM_K) splits the tiles of the partial last wave(s) by k-iterations over all CTAs; partial
@@ -32,9 +32,7 @@
 #include "gemm_pingpong_config.cuh"
 #include "gemm_stream_k.cuh"
 #include "gemm_tma_store_epilogue.cuh"
-#include "gemm_work_list.cuh"
-#include "hopper_primitives.cuh"
-#include "hopper_wgmma_ops.cuh"
+#include "gemm_wgmma_mainloop.cuh"
 #include "wgmma_store.cuh"
 
 namespace kt_pingpong {
@@ -43,19 +41,6 @@ using kt_mma::elem_t;
 using kt_wgmma::cdiv_int;
 using kt_wgmma::WorkItem;
 using kt_wgmma::WorkList;
-
-struct Ring {
-  unsigned a, b, full, empty;
-};
-
-// Ring slot and phase of the p-th k-tile the producer loads (counted over the whole work list).
-template <int STAGES>
-struct RingSlot {
-  int stage;
-  unsigned phase;
-  __device__ __forceinline__ explicit RingSlot(int p)
-      : stage(p % STAGES), phase(static_cast<unsigned>(p / STAGES) & 1u) {}
-};
 
 struct Outputs {
   elem_t* C;
@@ -68,138 +53,24 @@ struct Outputs {
 template <class Cfg>
 struct PingpongKernel {
   using Acc = float[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK];
+  using Ring = kt_wgmma::GemmRing<Cfg::STAGES>;
 
   static __device__ __forceinline__ void run(const Outputs& out, const KtTensorMap* tma_a,
                                              const KtTensorMap* tma_b, int K) {
     extern __shared__ __align__(1024) unsigned char smem[];
     const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
-    const Ring ring{base + Cfg::A_OFFSET, base + Cfg::B_OFFSET, base + Cfg::BARRIER_OFFSET,
-                    base + Cfg::BARRIER_OFFSET + Cfg::STAGES * 8};
+    const Ring ring = kt_wgmma::gemm_ring<Cfg>(base);
     const unsigned cta_rank = Cfg::CLUSTER_SIZE > 1 ? kt_hopper::cluster_ctarank() : 0u;
-
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < Cfg::STAGES; ++s) {
-        kt_hopper::mbarrier_init(ring.full + 8 * s, 1);  // the producer's expect_tx arrival
-        // Each slot is read by one consumer per CTA; multicast writes it in every CTA.
-        kt_hopper::mbarrier_init(ring.empty + 8 * s, Cfg::CLUSTER_SIZE);
-      }
-      kt_hopper::fence_mbarrier_init();
-    }
-    if constexpr (Cfg::CLUSTER_SIZE > 1) {
-      kt_hopper::cluster_sync();
-    } else {
-      __syncthreads();
-    }
+    // Each slot is read by one consumer per CTA; multicast writes it in every CTA.
+    kt_ws::start<Cfg::CLUSTER_SIZE>([&] { ring.barriers.init(Cfg::CLUSTER_SIZE); });
 
     const WorkList<Cfg> work(out.M, out.N, K, cta_rank);
-    const int warpgroup = static_cast<int>(threadIdx.x) / 128;
-    if (warpgroup == 0) {
-      kt_hopper::setmaxnreg_dec<Cfg::PRODUCER_REGISTERS>();
-      if (threadIdx.x == 0) produce(ring, work, tma_a, tma_b);
-    } else {
-      kt_hopper::setmaxnreg_inc<Cfg::CONSUMER_REGISTERS>();
-      consume(ring, work, out, base + Cfg::C_OFFSET + (warpgroup - 1) * Cfg::C_STAGE_BYTES,
-              warpgroup - 1);
-    }
-    if constexpr (Cfg::CLUSTER_SIZE > 1) kt_hopper::cluster_sync();
-  }
-
-  static __device__ __forceinline__ unsigned short row_peers(int rank_m) {
-    unsigned mask = 0;
-#pragma unroll
-    for (int j = 0; j < Cfg::CLUSTER_N; ++j) mask |= 1u << (rank_m + Cfg::CLUSTER_M * j);
-    return static_cast<unsigned short>(mask);
-  }
-  static __device__ __forceinline__ unsigned short column_peers(int rank_n) {
-    return static_cast<unsigned short>(((1u << Cfg::CLUSTER_M) - 1u) << (Cfg::CLUSTER_M * rank_n));
-  }
-
-  static __device__ __forceinline__ void produce(const Ring& ring, const WorkList<Cfg>& work,
-                                                 const KtTensorMap* tma_a,
-                                                 const KtTensorMap* tma_b) {
-    kt_hopper::prefetch_tensormap(tma_a);
-    kt_hopper::prefetch_tensormap(tma_b);
-    const unsigned short a_peers = row_peers(work.raster.rank_m);
-    const unsigned short b_peers = column_peers(work.raster.rank_n);
-    const int a_slice_row = work.raster.rank_n * Cfg::A_BOX_ROWS;
-    const int b_slice_row = work.raster.rank_m * Cfg::B_BOX_ROWS;
-    int p = 0;
-    const int items = work.items();
-    for (int j = 0; j < items; ++j) {
-      const WorkItem w = work.item(j);
-      const int a_row = w.tile.m * Cfg::BM + a_slice_row;
-      const int b_row = w.tile.n * Cfg::BN + b_slice_row;
-      for (int kt = w.k_begin; kt < w.k_end; ++kt, ++p) {
-        const RingSlot<Cfg::STAGES> slot(p);
-        const unsigned full = ring.full + 8 * slot.stage;
-        kt_hopper::mbarrier_wait(ring.empty + 8 * slot.stage, slot.phase ^ 1u);
-        kt_hopper::mbarrier_arrive_expect_tx(full, Cfg::STAGE_BYTES);
-        const unsigned a_dst = ring.a + slot.stage * Cfg::A_STAGE_BYTES + a_slice_row * 128;
-        const unsigned b_dst = ring.b + slot.stage * Cfg::B_STAGE_BYTES + b_slice_row * 128;
-#pragma unroll
-        for (int panel = 0; panel < Cfg::PANELS; ++panel) {
-          const int k = kt * Cfg::BK + panel * Cfg::PANEL_K;
-          if constexpr (Cfg::CLUSTER_N > 1) {
-            kt_hopper::tma_load_2d_multicast(a_dst + panel * Cfg::A_PANEL_BYTES, tma_a, full, k,
-                                             a_row, a_peers);
-          } else {
-            kt_hopper::tma_load_2d(a_dst + panel * Cfg::A_PANEL_BYTES, tma_a, full, k, a_row);
-          }
-          if constexpr (Cfg::CLUSTER_M > 1) {
-            kt_hopper::tma_load_2d_multicast(b_dst + panel * Cfg::B_PANEL_BYTES, tma_b, full, k,
-                                             b_row, b_peers);
-          } else {
-            kt_hopper::tma_load_2d(b_dst + panel * Cfg::B_PANEL_BYTES, tma_b, full, k, b_row);
-          }
-        }
-      }
-    }
-  }
-
-  static __device__ __forceinline__ void release(const Ring& ring, int stage) {
-    if (threadIdx.x % 128 != 0) return;
-    const unsigned empty = ring.empty + 8 * stage;
-    if constexpr (Cfg::CLUSTER_SIZE > 1) {
-#pragma unroll
-      for (int r = 0; r < Cfg::CLUSTER_SIZE; ++r) kt_hopper::mbarrier_arrive_cluster(empty, r);
-    } else {
-      kt_hopper::mbarrier_arrive(empty);
-    }
-  }
-
-  // Issues the wgmmas of k-tiles at ring positions [p, p + count); returns with the last stage's
-  // batch still running (its slot in `last_stage`), every earlier slot released.
-  static __device__ __forceinline__ void mainloop(const Ring& ring, Acc& acc, int p, int count,
-                                                  int& last_stage) {
-    const unsigned long long a_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.a);
-    const unsigned long long b_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.b);
-    int previous_stage = 0;
-    for (int kt = 0; kt < count; ++kt) {
-      const RingSlot<Cfg::STAGES> slot(p + kt);
-      kt_hopper::mbarrier_wait(ring.full + 8 * slot.stage, slot.phase);
-      kt_hopper::wgmma_fence();
-      const unsigned long long a_stage = a_desc0 + ((slot.stage * Cfg::A_STAGE_BYTES) >> 4);
-      const unsigned long long b_stage = b_desc0 + ((slot.stage * Cfg::B_STAGE_BYTES) >> 4);
-#pragma unroll
-      for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
-        const int panel = ks / 4;
-        const int k_bytes = (ks % 4) * 32;
-        const unsigned long long b_desc = b_stage + ((panel * Cfg::B_PANEL_BYTES + k_bytes) >> 4);
-#pragma unroll
-        for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
-          const unsigned long long a_desc =
-              a_stage + ((panel * Cfg::A_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
-          kt_hopper::wgmma_m64k16_ss(acc[mb], a_desc, b_desc, (kt > 0 || ks > 0) ? 1 : 0);
-        }
-      }
-      kt_hopper::wgmma_commit();
-      if (kt > 0) {
-        kt_hopper::wgmma_wait<1>();
-        release(ring, previous_stage);
-      }
-      previous_stage = slot.stage;
-    }
-    last_stage = previous_stage;
+    kt_ws::split_roles<Cfg::PRODUCER_REGISTERS, Cfg::CONSUMER_REGISTERS>(
+        [&] { kt_wgmma::produce_tiles<Cfg>(ring, work, tma_a, tma_b); },
+        [&](int consumer) {
+          consume(ring, work, out, base + Cfg::C_OFFSET + consumer * Cfg::C_STAGE_BYTES, consumer);
+        });
+    kt_ws::finish<Cfg::CLUSTER_SIZE>();
   }
 
   static __device__ __forceinline__ void consume(const Ring& ring, const WorkList<Cfg>& work,
@@ -213,6 +84,9 @@ struct PingpongKernel {
     // arrival, so no barrier is left half-complete at exit).
     if (consumer == 1 && items > 0) kt_hopper::named_barrier_arrive(Cfg::ORDER_BARRIER, 256);
     Acc acc;
+    // Each consumer reads the whole tile: every row of the A stage.
+    const unsigned long long a_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.a);
+    const unsigned long long b_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.b);
     int p = 0;
     for (int j = 0; j < items; ++j) {
       const WorkItem w = work.item(j);
@@ -222,11 +96,16 @@ struct PingpongKernel {
         continue;
       }
       kt_hopper::named_barrier_sync(Cfg::ORDER_BARRIER + consumer, 256);
-      int last_stage;
-      mainloop(ring, acc, p, count, last_stage);
+      // The item's k-tiles sit at ring positions [p, p + count) of the producer's order.
+      kt_ws::RingCursor<Cfg::STAGES> cursor = kt_ws::RingCursor<Cfg::STAGES>::at(p);
+      const int last_stage = kt_ws::wgmma_ring_loop<Cfg::CLUSTER_SIZE>(
+          ring.barriers, cursor, count, [&](int stage, bool first) {
+            kt_wgmma::issue_slot<Cfg>(acc, a_desc0, b_desc0, stage, first);
+          });
+      // Hand the turn over with this tile's last wgmmas still running.
       if (j + 1 < items) kt_hopper::named_barrier_arrive(Cfg::ORDER_BARRIER + (1 - consumer), 256);
       kt_hopper::wgmma_wait<0>();
-      release(ring, last_stage);
+      if (last_stage >= 0) ring.barriers.template release<128, Cfg::CLUSTER_SIZE>(last_stage);
       p += count;
 
       if constexpr (Cfg::STREAM_K) {

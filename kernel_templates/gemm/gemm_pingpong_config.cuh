@@ -8,6 +8,7 @@
 
 namespace kt_pingpong {
 
+using kt_wgmma::kForward;
 using kt_wgmma::kStoreGlobal;
 using kt_wgmma::kStoreTma;
 
@@ -22,6 +23,8 @@ struct PingpongConfig {
   static constexpr int RASTER = RASTER_, GROUP = GROUP_;
   static constexpr int EPILOGUE = EPILOGUE_;
   static constexpr bool STREAM_K = STREAM_K_ != 0;
+  // The shared producer (gemm_wgmma_mainloop.cuh) asks; ping-pong always loads k-tiles forward.
+  static constexpr int K_ORDER = kForward;
 
   static constexpr int THREADS = (CONSUMERS + 1) * 128;
   static constexpr int M_BLOCKS = BM / 64;      // wgmma m64 blocks of a consumer's tile

@@ -33,15 +33,14 @@
 #endif
 
 #include "gemm_skinny_stream_k_config.cuh"
-#include "hopper_primitives.cuh"
 #include "hopper_wgmma_ops.cuh"
 #include "mma_primitives.cuh"
-#include "pipeline_ring.cuh"
+#include "warp_specialized.cuh"
 
 namespace kt_skinny_sk {
 
 using kt_mma::elem_t;
-using kt_pipe::RingCursor;
+using kt_ws::RingCursor;
 
 // L2 policies for the copy engine: streamed-once weights leave first, shared tokens stay.
 __device__ __forceinline__ unsigned long long policy_evict_first() {
@@ -147,42 +146,26 @@ struct Outputs {
 
 template <class Cfg>
 struct SkinnyStreamKKernel {
+  using Ring = kt_ws::RingBarriers<Cfg::STAGES>;
   using Acc = float[Cfg::M_BLOCKS][Cfg::ACC];
 
   static __device__ __forceinline__ void run(const Outputs& out, const KtTensorMap* tma_w,
                                              const KtTensorMap* tma_t, int K) {
     extern __shared__ __align__(1024) unsigned char smem[];
     const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
-    const unsigned full = base + Cfg::BARRIER_OFFSET;
-    const unsigned empty = full + Cfg::STAGES * 8;
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < Cfg::STAGES; ++s) {
-        kt_hopper::mbarrier_init(full + 8 * s, 1);  // the producer's expect_tx arrival
-        // every consumer of the cluster: peers multicast token slices into this CTA's slots
-        kt_hopper::mbarrier_init(empty + 8 * s, Cfg::CONSUMERS * Cfg::CLUSTER);
-      }
-      kt_hopper::fence_mbarrier_init();
-    }
-    if constexpr (Cfg::CLUSTER > 1) {
-      kt_hopper::cluster_sync();  // peers arrive on our barriers: all initialised first
-    } else {
-      __syncthreads();
-    }
+    const unsigned barriers = base + Cfg::BARRIER_OFFSET;
+    const Ring ring{barriers, barriers + Cfg::STAGES * 8};
+    // Every consumer of the cluster reads each slot: peers multicast token slices into it.
+    kt_ws::start<Cfg::CLUSTER>([&] { ring.init(Cfg::CONSUMERS * Cfg::CLUSTER); });
 
     const Work<Cfg> work(out.M, out.N, K);
-    const int warpgroup = static_cast<int>(threadIdx.x) / 128;
-    if (warpgroup == 0) {
-      kt_hopper::setmaxnreg_dec<Cfg::PRODUCER_REGISTERS>();
-      if (threadIdx.x == 0) produce(base, full, empty, work, tma_w, tma_t);
-    } else {
-      kt_hopper::setmaxnreg_inc<Cfg::CONSUMER_REGISTERS>();
-      consume(base, full, empty, work, out, warpgroup - 1);
-    }
-    // No CTA may leave while a peer can still multicast into its ring or arrive on its barriers.
-    if constexpr (Cfg::CLUSTER > 1) kt_hopper::cluster_sync();
+    kt_ws::split_roles<Cfg::PRODUCER_REGISTERS, Cfg::CONSUMER_REGISTERS>(
+        [&] { produce(base, ring, work, tma_w, tma_t); },
+        [&](int consumer) { consume(base, ring, work, out, consumer); });
+    kt_ws::finish<Cfg::CLUSTER>();
   }
 
-  static __device__ __forceinline__ void produce(unsigned base, unsigned full, unsigned empty,
+  static __device__ __forceinline__ void produce(unsigned base, const Ring& ring,
                                                  const Work<Cfg>& work, const KtTensorMap* tma_w,
                                                  const KtTensorMap* tma_t) {
     kt_hopper::prefetch_tensormap(tma_w);
@@ -198,9 +181,7 @@ struct SkinnyStreamKKernel {
       const int k0 = (u % work.units_per_tile) * Cfg::BK;
       const int row = work.first_row(tile);
       const int token = work.first_token(tile) + slice;
-      const unsigned bar = full + 8 * cursor.stage;
-      kt_hopper::mbarrier_wait(empty + 8 * cursor.stage, cursor.phase ^ 1u);
-      kt_hopper::mbarrier_arrive_expect_tx(bar, Cfg::STAGE_BYTES);
+      const unsigned bar = ring.acquire(cursor, Cfg::STAGE_BYTES);
       const unsigned w_dst = base + Cfg::W_OFFSET + cursor.stage * Cfg::W_STAGE_BYTES;
       const unsigned t_dst = base + Cfg::T_OFFSET + cursor.stage * Cfg::T_STAGE_BYTES + slice * 128;
 #pragma unroll
@@ -229,7 +210,7 @@ struct SkinnyStreamKKernel {
     }
   }
 
-  static __device__ __forceinline__ void consume(unsigned base, unsigned full, unsigned empty,
+  static __device__ __forceinline__ void consume(unsigned base, const Ring& ring,
                                                  const Work<Cfg>& work, const Outputs& out,
                                                  int consumer) {
     Acc acc;
@@ -242,52 +223,31 @@ struct SkinnyStreamKKernel {
     for (int u = work.begin; u < work.end;) {
       const int tile = u / work.units_per_tile;
       const int piece_end = min_int(work.end, (tile + 1) * work.units_per_tile);
-      int previous_stage = -1;
-      for (int first = u; u < piece_end; ++u) {
-        kt_hopper::mbarrier_wait(full + 8 * cursor.stage, cursor.phase);
-        kt_hopper::wgmma_fence();
-        const unsigned long long w_stage = w_desc0 + ((cursor.stage * Cfg::W_STAGE_BYTES) >> 4);
-        const unsigned long long t_stage = t_desc0 + ((cursor.stage * Cfg::T_STAGE_BYTES) >> 4);
+      const int last_stage = kt_ws::wgmma_ring_loop<Cfg::CLUSTER>(
+          ring, cursor, piece_end - u, [&](int stage, bool first) {
+            const unsigned long long w_stage = w_desc0 + ((stage * Cfg::W_STAGE_BYTES) >> 4);
+            const unsigned long long t_stage = t_desc0 + ((stage * Cfg::T_STAGE_BYTES) >> 4);
 #pragma unroll
-        for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
-          // k step ks: panel ks/4, 32 bytes further per k16 inside the 128-byte swizzled row
-          const int panel = ks / 4;
-          const int k_bytes = (ks % 4) * 32;
-          const unsigned long long t_desc = t_stage + ((panel * Cfg::T_PANEL_BYTES + k_bytes) >> 4);
+            for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
+              // k step ks: panel ks/4, 32 bytes further per k16 inside the 128-byte swizzled row
+              const int panel = ks / 4;
+              const int k_bytes = (ks % 4) * 32;
+              const unsigned long long t_desc =
+                  t_stage + ((panel * Cfg::T_PANEL_BYTES + k_bytes) >> 4);
 #pragma unroll
-          for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
-            const unsigned long long w_desc =
-                w_stage + ((panel * Cfg::W_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
-            kt_hopper::wgmma_m64k16_ss(acc[mb], w_desc, t_desc, (u > first || ks > 0) ? 1 : 0);
-          }
-        }
-        kt_hopper::wgmma_commit();
-        // Keep this stage's wgmmas running; the previous stage's are done after the wait.
-        if (previous_stage >= 0) {
-          kt_hopper::wgmma_wait<1>();
-          release(empty, previous_stage);
-        }
-        previous_stage = cursor.stage;
-        cursor.advance();
-      }
+              for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
+                const unsigned long long w_desc =
+                    w_stage + ((panel * Cfg::W_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
+                kt_hopper::wgmma_m64k16_ss(acc[mb], w_desc, t_desc, (!first || ks > 0) ? 1 : 0);
+              }
+            }
+          });
+      u = piece_end;
       kt_hopper::wgmma_wait<0>();
 #pragma unroll
       for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) kt_hopper::fence_operands(acc[mb]);
-      release(empty, previous_stage);
+      if (last_stage >= 0) ring.template release<128, Cfg::CLUSTER>(last_stage);
       finish_piece(acc, work, out, tile, base + Cfg::FLAG_OFFSET, consumer);
-    }
-  }
-
-  // Tells every producer of the cluster (each writes a token slice into this CTA's slot) that
-  // this warpgroup has finished reading slot `stage`.
-  static __device__ __forceinline__ void release(unsigned empty, int stage) {
-    if (threadIdx.x % 128 != 0) return;
-    if constexpr (Cfg::CLUSTER > 1) {
-#pragma unroll
-      for (int r = 0; r < Cfg::CLUSTER; ++r)
-        kt_hopper::mbarrier_arrive_cluster(empty + 8 * stage, r);
-    } else {
-      kt_hopper::mbarrier_arrive(empty + 8 * stage);
     }
   }
 

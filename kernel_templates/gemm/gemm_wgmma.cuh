@@ -34,22 +34,10 @@
 #include "gemm_stream_k.cuh"
 #include "gemm_tma_store_epilogue.cuh"
 #include "gemm_wgmma_config.cuh"
-#include "gemm_wgmma_scheduler.cuh"
-#include "gemm_work_list.cuh"
-#include "hopper_primitives.cuh"
-#include "hopper_wgmma_ops.cuh"
-#include "pipeline_ring.cuh"
+#include "gemm_wgmma_mainloop.cuh"
 #include "wgmma_store.cuh"
 
 namespace kt_wgmma {
-
-// Shared addresses of the ring: stage s of A at a + s*A_STAGE_BYTES, of B at b + ...; the full
-// and empty barriers of stage s at full + 8s and empty + 8s.
-struct Ring {
-  unsigned a, b, full, empty;
-};
-
-using kt_pipe::RingCursor;
 
 // Where C and the stream-K buffers are.
 struct Outputs {
@@ -62,110 +50,26 @@ struct Outputs {
 
 template <class Cfg>
 struct WgmmaKernel {
+  using Ring = GemmRing<Cfg::STAGES>;
+
   static __device__ __forceinline__ void run(const Outputs& out, const KtTensorMap* tma_a,
                                              const KtTensorMap* tma_b, int K) {
     extern __shared__ __align__(1024) unsigned char smem[];
     // 128B-swizzled tiles must start on 1024-byte boundaries (the descriptors' base offset is 0).
     const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
-    const Ring ring{base + Cfg::A_OFFSET, base + Cfg::B_OFFSET, base + Cfg::BARRIER_OFFSET,
-                    base + Cfg::BARRIER_OFFSET + Cfg::STAGES * 8};
+    const Ring ring = gemm_ring<Cfg>(base);
     const unsigned cta_rank = Cfg::CLUSTER_SIZE > 1 ? kt_hopper::cluster_ctarank() : 0u;
-
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < Cfg::STAGES; ++s) {
-        kt_hopper::mbarrier_init(ring.full + 8 * s, 1);  // the producer's expect_tx arrival
-        kt_hopper::mbarrier_init(ring.empty + 8 * s, Cfg::CONSUMERS * Cfg::CLUSTER_SIZE);
-      }
-      kt_hopper::fence_mbarrier_init();
-    }
-    // Peers multicast into our ring and arrive on our barriers: all must be initialised first.
-    if constexpr (Cfg::CLUSTER_SIZE > 1) {
-      kt_hopper::cluster_sync();
-    } else {
-      __syncthreads();
-    }
+    // Every consumer of the cluster reads each slot: peers multicast into it.
+    kt_ws::start<Cfg::CLUSTER_SIZE>(
+        [&] { ring.barriers.init(Cfg::CONSUMERS * Cfg::CLUSTER_SIZE); });
 
     const WorkList<Cfg> work(out.M, out.N, K, cta_rank);
-    const int warpgroup = static_cast<int>(threadIdx.x) / 128;
-    if (warpgroup == 0) {
-      kt_hopper::setmaxnreg_dec<Cfg::PRODUCER_REGISTERS>();
-      if (threadIdx.x == 0) produce(ring, work, tma_a, tma_b);
-    } else {
-      kt_hopper::setmaxnreg_inc<Cfg::CONSUMER_REGISTERS>();
-      consume(ring, work, out, base + Cfg::C_OFFSET + (warpgroup - 1) * Cfg::C_STAGE_BYTES,
-              warpgroup - 1);
-    }
-    // No CTA may leave while a peer can still arrive on its barriers or write its ring.
-    if constexpr (Cfg::CLUSTER_SIZE > 1) kt_hopper::cluster_sync();
-  }
-
-  // Multicast masks: the CTAs of this one's tile row (sharing A) and tile column (sharing B).
-  static __device__ __forceinline__ unsigned short row_peers(int rank_m) {
-    unsigned mask = 0;
-#pragma unroll
-    for (int j = 0; j < Cfg::CLUSTER_N; ++j) mask |= 1u << (rank_m + Cfg::CLUSTER_M * j);
-    return static_cast<unsigned short>(mask);
-  }
-  static __device__ __forceinline__ unsigned short column_peers(int rank_n) {
-    return static_cast<unsigned short>(((1u << Cfg::CLUSTER_M) - 1u) << (Cfg::CLUSTER_M * rank_n));
-  }
-
-  static __device__ __forceinline__ void produce(const Ring& ring, const WorkList<Cfg>& work,
-                                                 const KtTensorMap* tma_a,
-                                                 const KtTensorMap* tma_b) {
-    kt_hopper::prefetch_tensormap(tma_a);
-    kt_hopper::prefetch_tensormap(tma_b);
-    const unsigned short a_peers = row_peers(work.raster.rank_m);
-    const unsigned short b_peers = column_peers(work.raster.rank_n);
-    // This CTA's slice of the shared tiles: rows and shared offset inside the stage.
-    const int a_slice_row = work.raster.rank_n * Cfg::A_BOX_ROWS;
-    const int b_slice_row = work.raster.rank_m * Cfg::B_BOX_ROWS;
-    RingCursor<Cfg::STAGES> cursor;
-    const int items = work.items();
-    for (int j = 0; j < items; ++j) {
-      const WorkItem w = work.item(j);
-      const int a_row = w.tile.m * Cfg::BM + a_slice_row;
-      const int b_row = w.tile.n * Cfg::BN + b_slice_row;
-      for (int kt = w.k_begin; kt < w.k_end; ++kt) {
-        const unsigned full = ring.full + 8 * cursor.stage;
-        kt_hopper::mbarrier_wait(ring.empty + 8 * cursor.stage, cursor.phase ^ 1u);
-        kt_hopper::mbarrier_arrive_expect_tx(full, Cfg::STAGE_BYTES);
-        // Reverse order runs each item's k-tiles from its end (the whole K for a whole tile).
-        const int k0 = (Cfg::K_ORDER == kReverse ? w.k_begin + w.k_end - 1 - kt : kt) * Cfg::BK;
-        const unsigned a_dst = ring.a + cursor.stage * Cfg::A_STAGE_BYTES + a_slice_row * 128;
-        const unsigned b_dst = ring.b + cursor.stage * Cfg::B_STAGE_BYTES + b_slice_row * 128;
-#pragma unroll
-        for (int p = 0; p < Cfg::PANELS; ++p) {
-          const int k = k0 + p * Cfg::PANEL_K;
-          if constexpr (Cfg::CLUSTER_N > 1) {
-            kt_hopper::tma_load_2d_multicast(a_dst + p * Cfg::A_PANEL_BYTES, tma_a, full, k, a_row,
-                                             a_peers);
-          } else {
-            kt_hopper::tma_load_2d(a_dst + p * Cfg::A_PANEL_BYTES, tma_a, full, k, a_row);
-          }
-          if constexpr (Cfg::CLUSTER_M > 1) {
-            kt_hopper::tma_load_2d_multicast(b_dst + p * Cfg::B_PANEL_BYTES, tma_b, full, k, b_row,
-                                             b_peers);
-          } else {
-            kt_hopper::tma_load_2d(b_dst + p * Cfg::B_PANEL_BYTES, tma_b, full, k, b_row);
-          }
-        }
-        cursor.advance();
-      }
-    }
-  }
-
-  // Tells every producer that may write this CTA's slot `stage` (all CTAs of the cluster count
-  // every consumer) that this warpgroup has finished reading it.
-  static __device__ __forceinline__ void release(const Ring& ring, int stage) {
-    if (threadIdx.x % 128 != 0) return;
-    const unsigned empty = ring.empty + 8 * stage;
-    if constexpr (Cfg::CLUSTER_SIZE > 1) {
-#pragma unroll
-      for (int r = 0; r < Cfg::CLUSTER_SIZE; ++r) kt_hopper::mbarrier_arrive_cluster(empty, r);
-    } else {
-      kt_hopper::mbarrier_arrive(empty);
-    }
+    kt_ws::split_roles<Cfg::PRODUCER_REGISTERS, Cfg::CONSUMER_REGISTERS>(
+        [&] { produce_tiles<Cfg>(ring, work, tma_a, tma_b); },
+        [&](int consumer) {
+          consume(ring, work, out, base + Cfg::C_OFFSET + consumer * Cfg::C_STAGE_BYTES, consumer);
+        });
+    kt_ws::finish<Cfg::CLUSTER_SIZE>();
   }
 
   static __device__ __forceinline__ void consume(const Ring& ring, const WorkList<Cfg>& work,
@@ -175,46 +79,19 @@ struct WgmmaKernel {
     const unsigned barrier = Cfg::CONSUMER_BARRIER + consumer;
     const bool tma_store = Cfg::EPILOGUE == kStoreTma && (out.N % 8) == 0;
     float acc[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK];
-    // Descriptors of stage 0, k step 0; a stage, panel or k step only moves the start address,
-    // the descriptor's low field (in 16-byte units), so it is added to the 64-bit value.
+    // Consumer c reads rows [c*CONSUMER_ROWS, (c+1)*CONSUMER_ROWS) of each A stage.
     const unsigned long long a_desc0 =
         kt_hopper::wgmma_descriptor_sw128(ring.a + consumer * Cfg::CONSUMER_ROWS * 128);
     const unsigned long long b_desc0 = kt_hopper::wgmma_descriptor_sw128(ring.b);
-    RingCursor<Cfg::STAGES> cursor;
+    kt_ws::RingCursor<Cfg::STAGES> cursor;
     const int items = work.items();
     for (int j = 0; j < items; ++j) {
       const WorkItem w = work.item(j);
-      const int k_count = w.k_end - w.k_begin;
-      int previous_stage = 0;
-      for (int kt = 0; kt < k_count; ++kt) {
-        kt_hopper::mbarrier_wait(ring.full + 8 * cursor.stage, cursor.phase);
-        kt_hopper::wgmma_fence();
-        const unsigned long long a_stage = a_desc0 + ((cursor.stage * Cfg::A_STAGE_BYTES) >> 4);
-        const unsigned long long b_stage = b_desc0 + ((cursor.stage * Cfg::B_STAGE_BYTES) >> 4);
-#pragma unroll
-        for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
-          // k step ks: panel ks/4, 32 bytes further per k16 inside the 128-byte swizzled row
-          const int panel = ks / 4;
-          const int k_bytes = (ks % 4) * 32;
-          const unsigned long long b_desc = b_stage + ((panel * Cfg::B_PANEL_BYTES + k_bytes) >> 4);
-#pragma unroll
-          for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
-            const unsigned long long a_desc =
-                a_stage + ((panel * Cfg::A_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
-            kt_hopper::wgmma_m64k16_ss(acc[mb], a_desc, b_desc, (kt > 0 || ks > 0) ? 1 : 0);
-          }
-        }
-        kt_hopper::wgmma_commit();
-        // Keep this stage's wgmmas running; the previous stage's are done after the wait.
-        if (kt > 0) {
-          kt_hopper::wgmma_wait<1>();
-          release(ring, previous_stage);
-        }
-        previous_stage = cursor.stage;
-        cursor.advance();
-      }
+      const int last_stage = kt_ws::wgmma_ring_loop<Cfg::CLUSTER_SIZE>(
+          ring.barriers, cursor, w.k_end - w.k_begin,
+          [&](int stage, bool first) { issue_slot<Cfg>(acc, a_desc0, b_desc0, stage, first); });
       kt_hopper::wgmma_wait<0>();
-      release(ring, previous_stage);
+      if (last_stage >= 0) ring.barriers.template release<128, Cfg::CLUSTER_SIZE>(last_stage);
 
       if constexpr (Cfg::STREAM_K) {
         // One slot of BM*BN floats per CTA, consumer c's rows at c*CONSUMER_ROWS*BN; both
