@@ -76,7 +76,54 @@ try:
         print(f"compiled job {job['id']}: {job['status']}", flush=True)
 
     def write_summary():
-        print("\n".join(write_summary()))
+        summary = ["# new vs before: before_us / new_us of the final comparison (interleaved), "
+                   "> 1 means the new source is faster", ""]
+        summary.append("| case | rounds | median before/new | range |")
+        summary.append("| --- | --- | --- | --- |")
+        for case in cases:
+            r = ratios[case["name"]]
+            figure = (f"{statistics.median(r):.3f} | {min(r):.3f}–{max(r):.3f}" if r
+                      else "no figure | ")
+            summary.append(f"| {case['name']} {case['config']} | {len(r)} | {figure} |")
+        all_ratios = [x for r in ratios.values() for x in r]
+        if all_ratios:
+            summary.append("")
+            summary.append(f"all cases: median {statistics.median(all_ratios):.3f}, range "
+                           f"{min(all_ratios):.3f}–{max(all_ratios):.3f} over {len(all_ratios)} jobs")
+        with open(os.path.join(args.out, "summary.md"), "w") as f:
+            f.write("\n".join(summary + ["", "## Jobs", ""] + rows) + "\n")
+        return summary
+
+    for round_index in range(args.rounds):
+        for case in cases:
+            job = call("POST", "/v1/jobs", {"family": case["family"], "shape": case["shape"],
+                                            "dtype": case["dtype"], "configs": pinned(case)})
+            while job["status"] in ("queued", "running"):
+                time.sleep(0.5)
+                job = call("GET", f"/v1/jobs/{job['id']}")
+            variants = call("GET", f"/v1/jobs/{job['id']}/variants")["variants"]
+            with open(os.path.join(args.out, "jobs", f"job-{job['id']}.json"), "w") as f:
+                json.dump({"case": case, "round": round_index, "job": job, "variants": variants},
+                          f, indent=1)
+            template_of = {v["id"]: v["template"] for v in variants}
+            status = {v["template"]: v["status"] for v in variants}
+            final = job.get("final") or {}
+            medians = {template_of.get(vid): t["median_us"]
+                       for vid, t in zip(final.get("variant_ids", []), final.get("timings", []))}
+            new, before = medians.get(case["template"]), medians.get(case["template"] + "_before")
+            ratio = before / new if new and before else None
+            if ratio:
+                ratios[case["name"]].append(ratio)
+                line = (f"round {round_index + 1} job {job['id']} {job['status']}: {case['name']}: "
+                        f"new {new:.2f} us ({status.get(case['template'])}), before {before:.2f} us "
+                        f"({status.get(case['template'] + '_before')}), before/new {ratio:.4f}")
+            else:
+                line = (f"round {round_index + 1} job {job['id']} {job['status']}: {case['name']}: "
+                        f"no pair of final timings; statuses {status}, reason {job.get('reason')}")
+            print(line, flush=True)
+            rows.append(line)
+        write_summary()
+    print("\n".join(write_summary()))
 finally:
     daemon.terminate()
     daemon.wait(timeout=30)
