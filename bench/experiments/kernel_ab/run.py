@@ -7,7 +7,7 @@ rounds and the range) to OUT.
 
   run.py --bin build/bin --families FAMILIES --cases cases.txt --rounds 3 --out OUT
 """
-import argparse, json, os, statistics, subprocess, sys, time, urllib.request
+import argparse, json, os, shutil, statistics, subprocess, sys, time, urllib.error, urllib.request
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--bin", required=True)
@@ -16,6 +16,8 @@ parser.add_argument("--cases", required=True)
 parser.add_argument("--rounds", type=int, default=3)
 parser.add_argument("--out", required=True)
 parser.add_argument("--port", type=int, default=18631)
+parser.add_argument("--from-db", help="summarise the tune jobs of this store (a copy) instead of "
+                    "running new ones")
 args = parser.parse_args()
 os.makedirs(os.path.join(args.out, "jobs"), exist_ok=True)
 url = f"http://127.0.0.1:{args.port}"
@@ -43,6 +45,8 @@ def parse_cases(path):
     return cases
 
 
+if args.from_db:
+    shutil.copy(args.from_db, os.path.join(args.out, "ab.sqlite"))
 log = open(os.path.join(args.out, "kerntuned.log"), "w")
 daemon = subprocess.Popen([os.path.join(args.bin, "kerntuned"), "--listen", f"127.0.0.1:{args.port}",
                            "--db", os.path.join(args.out, "ab.sqlite"), "--families", args.families,
@@ -65,8 +69,8 @@ try:
 
     # Compile every case's pair at once first (compile-only jobs run side by side on every core
     # and fill the kernel cache), so the timed jobs do not wait on NVRTC one pair at a time.
-    arch = call("GET", "/v1/devices")["devices"][0]["arch"]
-    compiles = [call("POST", "/v1/jobs", {"family": c["family"], "shape": c["shape"],
+    arch = None if args.from_db else call("GET", "/v1/devices")["devices"][0]["arch"]
+    compiles = [] if args.from_db else [call("POST", "/v1/jobs", {"family": c["family"], "shape": c["shape"],
                                          "dtype": c["dtype"], "mode": "compile", "arch": arch,
                                          "configs": pinned(c)}) for c in cases]
     for job in compiles:
@@ -94,35 +98,54 @@ try:
             f.write("\n".join(summary + ["", "## Jobs", ""] + rows) + "\n")
         return summary
 
-    for round_index in range(args.rounds):
-        for case in cases:
-            job = call("POST", "/v1/jobs", {"family": case["family"], "shape": case["shape"],
-                                            "dtype": case["dtype"], "configs": pinned(case)})
-            while job["status"] in ("queued", "running"):
-                time.sleep(0.5)
-                job = call("GET", f"/v1/jobs/{job['id']}")
-            variants = call("GET", f"/v1/jobs/{job['id']}/variants")["variants"]
-            with open(os.path.join(args.out, "jobs", f"job-{job['id']}.json"), "w") as f:
-                json.dump({"case": case, "round": round_index, "job": job, "variants": variants},
-                          f, indent=1)
-            template_of = {v["id"]: v["template"] for v in variants}
-            status = {v["template"]: v["status"] for v in variants}
-            final = job.get("final") or {}
-            medians = {template_of.get(vid): t["median_us"]
-                       for vid, t in zip(final.get("variant_ids", []), final.get("timings", []))}
-            new, before = medians.get(case["template"]), medians.get(case["template"] + "_before")
-            ratio = before / new if new and before else None
-            if ratio:
-                ratios[case["name"]].append(ratio)
-                line = (f"round {round_index + 1} job {job['id']} {job['status']}: {case['name']}: "
-                        f"new {new:.2f} us ({status.get(case['template'])}), before {before:.2f} us "
-                        f"({status.get(case['template'] + '_before')}), before/new {ratio:.4f}")
-            else:
-                line = (f"round {round_index + 1} job {job['id']} {job['status']}: {case['name']}: "
-                        f"no pair of final timings; statuses {status}, reason {job.get('reason')}")
-            print(line, flush=True)
-            rows.append(line)
-        write_summary()
+    def stored_jobs():  # (round, case, job) of every tune job of --from-db, in id order
+        seen = {}
+        job_id = 1
+        while True:
+            try:
+                job = call("GET", f"/v1/jobs/{job_id}")
+            except urllib.error.HTTPError:
+                return
+            job_id += 1
+            case = next((c for c in cases if job["mode"] == "tune" and c["family"] == job["family"]
+                         and c["shape"] == job["shape"] and c["dtype"] == job["dtype"]), None)
+            if case:
+                seen[case["name"]] = seen.get(case["name"], -1) + 1
+                yield seen[case["name"]], case, job
+
+    def new_jobs():  # one job per case and round, pinned to the pair
+        for round_index in range(args.rounds):
+            for case in cases:
+                job = call("POST", "/v1/jobs", {"family": case["family"], "shape": case["shape"],
+                                                "dtype": case["dtype"], "configs": pinned(case)})
+                while job["status"] in ("queued", "running"):
+                    time.sleep(0.5)
+                    job = call("GET", f"/v1/jobs/{job['id']}")
+                yield round_index, case, job
+            write_summary()
+
+    for round_index, case, job in (stored_jobs() if args.from_db else new_jobs()):
+        variants = call("GET", f"/v1/jobs/{job['id']}/variants")["variants"]
+        with open(os.path.join(args.out, "jobs", f"job-{job['id']}.json"), "w") as f:
+            json.dump({"case": case, "round": round_index, "job": job, "variants": variants},
+                      f, indent=1)
+        template_of = {v["id"]: v["template"] for v in variants}
+        status = {v["template"]: v["status"] for v in variants}
+        final = (job.get("comparison") or {}).get("final") or {}
+        medians = {template_of.get(vid): t["median_us"]
+                   for vid, t in zip(final.get("variant_ids", []), final.get("timings", []))}
+        new, before = medians.get(case["template"]), medians.get(case["template"] + "_before")
+        ratio = before / new if new and before else None
+        if ratio:
+            ratios[case["name"]].append(ratio)
+            line = (f"round {round_index + 1} job {job['id']} {job['status']}: {case['name']}: "
+                    f"new {new:.2f} us ({status.get(case['template'])}), before {before:.2f} us "
+                    f"({status.get(case['template'] + '_before')}), before/new {ratio:.4f}")
+        else:
+            line = (f"round {round_index + 1} job {job['id']} {job['status']}: {case['name']}: "
+                    f"no pair of final timings; statuses {status}, reason {job.get('reason')}")
+        print(line, flush=True)
+        rows.append(line)
     print("\n".join(write_summary()))
 finally:
     daemon.terminate()
