@@ -120,27 +120,9 @@ struct PingpongKernel {
           kt_wgmma::gather_partials<Cfg::ACC, 1, 1, Cfg::BM * Cfg::BN>(
               &acc[0][0], work, w, out.workspace, 0, tile_counter(out, w), epilogue_barrier);
       }
-      const int row0 = w.tile.m * Cfg::BM;
-      const int col0 = w.tile.n * Cfg::BN;
-      if constexpr (Cfg::EPILOGUE == kStoreTma) {
-        // The previous tile's store has finished reading the staging tile.
-        if (t == 0) kt_hopper::bulk_wait_group_read<0>();
-        kt_hopper::named_barrier_sync(epilogue_barrier, 128);
-        kt_tma_store::stage_tile<Cfg::BM, Cfg::BN>(acc, c_stage);
-        kt_hopper::fence_proxy_async_shared();  // st.shared before the TMA engine reads them
-        kt_hopper::named_barrier_sync(epilogue_barrier, 128);
-        if (tma_store) {
-          if (t == 0)
-            kt_tma_store::store_staged_tile<Cfg::BM, Cfg::BN>(out.map_c, c_stage, row0, col0);
-        } else {
-          kt_tma_store::copy_staged_tile<Cfg::BM, Cfg::BN>(c_stage, out.C, out.M, out.N, row0,
-                                                           col0);
-        }
-      } else {
-#pragma unroll
-        for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb)
-          kt_wgmma::store_m64_block<Cfg::BN>(acc[mb], out.C, out.M, out.N, row0 + mb * 64, col0);
-      }
+      kt_wgmma::store_tile<Cfg::BM, Cfg::BN, Cfg::EPILOGUE == kStoreTma>(
+          acc, out.C, out.map_c, out.M, out.N, c_stage, epilogue_barrier, tma_store,
+          w.tile.m * Cfg::BM, w.tile.n * Cfg::BN);
     }
     if (tma_store && t == 0) kt_hopper::bulk_wait_group<0>();
   }

@@ -110,29 +110,9 @@ struct WgmmaKernel {
               &acc[0][0], work, w, out.workspace, offset, counter, barrier);
       }
 
-      const int row_base = w.tile.m * Cfg::BM + consumer * Cfg::CONSUMER_ROWS;
-      const int col_base = w.tile.n * Cfg::BN;
-      if constexpr (Cfg::EPILOGUE == kStoreTma) {
-        // The previous tile's store has finished reading the staging tile.
-        if (t == 0) kt_hopper::bulk_wait_group_read<0>();
-        kt_hopper::named_barrier_sync(barrier, 128);
-        kt_tma_store::stage_tile<Cfg::CONSUMER_ROWS, Cfg::BN>(acc, c_stage);
-        kt_hopper::fence_proxy_async_shared();  // st.shared before the TMA engine reads them
-        kt_hopper::named_barrier_sync(barrier, 128);
-        if (tma_store) {
-          if (t == 0)
-            kt_tma_store::store_staged_tile<Cfg::CONSUMER_ROWS, Cfg::BN>(out.map_c, c_stage,
-                                                                         row_base, col_base);
-        } else {
-          kt_tma_store::copy_staged_tile<Cfg::CONSUMER_ROWS, Cfg::BN>(c_stage, out.C, out.M, out.N,
-                                                                      row_base, col_base);
-        }
-      } else {
-#pragma unroll
-        for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb)
-          kt_wgmma::store_m64_block<Cfg::BN>(acc[mb], out.C, out.M, out.N, row_base + mb * 64,
-                                             col_base);
-      }
+      store_tile<Cfg::CONSUMER_ROWS, Cfg::BN, Cfg::EPILOGUE == kStoreTma>(
+          acc, out.C, out.map_c, out.M, out.N, c_stage, barrier, tma_store,
+          w.tile.m * Cfg::BM + consumer * Cfg::CONSUMER_ROWS, w.tile.n * Cfg::BN);
     }
     if (tma_store && t == 0) kt_hopper::bulk_wait_group<0>();
   }

@@ -5,10 +5,12 @@
 // barriers.
 #pragma once
 
+#include "gemm_tma_store_epilogue.cuh"
 #include "gemm_wgmma_config.cuh"
 #include "gemm_work_list.cuh"
 #include "hopper_wgmma_ops.cuh"
 #include "warp_specialized.cuh"
+#include "wgmma_store.cuh"
 
 namespace kt_wgmma {
 
@@ -86,6 +88,35 @@ __device__ __forceinline__ void issue_slot(float (&acc)[Cfg::M_BLOCKS][Cfg::ACC_
           a_stage + ((panel * Cfg::A_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
       kt_hopper::wgmma_m64k16_ss(acc[mb], a_desc, b_desc, (!first || ks > 0) ? 1 : 0);
     }
+  }
+}
+
+// Writes a consumer warpgroup's ROWS x BN tile of accumulators to C at (row0, col0). With
+// STAGED (EPILOGUE == kStoreTma): through the staging tile at c_stage, then one thread's TMA
+// stores, or plain copies of the staged tile when N rules out the tensor map (tma_store false);
+// `barrier` syncs the warpgroup's 128 threads. Otherwise straight from registers, bounds-checked.
+// After the warpgroup's last tile, thread 0 waits for its stores (bulk_wait_group<0>).
+template <int ROWS, int BN, bool STAGED>
+__device__ __forceinline__ void store_tile(const float (&acc)[ROWS / 64][BN / 2], elem_t* C,
+                                           const KtTensorMap* map_c, int M, int N, unsigned c_stage,
+                                           unsigned barrier, bool tma_store, int row0, int col0) {
+  if constexpr (STAGED) {
+    const int t = static_cast<int>(threadIdx.x) % 128;
+    // The previous tile's store has finished reading the staging tile.
+    if (t == 0) kt_hopper::bulk_wait_group_read<0>();
+    kt_hopper::named_barrier_sync(barrier, 128);
+    kt_tma_store::stage_tile<ROWS, BN>(acc, c_stage);
+    kt_hopper::fence_proxy_async_shared();  // st.shared before the TMA engine reads them
+    kt_hopper::named_barrier_sync(barrier, 128);
+    if (tma_store) {
+      if (t == 0) kt_tma_store::store_staged_tile<ROWS, BN>(map_c, c_stage, row0, col0);
+    } else {
+      kt_tma_store::copy_staged_tile<ROWS, BN>(c_stage, C, M, N, row0, col0);
+    }
+  } else {
+#pragma unroll
+    for (int mb = 0; mb < ROWS / 64; ++mb)
+      store_m64_block<BN>(acc[mb], C, M, N, row0 + mb * 64, col0);
   }
 }
 
