@@ -1,32 +1,54 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies, builds, runs every test suite, then builds the
-# libFuzzer targets with clang + AddressSanitizer + UndefinedBehaviorSanitizer (build-fuzz/),
-# replays their committed corpora and fuzzes each for a short time. GPU tests skip themselves on
-# a machine without an NVIDIA driver and GPU.
+# The test command, in tiers. GPU tests skip themselves on a machine without an NVIDIA driver and
+# GPU.
 #
-#   scripts/test.sh [--sanitize] [--no-fuzz] [ctest arguments...]
+#   scripts/test.sh            install dependencies, build, run every suite (unit, nvrtc: the
+#                              NVRTC compile tests, integration, fuzz: the committed fuzz corpora
+#                              replayed, gpu, Python and browser), then the kill -9 crash test
+#                              alone. What CI runs (.ci/run).
+#   scripts/test.sh --quick    build the unit tests and run the pure ones (label unit: no NVRTC,
+#                              no daemon, no PostgreSQL); a few minutes on 2 cores. No install.
+#   scripts/test.sh --fuzz     the default, then the libFuzzer targets built with clang +
+#                              AddressSanitizer + UndefinedBehaviorSanitizer (build-fuzz/), their
+#                              corpora replayed and each fuzzed for KERNTUNE_FUZZ_SECONDS (20).
+#   scripts/test.sh --sanitize the default, then the daemon, CLI and integration tests built with
+#                              ASan + UBSan (build-asan/) and the integration tests run there.
 #
-#   --sanitize  also build the daemon, CLI and integration tests with ASan + UBSan (build-asan/)
-#               and run the integration tests there
-#   --no-fuzz   skip the fuzz build and runs (a quick local re-run)
-#
-# KERNTUNE_FUZZ_SECONDS (default 20): how long each fuzz target mutates; 0 replays only.
+# Other arguments go to ctest in place of the default selection, e.g. -R '^Store' or -L nvrtc.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
+quick=0
 sanitize=0
-fuzz=1
+fuzz=0
 ctest_args=()
 for arg in "$@"; do
   case "$arg" in
+    --quick) quick=1 ;;
     --sanitize) sanitize=1 ;;
-    --no-fuzz) fuzz=0 ;;
+    --fuzz) fuzz=1 ;;
     *) ctest_args+=("$arg") ;;
   esac
 done
 jobs=${KERNTUNE_JOBS:-$(nproc)}
 test_jobs=${KERNTUNE_TEST_JOBS:-2}
 fuzz_seconds=${KERNTUNE_FUZZ_SECONDS:-20}
+build_dir=${KERNTUNE_BUILD_DIR:-$root/build}
+
+run_ctest() {  # run_ctest BUILD_DIR ARGS...
+  local dir=$1
+  shift
+  (cd "$dir" && ctest --output-on-failure -j "$test_jobs" --timeout 600 "$@")
+}
+
+if [ "$quick" -eq 1 ]; then
+  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} \
+    >/dev/null
+  cmake --build "$build_dir" -j "$jobs" --target unit_tests
+  # The PostgreSQL half of the unit tests starts a database cluster: not quick.
+  run_ctest "$build_dir" -L '^unit$' -E 'PostgreSQL' "${ctest_args[@]}"
+  exit
+fi
 
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
@@ -44,19 +66,14 @@ step() {  # step NAME COMMAND...: runs it, timed; a failure is remembered, the n
   fi
 }
 
-run_ctest() {  # run_ctest BUILD_DIR ARGS...
-  local dir=$1
-  shift
-  (cd "$dir" && ctest --output-on-failure -j "$test_jobs" --timeout 600 "$@")
-}
 if [ ${#ctest_args[@]} -eq 0 ]; then
   # The kill -9 test times restarts and compile progress: beside the other suites on a 2-core
   # machine it misses its waits, so it runs alone, after them.
   serial='^CrashConsistency\.'
-  step "tests" run_ctest "${KERNTUNE_BUILD_DIR:-$root/build}" -E "$serial"
-  step "crash consistency (alone)" run_ctest "${KERNTUNE_BUILD_DIR:-$root/build}" -R "$serial"
+  step "tests" run_ctest "$build_dir" -E "$serial"
+  step "crash consistency (alone)" run_ctest "$build_dir" -R "$serial"
 else
-  step "tests" run_ctest "${KERNTUNE_BUILD_DIR:-$root/build}" "${ctest_args[@]}"
+  step "tests" run_ctest "$build_dir" "${ctest_args[@]}"
 fi
 
 # Sanitized builds use clang (libFuzzer needs it); their own folders, so the main build is
@@ -96,7 +113,7 @@ fuzz_all() {
   done
   return $status
 }
-if [ "$fuzz" -eq 1 ]; then step "fuzz (corpus replay + ${fuzz_seconds} s per target)" fuzz_all; fi
+if [ "$fuzz" -eq 1 ]; then step "libFuzzer + sanitizers (corpus replay + ${fuzz_seconds} s per target)" fuzz_all; fi
 
 sanitized_integration() {
   local dir=$root/build-asan

@@ -10,16 +10,20 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/daemon_process.hpp"
+#include "client/http_transport.hpp"
 #include "client/kerntune_client.hpp"
 #include "db/store.hpp"
 #include "support/baseline_fixtures.hpp"
 #include "support/child_process.hpp"
+#include "support/eventually.hpp"
+#include "support/metrics_exposition.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
 
 namespace kt {
 namespace {
 
+namespace http = boost::beast::http;
 using namespace std::chrono_literals;
 
 // kerntuned on a free loopback port, its log in dir/kerntuned-<tag>.log.
@@ -440,7 +444,12 @@ TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
   const pid_t follower =
       test::spawn({(test::binary_dir() / "kerntune").string(), "--server", server, "wait", id},
                   follower_out, follower_err);
-  std::this_thread::sleep_for(1s);  // both are following the job when it is cancelled
+  // Both are following the job, each on an event stream, when it is cancelled.
+  const HttpTransport metrics(parse_server_url(server), 10s, "");
+  EXPECT_TRUE(test::eventually([&] {
+    return test::parse_exposition(metrics.send(http::verb::get, "/metrics").body)
+               ["kerntune_event_streams_open"] >= 2;
+  })) << daemon.log();
   const CliRun cancel = kerntune(server, {"cancel", id});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_EQ(test::wait_exit(waiting, 120s).value_or(-1), 2)

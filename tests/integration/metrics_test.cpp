@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "client/http_transport.hpp"
 #include "support/in_process_daemon.hpp"
+#include "support/metrics_exposition.hpp"
 
 namespace kt {
 namespace {
@@ -15,21 +15,7 @@ namespace {
 namespace http = boost::beast::http;
 using namespace std::chrono_literals;
 
-// "name{labels} value" -> value; every line that is not a comment must have this form.
-std::map<std::string, double> parse_exposition(const std::string& text) {
-  std::map<std::string, double> samples;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.empty() || line.front() == '#') continue;
-    const auto space = line.rfind(' ');
-    EXPECT_NE(space, std::string::npos) << line;
-    if (space == std::string::npos) continue;
-    const std::string value = line.substr(space + 1);
-    samples[line.substr(0, space)] = value == "+Inf" ? INFINITY : std::stod(value);
-  }
-  return samples;
-}
+using test::parse_exposition;
 
 TEST(Metrics, CountWhatACompileJobDid) {
   test::InProcessDaemon daemon;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/eventually.hpp"
+
 namespace kt {
 namespace {
 
@@ -80,12 +82,14 @@ TEST(GpuPool, DroppedAndStoppedWorkNeverRunsAndReleasesWaiters) {
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
   std::atomic<int> ran{0};
+  std::atomic<bool> first_running{false};
   pool.post(1, [&, gate](WorkerClient&, const DeviceInfo&) {
+    first_running = true;
     gate.wait();
     ++ran;
   });
   for (int i = 0; i < 5; ++i) pool.post(1, [&](WorkerClient&, const DeviceInfo&) { ++ran; });
-  std::this_thread::sleep_for(50ms);  // the first task is running, five are queued
+  EXPECT_TRUE(test::eventually([&] { return first_running.load(); }));  // five are queued
   EXPECT_EQ(pool.outstanding(1), 6u);
   pool.drop_queued(1);
   EXPECT_EQ(pool.outstanding(1), 1u);  // the running one still counts
