@@ -1,9 +1,9 @@
 #include "engine/best_answer.hpp"
 
+#include "engine/baseline_summary.hpp"
 #include "engine/variant_launch.hpp"
 #include "engine/warm_start.hpp"
 #include "tuner/clock_events.hpp"
-#include "tuner/family_baseline.hpp"
 
 namespace kt {
 namespace {
@@ -163,9 +163,9 @@ std::optional<BestAnswer> stored_answer(Store& store, const ProblemQuery& proble
   answer->reference_kind = family.reference.kind;
   answer->baseline_kind = family_kind;
   // An external baseline (PyTorch SDPA) is not timed in-process: speedup fields stay null.
-  const nlohmann::json summary = baseline_summary(family);
-  answer->baseline_description = summary["description"].get<std::string>();
-  answer->baseline_in_process = summary["in_process"].get<bool>();
+  const BaselineSummary summary = baseline_summary_of(family);
+  answer->baseline_description = summary.description;
+  answer->baseline_in_process = summary.in_process;
   answer->staleness = staleness_of(answer->job, sources.devices, sources.families);
   return answer;
 }

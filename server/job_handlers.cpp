@@ -11,7 +11,6 @@
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
 #include "server/result_keys_view.hpp"
-#include "tuner/family_baseline.hpp"
 
 namespace kt {
 namespace {
@@ -58,7 +57,7 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   view["pruned"] = pruned_groups_to_json(context.store.pruned_groups(job.id));
   // What speedups are measured against; null reference_us and speedups when it is external.
   if (const Family* family = context.families.find(job.family))
-    view["baseline"] = baseline_summary(*family);
+    view["baseline"] = baseline_summary_json(baseline_summary_of(*family));
   // [variants measured, best so far (us)] after every measured variant, for convergence plots.
   nlohmann::json convergence = nlohmann::json::array();
   for (const ConvergencePoint& p : context.store.convergence(job.id))

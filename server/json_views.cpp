@@ -1,7 +1,6 @@
 #include "server/json_views.hpp"
 
 #include "tuner/clock_events.hpp"
-#include "tuner/family_baseline.hpp"
 #include "tuner/space_size.hpp"
 
 namespace kt {
@@ -190,6 +189,12 @@ nlohmann::json pruned_groups_to_json(const std::vector<PrunedGroup>& groups) {
   return out;
 }
 
+nlohmann::json baseline_summary_json(const BaselineSummary& summary) {
+  return {{"kind", summary.kind},
+          {"description", summary.description},
+          {"in_process", summary.in_process}};
+}
+
 nlohmann::json family_to_json(const Family& family) {
   nlohmann::json dims = nlohmann::json::array();
   for (const DimSpec& dim : family.dims)
@@ -220,7 +225,7 @@ nlohmann::json family_to_json(const Family& family) {
           {"dtypes", family.dtypes},
           {"reference", family.reference.kind},
           {"tolerance", tolerance},
-          {"baseline", baseline_summary(family)},
+          {"baseline", baseline_summary_json(baseline_summary_of(family))},
           {"templates", templates},
           // Registered over the API or shipped; the version results are keyed to (family_hash).
           {"origin", family.registered ? "registered" : "shipped"},

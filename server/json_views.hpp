@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/model.hpp"
+#include "engine/baseline_summary.hpp"
 #include "engine/final_figures.hpp"
 #include "tuner/family.hpp"
 
@@ -32,6 +33,8 @@ nlohmann::json timing_to_json(const std::optional<TimingSummary>& timing,
 nlohmann::json text_or_null(const std::string& text);
 nlohmann::json count_or_null(int value);
 nlohmann::json optional_number(const std::optional<double>& value);
+// What speedups are measured against: {"kind", "description", "in_process"}.
+nlohmann::json baseline_summary_json(const BaselineSummary& summary);
 // GET /v1/families: dims, dtypes, templates with axes and the size of each template's space.
 nlohmann::json family_to_json(const Family& family);
 
