@@ -1,7 +1,7 @@
 #include "server/json_views.hpp"
 
+#include "engine/family_summary.hpp"
 #include "tuner/clock_events.hpp"
-#include "tuner/space_size.hpp"
 
 namespace kt {
 namespace {
@@ -200,8 +200,10 @@ nlohmann::json family_to_json(const Family& family) {
   for (const DimSpec& dim : family.dims)
     dims.push_back(
         {{"name", dim.name}, {"min", dim.min}, {"max", dim.max}, {"description", dim.description}});
+  const FamilySummary summary = family_summary_of(family);
   nlohmann::json templates = nlohmann::json::array();
-  for (const TemplateSpec& tmpl : family.templates) {
+  for (std::size_t i = 0; i < family.templates.size(); ++i) {
+    const TemplateSpec& tmpl = family.templates[i];
     nlohmann::json axes = nlohmann::json::array();
     for (const AxisSpec& axis : tmpl.axes)
       axes.push_back({{"name", axis.name},
@@ -214,7 +216,7 @@ nlohmann::json family_to_json(const Family& family) {
                          {"validated_on", validated_on(family, tmpl.name)},
                          {"axes", axes},
                          {"constraints", tmpl.constraints},
-                         {"space_size", saturated_space_size(tmpl)}});
+                         {"space_size", summary.space_sizes[i]}});
   }
   // What a correct output is, per dtype: the manifest's {"atol", "rtol", "rel_l2"}.
   nlohmann::json tolerance = nlohmann::json::object();
@@ -225,7 +227,7 @@ nlohmann::json family_to_json(const Family& family) {
           {"dtypes", family.dtypes},
           {"reference", family.reference.kind},
           {"tolerance", tolerance},
-          {"baseline", baseline_summary_json(baseline_summary_of(family))},
+          {"baseline", baseline_summary_json(summary.baseline)},
           {"templates", templates},
           // Registered over the API or shipped; the version results are keyed to (family_hash).
           {"origin", family.registered ? "registered" : "shipped"},
