@@ -24,4 +24,13 @@ ResultKeys current_keys(const std::string& gpu_model, const std::vector<DeviceIn
   return keys;
 }
 
+Staleness staleness_of(const JobRecord& job, const std::vector<DeviceInfo>& devices,
+                       const FamilyRegistry& families) {
+  Staleness staleness;
+  staleness.stored = stored_keys(job);
+  staleness.changed = changed_keys(
+      staleness.stored, current_keys(job.device_name, devices, families.find(job.family)));
+  return staleness;
+}
+
 }  // namespace kt

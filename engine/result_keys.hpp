@@ -22,4 +22,15 @@ namespace kt {
 ResultKeys current_keys(const std::string& gpu_model, const std::vector<DeviceInfo>& devices,
                         const Family* family);
 
+// A stored result's keys against this daemon's: what it was tuned with and which keys changed
+// since (empty: not stale).
+struct Staleness {
+  ResultKeys stored;
+  std::vector<ChangedKey> changed;
+};
+
+// The job's keys against the daemon's for its GPU model and its family as loaded now.
+Staleness staleness_of(const JobRecord& job, const std::vector<DeviceInfo>& devices,
+                       const FamilyRegistry& families);
+
 }  // namespace kt

@@ -84,4 +84,22 @@ nlohmann::json variant_launch_json(const Family& family, const JobRecord& job,
           {"dtype", job.dtype}};
 }
 
+std::optional<nlohmann::json> stored_variant_launch(const FamilyRegistry& families,
+                                                    const std::vector<DeviceInfo>& devices,
+                                                    const JobRecord& job,
+                                                    const VariantRecord& variant,
+                                                    std::string* why) {
+  const Family* family = families.find(job.family);
+  if (family == nullptr) {
+    *why = "family " + job.family + " is no longer loaded";
+    return std::nullopt;
+  }
+  try {
+    return variant_launch_json(*family, job, variant, job.arch, launch_limits(job, devices));
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return std::nullopt;
+  }
+}
+
 }  // namespace kt

@@ -4,6 +4,7 @@
 // kernel's parameters in order with their types and values or buffers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,14 @@ DeviceLimits launch_limits(const JobRecord& job, const std::vector<DeviceInfo>& 
 nlohmann::json variant_launch_json(const Family& family, const JobRecord& job,
                                    const VariantRecord& variant, const std::string& arch,
                                    const DeviceLimits& limits);
+
+// A stored variant's launch for its job's shape, with the family as loaded and the limits of
+// launch_limits: served by GET /v1/variants/{id}/launch, inside GET /v1/best and as X-Kernel-*
+// headers of the kernel download. nullopt with *why set when it cannot be evaluated (the family or
+// template is gone, the manifest no longer evaluates for the job's shape).
+std::optional<nlohmann::json> stored_variant_launch(const FamilyRegistry& families,
+                                                    const std::vector<DeviceInfo>& devices,
+                                                    const JobRecord& job,
+                                                    const VariantRecord& variant, std::string* why);
 
 }  // namespace kt

@@ -2,16 +2,15 @@
 
 #include <set>
 
+#include "engine/final_figures.hpp"
 #include "engine/job_stats.hpp"
+#include "engine/variant_launch.hpp"
 #include "engine/warm_start.hpp"
 #include "server/job_request.hpp"
 #include "server/json_views.hpp"
-#include "server/launch_view.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
 #include "server/result_keys_view.hpp"
-#include "tuner/family_baseline.hpp"
-#include "tuner/search/warm_start.hpp"
 
 namespace kt {
 namespace {
@@ -38,6 +37,11 @@ void reject_unknown_params(const ApiRequest& request, const std::set<std::string
                      "unknown query parameter " + quote_client_text(name));
 }
 
+std::optional<nlohmann::json> launch_of(AppContext& context, const JobRecord& job,
+                                        const VariantRecord& variant, std::string* why) {
+  return stored_variant_launch(context.families, context.scheduler.devices(), job, variant, why);
+}
+
 }  // namespace
 
 nlohmann::json job_view(AppContext& context, const JobRecord& job) {
@@ -48,11 +52,12 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   if (job.final_comparison) best = context.store.variant(job.final_comparison->winner_variant_id);
   if (!best) best = context.store.fastest_variant(job.id);
   nlohmann::json view = job_to_json(job, progress, best, true);
-  if (best && view["best"].is_object()) view["best"]["final"] = final_view(job, best->id);
+  if (best && view["best"].is_object())
+    view["best"]["final"] = final_to_json(final_figures(job, best->id));
   view["pruned"] = pruned_groups_to_json(context.store.pruned_groups(job.id));
   // What speedups are measured against; null reference_us and speedups when it is external.
   if (const Family* family = context.families.find(job.family))
-    view["baseline"] = baseline_summary(*family);
+    view["baseline"] = baseline_summary_json(baseline_summary_of(*family));
   // [variants measured, best so far (us)] after every measured variant, for convergence plots.
   nlohmann::json convergence = nlohmann::json::array();
   for (const ConvergencePoint& p : context.store.convergence(job.id))
@@ -77,24 +82,20 @@ nlohmann::json job_view(AppContext& context, const JobRecord& job) {
   return view;
 }
 
-JobRecord submit_job(const std::string& body, AppContext& context) {
-  JobSubmission submission = parse_job_request(body, context);
-  NewJob& job = submission.job;
-  if (submission.warm_start && job.mode == JobMode::tune && job.pinned_configs_json.empty() &&
-      learns_from_measurements(job.search))
-    if (const auto warm =
-            find_warm_start(context.store, job.family, job.dtype, job.shape, job.device_name))
-      job.warm_start_json = to_json(*warm).dump();
-  const std::int64_t id = context.store.create_job(job);
-  const auto stored = context.store.job(id);
-  if (!stored) throw std::runtime_error("job " + std::to_string(id) + " vanished after insert");
-  context.scheduler.enqueue(*stored, std::move(submission.target));
-  return *stored;
+TuneOnRequest start_tuning(AppContext& context, const ProblemQuery& problem,
+                           const std::string& device_model) {
+  try {
+    return kt::tune_on_request(problem, device_model, context.store, context.scheduler,
+                               submission_host(*problem.family, context));
+  } catch (const SubmissionError& error) {
+    throw api_error_of(error);
+  }
 }
 
 ApiResponse create_job(const ApiRequest& request, AppContext& context) {
   reject_unknown_params(request, {});
-  const JobRecord stored = submit_job(request.http.body(), context);
+  const JobRecord stored =
+      submit_job(plan_job_request(request.http.body(), context), context.store, context.scheduler);
   ApiResponse response = json_response(HttpStatus::accepted, job_view(context, stored));
   response.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(stored.id));
   return response;
@@ -211,7 +212,7 @@ ApiResponse get_kernel(const ApiRequest& request, AppContext& context) {
   response.headers.emplace_back("X-Kernel-Launch", "/v1/variants/" + id + "/launch");
   std::string why;
   if (const auto job = context.store.job(variant.job_id))
-    if (const auto launch = launch_view(context, *job, variant, &why)) {
+    if (const auto launch = launch_of(context, *job, variant, &why)) {
       const auto dims = [](const nlohmann::json& xyz) {
         return std::to_string(xyz[0].get<std::uint32_t>()) + "," +
                std::to_string(xyz[1].get<std::uint32_t>()) + "," +
@@ -239,7 +240,7 @@ ApiResponse get_launch(const ApiRequest& request, AppContext& context) {
   const auto job = context.store.job(variant.job_id);
   if (!job) throw ApiError(HttpStatus::not_found, "unknown_job", "variant " + id + " has no job");
   std::string why;
-  const auto launch = launch_view(context, *job, variant, &why);
+  const auto launch = launch_of(context, *job, variant, &why);
   if (!launch)
     throw ApiError(HttpStatus::not_found, "no_launch",
                    "the launch of variant " + id + " cannot be evaluated: " + why);

@@ -2,15 +2,19 @@
 // run short store queries and hand work to the scheduler; they never compile or measure.
 #pragma once
 
+#include "engine/job_submission.hpp"
+#include "engine/problem_query.hpp"
 #include "server/api_response.hpp"
 #include "server/app_context.hpp"
 #include "server/router.hpp"
 
 namespace kt {
 
-// A job body (POST /v1/jobs's) validated, warm-started when its search learns and a nearby shape
-// is tuned, stored (queued) and enqueued; the stored job. Throws ApiError like create_job.
-JobRecord submit_job(const std::string& body, AppContext& context);
+// The problem's unfinished tune job, else a new one on a GPU of device_model ("" = the first)
+// (engine/job_submission.hpp): GET /v1/best's retune_stale and tune_on_miss. Throws ApiError like
+// create_job.
+TuneOnRequest start_tuning(AppContext& context, const ProblemQuery& problem,
+                           const std::string& device_model);
 // The job as GET /v1/jobs/{id} shows it.
 nlohmann::json job_view(AppContext& context, const JobRecord& job);
 
@@ -31,7 +35,8 @@ ApiResponse cancel_job(const ApiRequest& request, AppContext& context);
 ApiResponse get_variant(const ApiRequest& request, AppContext& context);
 // GET /v1/variants/{id}/kernel: the cubin from the compile cache.
 ApiResponse get_kernel(const ApiRequest& request, AppContext& context);
-// GET /v1/variants/{id}/launch: what a client needs to launch the cubin (server/launch_view.hpp).
+// GET /v1/variants/{id}/launch: what a client needs to launch the cubin
+// (engine/variant_launch.hpp).
 ApiResponse get_launch(const ApiRequest& request, AppContext& context);
 
 }  // namespace kt

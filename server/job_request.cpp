@@ -3,14 +3,10 @@
 // message quotes at most a short prefix of what the client sent.
 #include "server/job_request.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <set>
 
-#include "engine/result_keys.hpp"
 #include "server/request_parsing.hpp"
-#include "tuner/pinned_configs.hpp"
-#include "tuner/search/searcher.hpp"
 
 namespace kt {
 namespace {
@@ -100,34 +96,17 @@ Pipeline pipeline_of(const nlohmann::json& body) {
   return *pipeline;
 }
 
-// The searcher and its stop conditions. Unnamed: the default searcher for a budgeted tuning job,
-// the whole space in order without a budget; pinned configs, compile-only and serial jobs run
-// their plan as it is (only "exhaustive" or "random" apply to them).
-void search_of(const nlohmann::json& body, NewJob& job) {
-  std::string names;
-  for (const std::string& name : searcher_names()) names += (names.empty() ? "" : ", ") + name;
-  const bool plan_as_is = !job.pinned_configs_json.empty() || job.mode == JobMode::compile ||
-                          job.pipeline == Pipeline::serial;
-  const std::string fallback =
-      plan_as_is || job.budget == 0 ? "exhaustive" : std::string(kDefaultSearcher);
-  job.search = optional_string(body, "search", fallback);
-  if (!make_searcher(job.search, 1))
-    throw ApiError(
-        HttpStatus::unprocessable_entity, "invalid_search",
-        "unknown search " + quote_client_text(job.search) + "; expected one of " + names);
-  if (plan_as_is && job.search != "exhaustive" && job.search != "random")
-    throw ApiError(HttpStatus::unprocessable_entity, "invalid_search",
-                   "search " + quote_client_text(job.search) +
-                       " needs a pipelined tuning job over the family's space (not pinned "
-                       "configs, compile-only or serial)");
-  if (plan_as_is && job.search == "exhaustive" && job.budget > 0) job.search = "random";
+// "search" names a searcher (the engine checks which apply); its stop conditions are numbers.
+void search_of(const nlohmann::json& body, JobRequest& request) {
+  if (body.contains("search") && !body.at("search").is_null())
+    request.search = required_string(body, "search");
   if (body.contains("search_seconds") && !body.at("search_seconds").is_null()) {
     const nlohmann::json& v = body.at("search_seconds");
     if (!v.is_number() || v.get<double>() < 0)
       throw ApiError(HttpStatus::unprocessable_entity, "invalid_search",
                      "search_seconds must be a number >= 0 (0 = no time limit), got " +
                          describe_client_value(v));
-    job.search_seconds = v.get<double>();
+    request.search_seconds = v.get<double>();
   }
   if (body.contains("search_patience") && !body.at("search_patience").is_null()) {
     const nlohmann::json& v = body.at("search_patience");
@@ -135,12 +114,8 @@ void search_of(const nlohmann::json& body, NewJob& job) {
       throw ApiError(HttpStatus::unprocessable_entity, "invalid_search",
                      "search_patience must be an integer batch count >= 0 (0 = none), got " +
                          describe_client_value(v));
-    job.search_patience = v.get<int>();
+    request.search_patience = v.get<int>();
   }
-  if (plan_as_is && (job.search_seconds > 0 || job.search_patience > 0))
-    throw ApiError(HttpStatus::unprocessable_entity, "invalid_search",
-                   "search_seconds and search_patience apply to pipelined tuning jobs over the "
-                   "family's space");
 }
 
 JobMode mode_of(const std::string& text) {
@@ -184,108 +159,76 @@ void check_configs_json(const nlohmann::json& configs) {
   }
 }
 
-// "configs": measure only these points of the space (checked against the job's target).
-std::string pinned_configs_of(const nlohmann::json& body, const Family& family, const NewJob& job,
-                              const DeviceLimits& limits) {
-  if (!body.contains("configs") || body.at("configs").is_null()) return "";
-  check_configs_json(body.at("configs"));
-  try {
-    return pinned_configs_to_text(
-        validate_pinned_configs(body.at("configs"), family, job.shape, job.dtype, limits));
-  } catch (const PinnedConfigError& error) {
-    throw ApiError(HttpStatus::bad_request, "invalid_configs", error.what());
-  }
-}
-
-// The job's arch and GPU, checked against this host's devices.
-JobTarget target_of(const NewJob& job, const nlohmann::json& body, const AppContext& context) {
-  try {
-    return resolve_target({job.mode, job.arch, device_selector(body), ""}, context.devices);
-  } catch (const TargetError& error) {
-    switch (error.problem()) {
-      case TargetProblem::no_device: {
-        const std::string why =
-            context.device_error.empty() ? "no device found" : context.device_error;
-        throw ApiError(HttpStatus::service_unavailable, "no_device",
-                       "no GPU on this host (" + why +
-                           "); use \"mode\":\"compile\" with \"arch\" to compile only");
-      }
-      case TargetProblem::unknown_device:
-        throw ApiError(HttpStatus::unprocessable_entity, "unknown_device", error.what());
-      case TargetProblem::arch_mismatch:
-        throw ApiError(HttpStatus::unprocessable_entity, "arch_mismatch", error.what());
-      case TargetProblem::unknown_arch:
-        break;
-    }
-    throw ApiError(HttpStatus::unprocessable_entity, "unknown_arch", error.what());
-  }
-}
-
-// A job for an arch none of the family's templates targets would plan only unsupported_arch rows
-// and end "done" with nothing run: refused here, naming the archs the family does target.
-void require_family_arch(const Family& family, const std::string& arch) {
-  std::vector<std::string> targeted;
-  for (const TemplateSpec& tmpl : family.templates) {
-    if (tmpl.archs.empty()) return;  // a template written for every arch
-    for (const std::string& name : tmpl.archs) {
-      if (name == arch) return;
-      if (std::find(targeted.begin(), targeted.end(), name) == targeted.end())
-        targeted.push_back(name);
-    }
-  }
-  std::string message = "family " + family.name + " has no template for " + arch +
-                        "; its templates target: " + joined(targeted);
-  if (std::find(targeted.begin(), targeted.end(), arch + "a") != targeted.end())
-    message += " (did you mean " + arch + "a?)";
-  throw ApiError(HttpStatus::unprocessable_entity, "unsupported_arch", message);
-}
-
 }  // namespace
 
-JobSubmission parse_job_request(const std::string& body_text, const AppContext& context) {
+JobRequest parse_job_request(const std::string& body_text, const AppContext& context) {
   const nlohmann::json body = parse_body(body_text, context);
 
-  NewJob job;
-  job.family = required_string(body, "family");
-  job.dtype = required_string(body, "dtype");
+  JobRequest request;
+  request.family = required_string(body, "family");
+  request.dtype = required_string(body, "dtype");
   if (!body.contains("shape"))
     throw ApiError(HttpStatus::bad_request, "invalid_field", "missing field 'shape'");
   const std::string mode = optional_string(body, "mode", "tune");
-  job.arch = optional_string(body, "arch", "");
-  job.budget = budget_of(body);
-  job.pipeline = pipeline_of(body);
-  device_selector(body);  // type check before any lookup
+  request.arch = optional_string(body, "arch", "");
+  request.budget = budget_of(body);
+  request.pipeline = pipeline_of(body);
+  request.device = device_selector(body);
 
   // A name in the body, not a resource in the path: 422, like the other unknown names.
   const Family& family =
-      require_family(context.families, job.family, HttpStatus::unprocessable_entity);
-  require_dtype(family, job.dtype);
-  job.shape = shape_from_json(family, body.at("shape"), job.dtype);
-
-  job.mode = mode_of(mode);
-  JobTarget target = target_of(job, body, context);
-  require_family_arch(family, target.arch);
-  job.arch = target.arch;
-  if (target.device) {
-    job.device_uuid = target.device->uuid;
-    job.device_name = target.device->name;
+      require_family(context.families, request.family, HttpStatus::unprocessable_entity);
+  require_dtype(family, request.dtype);
+  request.shape = shape_from_json(family, body.at("shape"), request.dtype);
+  request.mode = mode_of(mode);
+  if (body.contains("configs") && !body.at("configs").is_null()) {
+    check_configs_json(body.at("configs"));
+    request.configs = body.at("configs");
   }
-  // What the result will be keyed to (engine/result_keys.hpp).
-  const ResultKeys keys = current_keys(job.device_name, context.devices, &family);
-  if (target.device) job.driver_version = target.device->driver_version;
-  job.nvrtc_version = keys.nvrtc_version;
-  job.family_hash = keys.family_hash;
-  job.pinned_configs_json = pinned_configs_of(body, family, job, target.limits);
-  search_of(body, job);
-  bool warm_start = true;
+  search_of(body, request);
   if (body.contains("warm_start") && !body.at("warm_start").is_null()) {
     if (!body.at("warm_start").is_boolean())
       throw ApiError(HttpStatus::bad_request, "invalid_field",
                      "field 'warm_start' must be true or false, got " +
                          describe_client_value(body.at("warm_start")));
-    warm_start = body.at("warm_start").get<bool>();
+    request.warm_start = body.at("warm_start").get<bool>();
   }
-  return {std::move(job), std::move(target), warm_start};
+  return request;
+}
+
+SubmissionHost submission_host(const Family& family, const AppContext& context) {
+  return {family, context.devices, context.device_error};
+}
+
+ApiError api_error_of(const SubmissionError& error) {
+  switch (error.problem()) {
+    case SubmissionProblem::no_device:
+      return ApiError(HttpStatus::service_unavailable, "no_device", error.what());
+    case SubmissionProblem::unknown_device:
+      return ApiError(HttpStatus::unprocessable_entity, "unknown_device", error.what());
+    case SubmissionProblem::arch_mismatch:
+      return ApiError(HttpStatus::unprocessable_entity, "arch_mismatch", error.what());
+    case SubmissionProblem::unknown_arch:
+      return ApiError(HttpStatus::unprocessable_entity, "unknown_arch", error.what());
+    case SubmissionProblem::unsupported_arch:
+      return ApiError(HttpStatus::unprocessable_entity, "unsupported_arch", error.what());
+    case SubmissionProblem::invalid_configs:
+      return ApiError(HttpStatus::bad_request, "invalid_configs", error.what());
+    case SubmissionProblem::invalid_search:
+      break;
+  }
+  return ApiError(HttpStatus::unprocessable_entity, "invalid_search", error.what());
+}
+
+JobSubmission plan_job_request(const std::string& body, const AppContext& context) {
+  const JobRequest request = parse_job_request(body, context);
+  const Family& family =
+      require_family(context.families, request.family, HttpStatus::unprocessable_entity);
+  try {
+    return plan_job(request, submission_host(family, context));
+  } catch (const SubmissionError& error) {
+    throw api_error_of(error);
+  }
 }
 
 }  // namespace kt

@@ -1,9 +1,7 @@
 #include "server/json_views.hpp"
 
-#include "tuner/baseline_verdict.hpp"
+#include "engine/family_summary.hpp"
 #include "tuner/clock_events.hpp"
-#include "tuner/family_baseline.hpp"
-#include "tuner/space_size.hpp"
 
 namespace kt {
 namespace {
@@ -19,36 +17,14 @@ nlohmann::json validated_on(const Family& family, const std::string& name) {
   return nlohmann::json::array();
 }
 
-nlohmann::json text_or_null(const std::string& text) {
-  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
-}
-
-// The store keeps -1 for "not known yet" (not compiled).
-nlohmann::json count_or_null(int value) {
-  return value < 0 ? nlohmann::json(nullptr) : nlohmann::json(value);
-}
-
 template <typename T>
 nlohmann::json optional_json(const std::optional<T>& value) {
   return value ? nlohmann::json(to_json(*value)) : nlohmann::json(nullptr);
 }
 
-nlohmann::json optional_number(const std::optional<double>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-// The stored timing plus readable throttle reasons; clock and reasons are null without NVML.
 nlohmann::json timing_view(const std::optional<TimingSummary>& timing) {
-  if (!timing) return nullptr;
-  nlohmann::json j = to_json(*timing);
-  if (timing->sm_clock_mhz < 0) {
-    j["sm_clock_mhz"] = nullptr;
-    j["throttle_reasons"] = nullptr;
-    j["throttle_reason_names"] = nullptr;
-  } else {
-    j["throttle_reason_names"] = clock_event_names(timing->throttle_reasons);
-  }
-  return j;
+  if (!timing || timing->sm_clock_mhz < 0) return timing_to_json(timing, {});
+  return timing_to_json(timing, clock_event_names(timing->throttle_reasons));
 }
 
 // The configs a pinned job measures ([{"template", "config"}, ...]); null for the whole space.
@@ -58,14 +34,9 @@ nlohmann::json pinned_configs_view(const std::string& text) {
   return configs.is_discarded() ? nlohmann::json(text) : configs;
 }
 
-// Whether the baseline beat the job's winner in the final comparison, by the rule of
-// tuner/baseline_verdict.hpp (the winner counts only when shown faster); null without a
-// comparison against the baseline.
 nlohmann::json baseline_wins_view(const JobRecord& job) {
-  if (!job.final_comparison || !job.final_comparison->baseline_timing) return nullptr;
-  const auto speedup = winner_speedup(*job.final_comparison);
-  if (!speedup) return nullptr;
-  return !shown_faster_than_baseline(*speedup);
+  const std::optional<bool> wins = final_baseline_wins(job);
+  return wins ? nlohmann::json(*wins) : nlohmann::json(nullptr);
 }
 
 // The interleaved re-measure of the job's top candidates; null until the job stored one.
@@ -88,29 +59,47 @@ nlohmann::json comparison_view(const JobRecord& job) {
 
 }  // namespace
 
-// The final figures of one variant of the job, if it was in the final comparison: its
-// interleaved median and its speedup over the baseline with the 95% interval. "faster than the
-// baseline" only when the interval's low end is above 1.
-nlohmann::json final_view(const JobRecord& job, std::int64_t variant_id) {
-  if (!job.final_comparison) return nullptr;
-  const InterleavedResult& final = *job.final_comparison;
-  const TimingSummary* timing = final_timing_of(final, variant_id);
-  if (timing == nullptr) return nullptr;
-  nlohmann::json view = {{"median_us", timing->median_us},
-                         {"timing", to_json(*timing)},
-                         {"winner", final.winner_variant_id == variant_id},
-                         {"baseline", final.baseline}};
-  if (final.baseline_timing) view["baseline_median_us"] = final.baseline_timing->median_us;
-  if (const auto s = speedup_of(final, variant_id)) {
-    view["speedup"] = s->value;
-    view["speedup_low"] = s->low;
-    view["speedup_high"] = s->high;
-    view["faster_than_baseline"] = s->low > 1.0;
+nlohmann::json text_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
+nlohmann::json count_or_null(int value) {
+  return value < 0 ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json timing_to_json(const std::optional<TimingSummary>& timing,
+                              const std::vector<std::string>& throttle_reason_names) {
+  if (!timing) return nullptr;
+  nlohmann::json j = to_json(*timing);
+  if (timing->sm_clock_mhz < 0) {
+    j["sm_clock_mhz"] = nullptr;
+    j["throttle_reasons"] = nullptr;
+    j["throttle_reason_names"] = nullptr;
+  } else {
+    j["throttle_reason_names"] = throttle_reason_names;
+  }
+  return j;
+}
+
+nlohmann::json final_to_json(const std::optional<FinalFigures>& final) {
+  if (!final) return nullptr;
+  nlohmann::json view = {{"median_us", final->timing.median_us},
+                         {"timing", to_json(final->timing)},
+                         {"winner", final->winner},
+                         {"baseline", final->baseline}};
+  if (final->baseline_median_us) view["baseline_median_us"] = *final->baseline_median_us;
+  if (final->speedup) {
+    view["speedup"] = final->speedup->value;
+    view["speedup_low"] = final->speedup->low;
+    view["speedup_high"] = final->speedup->high;
+    view["faster_than_baseline"] = final->faster_than_baseline.value_or(false);
   }
   return view;
 }
-
-namespace {}  // namespace
 
 nlohmann::json progress_to_json(const JobProgress& progress) {
   nlohmann::json by_status = nlohmann::json::object();
@@ -172,7 +161,8 @@ nlohmann::json job_to_json(const JobRecord& job, const std::optional<JobProgress
   j["comparison"] = comparison_view(job);
   j["baselines"] = job.baselines;
   const std::optional<std::string> baseline_failed = job_baseline_failure(job);
-  j["baseline_failed"] = baseline_failed ? nlohmann::json(*baseline_failed) : nlohmann::json(nullptr);
+  j["baseline_failed"] =
+      baseline_failed ? nlohmann::json(*baseline_failed) : nlohmann::json(nullptr);
   j["pipeline"] = std::string(to_string(job.pipeline));
   j["gpus"] = job.gpus;
   j["configs"] = pinned_configs_view(job.pinned_configs_json);
@@ -199,50 +189,10 @@ nlohmann::json pruned_groups_to_json(const std::vector<PrunedGroup>& groups) {
   return out;
 }
 
-nlohmann::json best_to_json(const BestEntry& best) {
-  const JobRecord& job = best.job;
-  const VariantRecord& v = best.variant;
-  const nlohmann::json final = final_view(job, v.id);
-  const nlohmann::json first_pass_us =
-      v.timing ? nlohmann::json(v.timing->median_us) : nlohmann::json(nullptr);
-  auto final_field = [&](const char* name) {
-    return final.is_object() && final.contains(name) ? final[name] : nlohmann::json(nullptr);
-  };
-  return {
-      {"family", job.family},
-      {"dtype", job.dtype},
-      {"shape", to_json(job.shape)},
-      {"shape_key", job.shape_key},
-      {"device", text_or_null(job.device_name)},
-      {"device_uuid", text_or_null(job.device_uuid)},
-      {"arch", job.arch},
-      {"job_id", job.id},
-      {"variant_id", v.id},
-      {"template", v.template_name},
-      {"config", to_json(v.config)},
-      {"config_key", v.config_key},
-      // The final comparison's figures when the variant was in it (the job's result), else the
-      // first pass.
-      {"median_us", final.is_object() ? final["median_us"] : first_pass_us},
-      {"first_pass_median_us", first_pass_us},
-      {"speedup", final_field("speedup")},
-      {"speedup_low", final_field("speedup_low")},
-      {"speedup_high", final_field("speedup_high")},
-      {"faster_than_baseline", final_field("faster_than_baseline")},
-      {"baseline_median_us", final_field("baseline_median_us")},
-      {"tflops", v.tflops},
-      {"gbps", v.gbps},
-      {"speedup_vs_reference", optional_number(v.speedup)},
-      {"reference_us", optional_number(job.reference_us)},
-      {"final", final_view(job, v.id)},
-      {"timing", timing_view(v.timing)},
-      {"error", optional_json(v.error)},
-      {"registers", count_or_null(v.registers)},
-      {"spill_bytes", count_or_null(v.spill_bytes)},
-      {"smem_bytes", count_or_null(v.smem_bytes)},
-      {"threads", v.threads > 0 ? nlohmann::json(v.threads) : nlohmann::json(nullptr)},
-      {"tuned_at", text_or_null(job.finished_at.empty() ? job.created_at : job.finished_at)},
-  };
+nlohmann::json baseline_summary_json(const BaselineSummary& summary) {
+  return {{"kind", summary.kind},
+          {"description", summary.description},
+          {"in_process", summary.in_process}};
 }
 
 nlohmann::json family_to_json(const Family& family) {
@@ -250,8 +200,10 @@ nlohmann::json family_to_json(const Family& family) {
   for (const DimSpec& dim : family.dims)
     dims.push_back(
         {{"name", dim.name}, {"min", dim.min}, {"max", dim.max}, {"description", dim.description}});
+  const FamilySummary summary = family_summary_of(family);
   nlohmann::json templates = nlohmann::json::array();
-  for (const TemplateSpec& tmpl : family.templates) {
+  for (std::size_t i = 0; i < family.templates.size(); ++i) {
+    const TemplateSpec& tmpl = family.templates[i];
     nlohmann::json axes = nlohmann::json::array();
     for (const AxisSpec& axis : tmpl.axes)
       axes.push_back({{"name", axis.name},
@@ -264,7 +216,7 @@ nlohmann::json family_to_json(const Family& family) {
                          {"validated_on", validated_on(family, tmpl.name)},
                          {"axes", axes},
                          {"constraints", tmpl.constraints},
-                         {"space_size", saturated_space_size(tmpl)}});
+                         {"space_size", summary.space_sizes[i]}});
   }
   // What a correct output is, per dtype: the manifest's {"atol", "rtol", "rel_l2"}.
   nlohmann::json tolerance = nlohmann::json::object();
@@ -275,7 +227,7 @@ nlohmann::json family_to_json(const Family& family) {
           {"dtypes", family.dtypes},
           {"reference", family.reference.kind},
           {"tolerance", tolerance},
-          {"baseline", baseline_summary(family)},
+          {"baseline", baseline_summary_json(summary.baseline)},
           {"templates", templates},
           // Registered over the API or shipped; the version results are keyed to (family_hash).
           {"origin", family.registered ? "registered" : "shipped"},

@@ -4,16 +4,14 @@
 #include <cstdint>
 #include <set>
 
-#include "engine/job_target.hpp"
-#include "engine/warm_start.hpp"
+#include "engine/best_answer.hpp"
+#include "engine/problem_query.hpp"
 #include "server/best_answer.hpp"
 #include "server/job_handlers.hpp"
 #include "server/json_views.hpp"
-#include "server/launch_view.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
 #include "server/result_keys_view.hpp"
-#include "tuner/family_baseline.hpp"
 
 namespace kt {
 namespace {
@@ -26,30 +24,13 @@ std::string required_param(const ApiRequest& request, const std::string& name) {
   return *value;
 }
 
-// The (family, dtype, shape, device model) a best/pareto query is about.
-struct TunedKey {
-  const Family* family = nullptr;
-  std::string dtype;
-  Shape shape;
-  std::string shape_key;
-  std::string device_name;  // "" = any device model
-};
-
-// A device selector resolved against every device the store has seen (it outlives the GPUs of
-// this host); an unmatched selector is taken as a device model name as written.
-std::string device_model(AppContext& context, const std::string& selector) {
-  if (selector.empty()) return "";
-  const std::vector<DeviceInfo> known = context.store.devices();
-  if (const DeviceInfo* device = select_device(known, selector)) return device->name;
-  return selector;
-}
-
 // The flags /v1/best takes besides the problem (docs/api.md).
 const std::set<std::string> kBestFlags{"nearest", "tune_on_miss", "retune_stale"};
 
-TunedKey tuned_key(const ApiRequest& request, AppContext& context,
-                   const std::set<std::string>& flags = {}) {
-  TunedKey key;
+// The (family, dtype, shape, device model) a best/pareto query is about.
+ProblemQuery tuned_key(const ApiRequest& request, AppContext& context,
+                       const std::set<std::string>& flags = {}) {
+  ProblemQuery key;
   key.family = &require_family(context.families, required_param(request, "family"));
   key.dtype = required_param(request, "dtype");
   require_dtype(*key.family, key.dtype);
@@ -64,17 +45,17 @@ TunedKey tuned_key(const ApiRequest& request, AppContext& context,
   }
   key.shape = shape_from_query(*key.family, request.query, key.dtype);
   key.shape_key = canonical_key(key.shape);
-  key.device_name = device_model(context, request.query_param("device").value_or(""));
+  key.device_name = device_model_of(context.store, request.query_param("device").value_or(""));
   return key;
 }
 
-std::string describe(const TunedKey& key) {
+std::string describe(const ProblemQuery& key) {
   // The device is the client's selector when no known GPU matches it: quoted short.
   return key.family->name + " " + key.dtype + " " + key.shape_key + " on " +
          (key.device_name.empty() ? std::string("any device") : quote_client_text(key.device_name));
 }
 
-nlohmann::json key_json(const TunedKey& key) {
+nlohmann::json key_json(const ProblemQuery& key) {
   return {{"family", key.family->name},
           {"dtype", key.dtype},
           {"shape", to_json(key.shape)},
@@ -83,117 +64,46 @@ nlohmann::json key_json(const TunedKey& key) {
            key.device_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(key.device_name)}};
 }
 
-// What speedup compares with: the family's baseline, its reference when it names none.
-std::string baseline_kind_of(const Family& family) {
-  return family.baseline ? family.baseline->kind : family.reference.kind;
-}
-
-// The answer for a tuned problem (best_answer_json's body with its launch and what it is
-// measured against), or nullopt when nothing of it is tuned. shape: the shape the launch is
-// evaluated for (the asked one, also when the answer comes from a nearby shape).
-std::optional<nlohmann::json> tuned_answer(AppContext& context, const Family& family,
-                                           const std::string& dtype, const std::string& shape_key,
-                                           const std::string& device_name, const Shape& shape) {
-  const auto best = context.store.best(family.name, dtype, shape_key, device_name);
-  // No variant of ours measured: a job that timed the baseline still answers (with it).
-  std::optional<JobRecord> baseline_job;
-  if (!best)
-    baseline_job = context.store.newest_baseline_job(family.name, dtype, shape_key, device_name);
-  const std::string baseline_kind = baseline_kind_of(family);
-  auto body = best_answer_json(best, baseline_job, baseline_kind);
-  if (!body) return std::nullopt;
-  // How to launch our best variant (the top-level one, or best_own when the baseline wins).
-  (*body)["launch"] = nullptr;
-  if (best) {
-    JobRecord for_shape = best->job;
-    for_shape.shape = shape;
-    std::string why;
-    if (auto launch = launch_view(context, for_shape, best->variant, &why))
-      (*body)["launch"] = std::move(*launch);
-  }
-  (*body)["reference"] = family.reference.kind;  // what speedup_vs_reference compares with
-  (*body)["baseline"] = baseline_kind;
-  // An external baseline (PyTorch SDPA) is not timed in-process: speedup fields stay null.
-  const nlohmann::json summary = baseline_summary(family);
-  (*body)["baseline_description"] = summary["description"];
-  (*body)["baseline_in_process"] = summary["in_process"];
-  add_staleness(*body, best ? best->job : *baseline_job, context);
-  return body;
-}
-
-// An unfinished tune job of the problem, if one is queued or running: asking again does not
-// queue the same work twice.
-std::optional<JobRecord> unfinished_job_of(AppContext& context, const TunedKey& key) {
-  for (std::int64_t id : context.store.unfinished_jobs()) {
-    auto job = context.store.job(id);
-    if (job && job->mode == JobMode::tune && job->family == key.family->name &&
-        job->dtype == key.dtype && job->shape_key == key.shape_key &&
-        (key.device_name.empty() || job->device_name == key.device_name))
-      return job;
-  }
-  return std::nullopt;
-}
-
 // 202 with the job tuning the problem (an unfinished one of it, else a new one with POST
 // /v1/jobs's defaults on a GPU of device_model, "" = the first) and the answer given meanwhile.
-ApiResponse tuning_answer(AppContext& context, const TunedKey& key, const std::string& device_model,
-                          nlohmann::json answer, bool reuse_unfinished) {
-  std::optional<JobRecord> job;
-  if (reuse_unfinished) job = unfinished_job_of(context, key);
-  const bool new_job = !job;
-  if (!job) {
-    nlohmann::json body = {
-        {"family", key.family->name}, {"dtype", key.dtype}, {"shape", to_json(key.shape)}};
-    if (!device_model.empty()) body["device"] = device_model;
-    job = submit_job(body.dump(), context);
-  }
-  const std::string link = "/v1/jobs/" + std::to_string(job->id);
-  ApiResponse response = json_response(HttpStatus::accepted, {{"job", job_view(context, *job)},
-                                                              {"link", link},
-                                                              {"new_job", new_job},
-                                                              {"answer", std::move(answer)}});
+ApiResponse tuning_answer(AppContext& context, const ProblemQuery& key,
+                          const std::string& device_model, nlohmann::json answer) {
+  const TuneOnRequest tuning = start_tuning(context, key, device_model);
+  const std::string link = "/v1/jobs/" + std::to_string(tuning.job.id);
+  ApiResponse response =
+      json_response(HttpStatus::accepted, {{"job", job_view(context, tuning.job)},
+                                           {"link", link},
+                                           {"new_job", tuning.new_job},
+                                           {"answer", std::move(answer)}});
   response.headers.emplace_back("Location", link);
   return response;
+}
+
+AnswerSources answer_sources(const AppContext& context) {
+  return {context.families, context.devices, context.scheduler.devices()};
 }
 
 }  // namespace
 
 ApiResponse get_best(const ApiRequest& request, AppContext& context) {
-  const TunedKey key = tuned_key(request, context, kBestFlags);
+  const ProblemQuery key = tuned_key(request, context, kBestFlags);
   const bool nearest = request.flag_param("nearest");
   const bool tune_on_miss = request.flag_param("tune_on_miss");
   const bool retune_stale = request.flag_param("retune_stale");
-  if (auto body = tuned_answer(context, *key.family, key.dtype, key.shape_key, key.device_name,
-                               key.shape)) {
-    (*body)["exact"] = true;
-    (*body)["nearest"] = nullptr;
-    if (retune_stale && (*body)["stale"] == true) {
-      const nlohmann::json model = (*body)["keys"]["gpu_model"];
-      return tuning_answer(context, key, model.is_string() ? model.get<std::string>() : "",
-                           std::move(*body), true);
-    }
-    return json_response(HttpStatus::ok, *body);
+  // nearest=1: a miss answers with the nearest tuned shape's answer, flagged.
+  const auto answer = best_answer(context.store, key, nearest, answer_sources(context));
+  if (answer && !answer->nearest) {
+    if (retune_stale && !answer->staleness.changed.empty())
+      return tuning_answer(context, key, answer->staleness.stored.gpu_model,
+                           best_answer_json(*answer));
+    return json_response(HttpStatus::ok, best_answer_json(*answer));
   }
-  // A miss. nearest=1: the nearest tuned shape's answer, flagged; tune_on_miss=1: a job for
-  // this shape, answered 202 with the nearest answer (or null) beside it.
-  nlohmann::json answer = nullptr;
-  if (nearest) {
-    for (const NearShape& near : nearest_tuned_shapes(context.store, key.family->name, key.dtype,
-                                                      key.shape, key.device_name, 1)) {
-      if (auto body = tuned_answer(context, *key.family, key.dtype, near.shape_key, key.device_name,
-                                   key.shape)) {
-        (*body)["exact"] = false;
-        (*body)["nearest"] = {{"shape", to_json(near.shape)},
-                              {"shape_key", near.shape_key},
-                              {"distance", near.distance},
-                              {"asked_shape", to_json(key.shape)},
-                              {"asked_shape_key", key.shape_key}};
-        answer = std::move(*body);
-      }
-    }
-  }
-  if (tune_on_miss) return tuning_answer(context, key, key.device_name, std::move(answer), true);
-  if (!answer.is_null()) return json_response(HttpStatus::ok, answer);
+  // A miss. tune_on_miss=1: a job for this shape, answered 202 with the nearest answer (or null)
+  // beside it.
+  if (tune_on_miss)
+    return tuning_answer(context, key, key.device_name,
+                         answer ? best_answer_json(*answer) : nlohmann::json(nullptr));
+  if (answer) return json_response(HttpStatus::ok, best_answer_json(*answer));
   throw ApiError(HttpStatus::not_found, "not_tuned",
                  "nothing tuned for " + describe(key) +
                      (nearest ? " nor for a comparable shape"
@@ -202,7 +112,7 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
 }
 
 ApiResponse get_pareto(const ApiRequest& request, AppContext& context) {
-  const TunedKey key = tuned_key(request, context);
+  const ProblemQuery key = tuned_key(request, context);
   nlohmann::json front = nlohmann::json::array();
   for (const VariantRecord& variant :
        context.store.pareto(key.family->name, key.dtype, key.shape_key, key.device_name))

@@ -1,22 +1,13 @@
 #include "server/result_keys_view.hpp"
 
-#include "engine/result_keys.hpp"
+#include "server/json_views.hpp"
 
 namespace kt {
-namespace {
 
-nlohmann::json text_or_null(const std::string& text) {
-  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
-}
-
-}  // namespace
-
-void add_staleness(nlohmann::json& view, const JobRecord& job, const AppContext& context) {
-  const ResultKeys stored = stored_keys(job);
-  const ResultKeys current =
-      current_keys(job.device_name, context.devices, context.families.find(job.family));
+void add_staleness(nlohmann::json& view, const Staleness& staleness) {
+  const ResultKeys& stored = staleness.stored;
   nlohmann::json changed = nlohmann::json::array();
-  for (const ChangedKey& key : changed_keys(stored, current))
+  for (const ChangedKey& key : staleness.changed)
     changed.push_back({{"key", key.key}, {"stored", key.stored}, {"current", key.current}});
   view["keys"] = {
       {"gpu_model", text_or_null(stored.gpu_model)},
@@ -26,6 +17,10 @@ void add_staleness(nlohmann::json& view, const JobRecord& job, const AppContext&
       {"family_hash", text_or_null(stored.family_hash)}};
   view["stale"] = !changed.empty();
   view["stale_keys"] = std::move(changed);
+}
+
+void add_staleness(nlohmann::json& view, const JobRecord& job, const AppContext& context) {
+  add_staleness(view, staleness_of(job, context.devices, context.families));
 }
 
 }  // namespace kt

@@ -8,10 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "db/model.hpp"
+#include "engine/result_keys.hpp"
 #include "server/app_context.hpp"
 
 namespace kt {
 
+void add_staleness(nlohmann::json& view, const Staleness& staleness);
+// The job's staleness against this daemon's keys (engine/result_keys.hpp), added to its view.
 void add_staleness(nlohmann::json& view, const JobRecord& job, const AppContext& context);
 
 }  // namespace kt

@@ -1,6 +1,6 @@
 #include "server/tuned_handlers.hpp"
 
-#include "engine/job_target.hpp"
+#include "engine/problem_query.hpp"
 #include "server/app_context.hpp"
 #include "server/json_views.hpp"
 #include "server/paging.hpp"
@@ -23,10 +23,7 @@ ApiResponse get_tuned(const ApiRequest& request, AppContext& context) {
     }
   }
   // Like /v1/best: a selector of a GPU the store has seen names its model, else it is a model.
-  if (!device.empty()) {
-    const std::vector<DeviceInfo> known = context.store.devices();
-    if (const DeviceInfo* match = select_device(known, device)) device = match->name;
-  }
+  device = device_model_of(context.store, device);
   const int limit = page_limit(request);
   nlohmann::json problems = nlohmann::json::array();
   for (const TunedProblem& problem : context.store.tuned_problems(family, device, limit)) {
