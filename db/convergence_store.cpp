@@ -3,11 +3,10 @@
 #include <algorithm>
 
 #include "db/connection.hpp"
+#include "db/read_pool.hpp"
 #include "db/rows.hpp"
-#include "db/store.hpp"
 
-namespace kt {
-namespace db {
+namespace kt::db {
 
 void append_convergence(db::Connection& db, std::int64_t job_id, std::int64_t variant_id,
                         double median_us) {
@@ -36,10 +35,8 @@ void append_convergence(db::Connection& db, std::int64_t job_id, std::int64_t va
   insert.exec();
 }
 
-}  // namespace db
-
-std::vector<ConvergencePoint> Store::convergence(std::int64_t job_id) {
-  const auto reader = readers_->acquire();
+std::vector<ConvergencePoint> ConvergenceStore::convergence(std::int64_t job_id) {
+  const auto reader = readers_.acquire();
   return db::with_context("convergence of job " + std::to_string(job_id), [&] {
     db::Statement query(*reader,
                         "SELECT measured, variant_id, median_us, best_us FROM job_convergence"
@@ -53,4 +50,4 @@ std::vector<ConvergencePoint> Store::convergence(std::int64_t job_id) {
   });
 }
 
-}  // namespace kt
+}  // namespace kt::db

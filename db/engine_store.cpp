@@ -1,16 +1,23 @@
-// kt::Store: the engine's bookkeeping — how many GPUs a job used, its wall and GPU-busy time,
-// which GPU measured each variant and for how long, and the NVRTC times behind the job's stats.
+// kt::db::EngineStore: the engine's bookkeeping — how many GPUs a job used, its wall and GPU-busy
+// time, which GPU measured each variant and for how long, and the NVRTC times behind the job's
+// stats.
+#include "db/engine_store.hpp"
+
+#include <mutex>
+
 #include "db/connection.hpp"
+#include "db/lease_store.hpp"
+#include "db/read_pool.hpp"
 #include "db/rows.hpp"
-#include "db/store.hpp"
+#include "db/store_writer.hpp"
 
-namespace kt {
+namespace kt::db {
 
-void Store::set_job_gpus(std::int64_t job_id, int gpus) {
-  std::lock_guard lock(mutex_);
+void EngineStore::set_job_gpus(std::int64_t job_id, int gpus) {
+  std::lock_guard lock(writer_.mutex());
   db::with_context("set_job_gpus " + std::to_string(job_id), [&] {
-    touches_job(job_id);
-    db::Statement update(*db_, "UPDATE jobs SET gpus = ? WHERE id = ?");
+    writer_.touches_job(job_id);
+    db::Statement update(writer_.db(), "UPDATE jobs SET gpus = ? WHERE id = ?");
     update.bind(1, gpus);
     update.bind(2, job_id);
     if (update.exec() == 0)
@@ -18,12 +25,12 @@ void Store::set_job_gpus(std::int64_t job_id, int gpus) {
   });
 }
 
-void Store::set_job_timing(std::int64_t job_id, std::optional<double> wall_seconds,
-                           std::optional<double> gpu_busy_seconds) {
-  std::lock_guard lock(mutex_);
+void EngineStore::set_job_timing(std::int64_t job_id, std::optional<double> wall_seconds,
+                                 std::optional<double> gpu_busy_seconds) {
+  std::lock_guard lock(writer_.mutex());
   db::with_context("set_job_timing " + std::to_string(job_id), [&] {
-    touches_job(job_id);
-    db::Statement update(*db_,
+    writer_.touches_job(job_id);
+    db::Statement update(writer_.db(),
                          "UPDATE jobs SET wall_seconds = ?, gpu_busy_seconds = ? WHERE id = ?");
     if (wall_seconds) update.bind(1, *wall_seconds);  // unbound: NULL
     if (gpu_busy_seconds) update.bind(2, *gpu_busy_seconds);
@@ -33,13 +40,14 @@ void Store::set_job_timing(std::int64_t job_id, std::optional<double> wall_secon
   });
 }
 
-void Store::record_worker_time(std::int64_t variant_id, int gpu_ordinal, double measure_ms) {
-  std::lock_guard lock(mutex_);
+void EngineStore::record_worker_time(std::int64_t variant_id, int gpu_ordinal, double measure_ms) {
+  std::lock_guard lock(writer_.mutex());
   db::with_context("record_worker_time for variant " + std::to_string(variant_id), [&] {
-    touches_job_of_variant(variant_id);
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    require_lease(variant_id);
-    db::Statement update(*db_, "UPDATE variants SET gpu_ordinal = ?, measure_ms = ? WHERE id = ?");
+    writer_.touches_job_of_variant(variant_id);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    leases_.require_lease(variant_id);
+    db::Statement update(writer_.db(),
+                         "UPDATE variants SET gpu_ordinal = ?, measure_ms = ? WHERE id = ?");
     update.bind(1, gpu_ordinal);
     update.bind(2, measure_ms);
     update.bind(3, variant_id);
@@ -49,8 +57,8 @@ void Store::record_worker_time(std::int64_t variant_id, int gpu_ordinal, double 
   });
 }
 
-std::vector<double> Store::compile_times_ms(std::int64_t job_id) {
-  const auto reader = readers_->acquire();
+std::vector<double> EngineStore::compile_times_ms(std::int64_t job_id) {
+  const auto reader = readers_.acquire();
   return db::with_context("compile_times_ms of job " + std::to_string(job_id), [&] {
     // A cache hit stores compile_ms 0: that variant cost this job no NVRTC time.
     db::Statement query(
@@ -62,4 +70,4 @@ std::vector<double> Store::compile_times_ms(std::int64_t job_id) {
   });
 }
 
-}  // namespace kt
+}  // namespace kt::db

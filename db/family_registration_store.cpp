@@ -1,14 +1,19 @@
-// kt::Store: family registrations (POST /v1/families) from the upload to the outcome, so that a
-// poll after a restart gets the real answer and a restarted daemon compiles again what it was
-// compiling.
+// kt::db::FamilyRegistrationStore: registrations (POST /v1/families) from the upload to the
+// outcome, so that a poll after a restart gets the real answer and a restarted daemon compiles
+// again what it was compiling.
+#include "db/family_registration_store.hpp"
+
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "db/connection.hpp"
+#include "db/lease_store.hpp"
+#include "db/read_pool.hpp"
 #include "db/rows.hpp"
-#include "db/store.hpp"
+#include "db/store_writer.hpp"
 
-namespace kt {
+namespace kt::db {
 namespace {
 
 FamilyRegistrationRecord::Status read_status(const std::string& text) {
@@ -18,18 +23,19 @@ FamilyRegistrationRecord::Status read_status(const std::string& text) {
 
 }  // namespace
 
-void Store::create_family_registration(const FamilyRegistrationRecord& registration) {
-  std::lock_guard lock(mutex_);
-  mutex_.touches_no_answer();  // registrations are read from the store each time
+void FamilyRegistrationStore::create_family_registration(
+    const FamilyRegistrationRecord& registration) {
+  std::lock_guard lock(writer_.mutex());
+  writer_.mutex().touches_no_answer();  // registrations are read from the store each time
   db::with_context("create_family_registration " + registration.family, [&] {
-    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
     {
-      db::Statement insert(*db_,
+      db::Statement insert(writer_.db(),
                            "INSERT INTO family_registrations (id, family, source_hash,"
                            " previous_hash, status, message, compile_json, manifest_json,"
                            " sources_json, daemon_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?,"
                            " ?, ?, ?, " +
-                               db::now_sql(db_->dialect()) + ")");
+                               db::now_sql(writer_.db().dialect()) + ")");
       insert.bind(1, registration.id);
       insert.bind(2, registration.family);
       insert.bind(3, registration.source_hash);
@@ -39,8 +45,8 @@ void Store::create_family_registration(const FamilyRegistrationRecord& registrat
       insert.bind(7, registration.compile_json);
       insert.bind(8, registration.manifest_json);
       insert.bind(9, db::sources_to_json(registration.sources));
-      if (const std::int64_t daemon = daemon_id_.load(); daemon != 0)
-        insert.bind(10, daemon);
+      if (const auto daemon = leases_.daemon_id())
+        insert.bind(10, *daemon);
       else
         insert.bind_null(10);
       insert.exec();
@@ -49,8 +55,9 @@ void Store::create_family_registration(const FamilyRegistrationRecord& registrat
   });
 }
 
-std::optional<FamilyRegistrationRecord> Store::family_registration(const std::string& id) {
-  const auto reader = readers_->acquire();
+std::optional<FamilyRegistrationRecord> FamilyRegistrationStore::family_registration(
+    const std::string& id) {
+  const auto reader = readers_.acquire();
   return db::with_context("family_registration", [&]() -> std::optional<FamilyRegistrationRecord> {
     db::Statement query(*reader,
                         "SELECT id, family, source_hash, previous_hash, status, message,"
@@ -69,24 +76,25 @@ std::optional<FamilyRegistrationRecord> Store::family_registration(const std::st
   });
 }
 
-std::vector<FamilyRegistrationRecord> Store::claim_family_registrations() {
-  const std::int64_t owner = ensure_daemon();
-  std::lock_guard lock(mutex_);
-  mutex_.touches_no_answer();
+std::vector<FamilyRegistrationRecord> FamilyRegistrationStore::claim_family_registrations() {
+  const std::int64_t owner = leases_.ensure_daemon();
+  std::lock_guard lock(writer_.mutex());
+  writer_.mutex().touches_no_answer();
   return db::with_context("claim_family_registrations", [&] {
-    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
     std::vector<FamilyRegistrationRecord> claimed;
     {
       // Held by no daemon, or by one that stopped or missed its heartbeats (on SQLite every
       // other daemon is stopped once this one registered).
       db::Statement query(
-          *db_,
+          writer_.db(),
           "SELECT id, family, source_hash, previous_hash, manifest_json, sources_json"
           " FROM family_registrations r WHERE status = 'compiling' AND (daemon_id IS NULL OR"
           " (daemon_id <> ?1 AND NOT EXISTS (SELECT 1 FROM daemons d WHERE d.id = r.daemon_id"
           " AND d.stopped = 0 AND " +
-              db::now_ms_sql(db_->dialect()) + " - d.heartbeat_ms <= d.lease_ms))) ORDER BY seq" +
-              db::claim_rows_sql(db_->dialect()));
+              db::now_ms_sql(writer_.db().dialect()) +
+              " - d.heartbeat_ms <= d.lease_ms))) ORDER BY seq" +
+              db::claim_rows_sql(writer_.db().dialect()));
       query.bind(1, owner);
       while (query.step()) {
         FamilyRegistrationRecord registration;
@@ -100,7 +108,8 @@ std::vector<FamilyRegistrationRecord> Store::claim_family_registrations() {
       }
     }
     {
-      db::Statement hold(*db_, "UPDATE family_registrations SET daemon_id = ? WHERE id = ?");
+      db::Statement hold(writer_.db(),
+                         "UPDATE family_registrations SET daemon_id = ? WHERE id = ?");
       for (const FamilyRegistrationRecord& registration : claimed) {
         hold.bind(1, owner);
         hold.bind(2, registration.id);
@@ -113,18 +122,18 @@ std::vector<FamilyRegistrationRecord> Store::claim_family_registrations() {
   });
 }
 
-void Store::finish_family_registration(const FamilyRegistrationRecord& outcome) {
-  std::lock_guard lock(mutex_);
-  mutex_.touches_no_answer();
+void FamilyRegistrationStore::finish_family_registration(const FamilyRegistrationRecord& outcome) {
+  std::lock_guard lock(writer_.mutex());
+  writer_.mutex().touches_no_answer();
   db::with_context("finish_family_registration " + outcome.family, [&] {
-    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
     {
       db::Statement update(
-          *db_,
+          writer_.db(),
           "UPDATE family_registrations SET status = ?, message = ?,"
           " compile_json = ?, previous_hash = ?, source_hash = ?, manifest_json = '',"
           " sources_json = '', daemon_id = NULL, finished_at = " +
-              db::now_sql(db_->dialect()) + " WHERE id = ?");
+              db::now_sql(writer_.db().dialect()) + " WHERE id = ?");
       update.bind(1, std::string(to_string(outcome.status)));
       update.bind(2, outcome.message);
       update.bind(3, outcome.compile_json);
@@ -134,7 +143,7 @@ void Store::finish_family_registration(const FamilyRegistrationRecord& outcome) 
       update.exec();
     }
     {  // The newest finished ones are kept; clients poll soon after they register.
-      db::Statement prune(*db_,
+      db::Statement prune(writer_.db(),
                           "DELETE FROM family_registrations WHERE status <> 'compiling' AND"
                           " seq <= (SELECT seq FROM family_registrations WHERE status <>"
                           " 'compiling' ORDER BY seq DESC LIMIT 1 OFFSET ?)");
@@ -145,4 +154,4 @@ void Store::finish_family_registration(const FamilyRegistrationRecord& outcome) 
   });
 }
 
-}  // namespace kt
+}  // namespace kt::db

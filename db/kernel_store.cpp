@@ -1,14 +1,18 @@
-// kt::Store: the compile cache, cubins keyed by compile_cache_key.
+// kt::db::KernelStore: the compile cache, cubins keyed by compile_cache_key.
+#include "db/kernel_store.hpp"
+
 #include <limits>
+#include <mutex>
 
 #include "db/connection.hpp"
+#include "db/read_pool.hpp"
 #include "db/rows.hpp"
-#include "db/store.hpp"
+#include "db/store_writer.hpp"
 
-namespace kt {
+namespace kt::db {
 
-std::optional<KernelBlob> Store::find_kernel(const std::string& key) {
-  const auto reader = readers_->acquire();
+std::optional<KernelBlob> KernelStore::find_kernel(const std::string& key) {
+  const auto reader = readers_.acquire();
   return db::with_context("find_kernel " + key, [&]() -> std::optional<KernelBlob> {
     db::Statement query(*reader, "SELECT * FROM kernels WHERE key = ?");
     query.bind(1, key);
@@ -30,20 +34,20 @@ std::optional<KernelBlob> Store::find_kernel(const std::string& key) {
   });
 }
 
-void Store::put_kernel(const KernelBlob& blob) {
+void KernelStore::put_kernel(const KernelBlob& blob) {
   if (blob.cubin.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
     throw std::invalid_argument("put_kernel: cubin of " + std::to_string(blob.cubin.size()) +
                                 " bytes is too large to store");
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(writer_.mutex());
   db::with_context("put_kernel " + blob.key, [&] {
-    mutex_.touches_no_answer();  // the compile cache: no answer reads it
+    writer_.mutex().touches_no_answer();  // the compile cache: no answer reads it
     db::Statement insert(
-        *db_,
+        writer_.db(),
         std::string("INSERT INTO kernels (key, arch, kernel, nvrtc_version,"
                     " cubin, log, registers, spill_store_bytes, spill_load_bytes,"
                     " stack_frame_bytes, static_smem_bytes, const_bytes, created_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ") +
-            db::now_sql(db_->dialect()) +
+            db::now_sql(writer_.db().dialect()) +
             ") ON CONFLICT (key) DO UPDATE SET arch = excluded.arch, kernel = excluded.kernel,"
             " nvrtc_version = excluded.nvrtc_version, cubin = excluded.cubin, log = excluded.log,"
             " registers = excluded.registers, spill_store_bytes = excluded.spill_store_bytes,"
@@ -67,4 +71,4 @@ void Store::put_kernel(const KernelBlob& blob) {
   });
 }
 
-}  // namespace kt
+}  // namespace kt::db

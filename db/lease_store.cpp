@@ -1,9 +1,9 @@
-// kt::Store: the fleet. Daemons sharing one database register (host, pid, GPUs, lease length) and
-// claim a job's planned variants with leases: an owner and an expiry by the database's clock,
-// extended by the owner's heartbeat. A variant's results are written only by its lease holder;
-// an expired lease sends the variant back to planned. The holder marks when it begins a variant's
-// work (begin_variant_work); a variant that was merely claimed in a batch by a daemon that died
-// goes back without a count.
+// kt::db::LeaseStore: the fleet. Daemons sharing one database register (host, pid, GPUs, lease
+// length) and claim a job's planned variants with leases: an owner and an expiry by the database's
+// clock, extended by the owner's heartbeat. A variant's results are written only by its lease
+// holder; an expired lease sends the variant back to planned. The holder marks when it begins a
+// variant's work (begin_variant_work); a variant that was merely claimed in a batch by a daemon
+// that died goes back without a count.
 //
 // The fault rule. A daemon runs no variant code: NVRTC runs in its compile processes and kernels
 // in its measurement workers, and a variant that crashes either is recorded by the daemon as that
@@ -17,9 +17,12 @@
 // kLeaseOwnersToFault (2) different daemons (a restarted daemon registers anew, so one host's
 // restart loop counts too; one registration whose lease lapsed while it lived, e.g. through a
 // database outage, does not count twice). Every expiry, counted or not, is in lease_history.
+#include "db/lease_store.hpp"
+
 #include <unistd.h>
 #include <algorithm>
 #include <iterator>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -27,10 +30,12 @@
 
 #include "db/connection.hpp"
 #include "db/dialect.hpp"
+#include "db/outcome_writer.hpp"
+#include "db/read_pool.hpp"
 #include "db/rows.hpp"
-#include "db/store.hpp"
+#include "db/store_writer.hpp"
 
-namespace kt {
+namespace kt::db {
 namespace {
 
 std::string this_host() {
@@ -79,17 +84,18 @@ bool meets_fault_rule(std::int64_t counted_expiries, std::size_t owners) {
 
 }  // namespace
 
-std::int64_t Store::register_daemon(const std::string& host, int pid, const std::string& gpus_json,
-                                    std::int64_t lease_ms) {
+std::int64_t LeaseStore::register_daemon(const std::string& host, int pid,
+                                         const std::string& gpus_json, std::int64_t lease_ms) {
   if (lease_ms < 1) throw std::invalid_argument("a lease lasts at least 1 ms");
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(writer_.mutex());
   return db::with_context("register_daemon", [&] {
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    const std::string now_ms = db::now_ms_sql(db_->dialect());
-    db::Statement insert(*db_,
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    const std::string now_ms = db::now_ms_sql(writer_.db().dialect());
+    db::Statement insert(writer_.db(),
                          "INSERT INTO daemons (host, pid, gpus_json, lease_ms, started_at,"
                          " heartbeat_ms) VALUES (?, ?, ?, ?, " +
-                             db::now_sql(db_->dialect()) + ", " + now_ms + ") RETURNING id");
+                             db::now_sql(writer_.db().dialect()) + ", " + now_ms +
+                             ") RETURNING id");
     insert.bind(1, host);
     insert.bind(2, pid);
     insert.bind(3, gpus_json);
@@ -98,8 +104,8 @@ std::int64_t Store::register_daemon(const std::string& host, int pid, const std:
     const std::int64_t id = insert.column(0).int64();
     insert.step();
     // One daemon per SQLite file: whoever held leases before is gone, and this one resumes.
-    if (db_->dialect() == db::Dialect::sqlite)
-      release_leases_of(*db_, id, Holders::every_other_daemon);
+    if (writer_.db().dialect() == db::Dialect::sqlite)
+      release_leases_of(writer_.db(), id, Holders::every_other_daemon);
     transaction.commit();
     lease_ms_ = lease_ms;
     daemon_id_ = id;
@@ -107,19 +113,19 @@ std::int64_t Store::register_daemon(const std::string& host, int pid, const std:
   });
 }
 
-std::optional<std::int64_t> Store::daemon_id() const {
+std::optional<std::int64_t> LeaseStore::daemon_id() const {
   const std::int64_t id = daemon_id_.load();
   if (id == 0) return std::nullopt;
   return id;
 }
 
-std::int64_t Store::ensure_daemon() {
+std::int64_t LeaseStore::ensure_daemon() {
   if (const std::int64_t id = daemon_id_.load(); id != 0) return id;
   return register_daemon(this_host(), static_cast<int>(getpid()), "[]", lease_ms_);
 }
 
-std::vector<DaemonRecord> Store::daemons() {
-  const auto reader = readers_->acquire();
+std::vector<DaemonRecord> LeaseStore::daemons() {
+  const auto reader = readers_.acquire();
   return db::with_context("daemons", [&] {
     db::Statement query(*reader, "SELECT id, host, pid, gpus_json, lease_ms, started_at, " +
                                      db::now_ms_sql((*reader).dialect()) +
@@ -142,19 +148,20 @@ std::vector<DaemonRecord> Store::daemons() {
   });
 }
 
-void Store::heartbeat() {
+void LeaseStore::heartbeat() {
   const std::int64_t id = daemon_id_.load();
   if (id == 0) return;
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(writer_.mutex());
   db::with_context("heartbeat", [&] {
-    mutex_.touches_no_answer();
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    const std::string now_ms = db::now_ms_sql(db_->dialect());
-    db::Statement beat(*db_, "UPDATE daemons SET heartbeat_ms = " + now_ms + " WHERE id = ?");
+    writer_.mutex().touches_no_answer();
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    const std::string now_ms = db::now_ms_sql(writer_.db().dialect());
+    db::Statement beat(writer_.db(),
+                       "UPDATE daemons SET heartbeat_ms = " + now_ms + " WHERE id = ?");
     beat.bind(1, id);
     beat.exec();
-    db::Statement extend(*db_, "UPDATE variants SET lease_expires_ms = " + now_ms +
-                                   " + ?2 WHERE lease_owner = ?1 AND status = 'pending'");
+    db::Statement extend(writer_.db(), "UPDATE variants SET lease_expires_ms = " + now_ms +
+                                           " + ?2 WHERE lease_owner = ?1 AND status = 'pending'");
     extend.bind(1, id);
     extend.bind(2, lease_ms_);
     extend.exec();
@@ -162,10 +169,10 @@ void Store::heartbeat() {
   });
 }
 
-LeaseExpiry Store::expire_leases() {
-  std::lock_guard lock(mutex_);
+LeaseExpiry LeaseStore::expire_leases() {
+  std::lock_guard lock(writer_.mutex());
   return db::with_context("expire_leases", [&] {
-    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
     LeaseExpiry expiry;
     struct Expired {
       std::int64_t id, owner, expiries;
@@ -174,22 +181,22 @@ LeaseExpiry Store::expire_leases() {
     };
     std::vector<Expired> expired;
     {
-      db::Statement query(*db_,
+      db::Statement query(writer_.db(),
                           "SELECT id, lease_owner, lease_expiries, lease_history, work_began_ms,"
                           " lease_expiry_owners FROM variants WHERE lease_owner IS NOT NULL AND "
                           "lease_expires_ms < " +
-                              db::now_ms_sql(db_->dialect()) + " AND status = 'pending'" +
-                              db::claim_rows_sql(db_->dialect()));
+                              db::now_ms_sql(writer_.db().dialect()) + " AND status = 'pending'" +
+                              db::claim_rows_sql(writer_.db().dialect()));
       while (query.step())
         expired.push_back({query.column(0).int64(), query.column(1).int64(),
                            query.column(2).int64(), query.column(3).text(), query.column(5).text(),
                            !query.column(4).is_null()});
     }
     if (expired.empty()) {
-      mutex_.touches_no_answer();
+      writer_.mutex().touches_no_answer();
       return expiry;
     }
-    db::Statement back(*db_,
+    db::Statement back(writer_.db(),
                        "UPDATE variants SET lease_owner = NULL, lease_expires_ms = NULL,"
                        " work_began_ms = NULL, lease_expiries = ?2, lease_history = ?3,"
                        " lease_expiry_owners = ?4 WHERE id = ?1");
@@ -197,7 +204,7 @@ LeaseExpiry Store::expire_leases() {
       // Every expiry is in the history; only one of begun work counts toward the fault rule.
       const std::int64_t expiries = e.expiries + (e.work_began ? 1 : 0);
       const std::string history = (e.history.empty() ? "" : e.history + "; ") +
-                                  describe_daemon(*db_, e.owner) +
+                                  describe_daemon(writer_.db(), e.owner) +
                                   (e.work_began ? "" : " before beginning it");
       back.bind(1, e.id);
       back.bind(2, expiries);
@@ -221,7 +228,7 @@ LeaseExpiry Store::expire_leases() {
                      " times with its work begun, " + "under " + std::to_string(daemons) +
                      " different daemons that died holding it (" + history +
                      "); recorded as a fault, not retried";
-      write_outcome(e.id, fault);
+      db::write_outcome(writer_, e.id, fault);
       ++expiry.faulted;
     }
     transaction.commit();
@@ -229,20 +236,21 @@ LeaseExpiry Store::expire_leases() {
   });
 }
 
-std::vector<VariantRecord> Store::claim_variants(std::int64_t job_id, int limit) {
+std::vector<VariantRecord> LeaseStore::claim_variants(std::int64_t job_id, int limit) {
   if (limit < 1) return {};
   const std::int64_t owner = ensure_daemon();
   expire_leases();
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(writer_.mutex());
   return db::with_context("claim_variants for job " + std::to_string(job_id), [&] {
-    mutex_.touches_job(job_id);  // the lease columns are no answer's, but keep it simple
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    db::Statement claim(*db_, "UPDATE variants SET lease_owner = ?1, lease_expires_ms = " +
-                                  db::now_ms_sql(db_->dialect()) +
-                                  " + ?2 WHERE id IN (SELECT id FROM variants WHERE job_id = ?3"
-                                  " AND status = 'pending' AND lease_owner IS NULL ORDER BY id"
-                                  " LIMIT ?4" +
-                                  db::claim_rows_sql(db_->dialect()) + ") RETURNING id");
+    writer_.mutex().touches_job(job_id);  // the lease columns are no answer's, but keep it simple
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    db::Statement claim(writer_.db(),
+                        "UPDATE variants SET lease_owner = ?1, lease_expires_ms = " +
+                            db::now_ms_sql(writer_.db().dialect()) +
+                            " + ?2 WHERE id IN (SELECT id FROM variants WHERE job_id = ?3"
+                            " AND status = 'pending' AND lease_owner IS NULL ORDER BY id"
+                            " LIMIT ?4" +
+                            db::claim_rows_sql(writer_.db().dialect()) + ") RETURNING id");
     claim.bind(1, owner);
     claim.bind(2, lease_ms_);
     claim.bind(3, job_id);
@@ -252,23 +260,23 @@ std::vector<VariantRecord> Store::claim_variants(std::int64_t job_id, int limit)
     std::sort(ids.begin(), ids.end());
     std::vector<VariantRecord> claimed;
     for (const std::int64_t id : ids)
-      if (auto variant = db::load_variant(*db_, id)) claimed.push_back(std::move(*variant));
+      if (auto variant = db::load_variant(writer_.db(), id)) claimed.push_back(std::move(*variant));
     transaction.commit();
     return claimed;
   });
 }
 
-bool Store::claim_variant(std::int64_t variant_id) {
+bool LeaseStore::claim_variant(std::int64_t variant_id) {
   const std::int64_t owner = ensure_daemon();
   expire_leases();
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(writer_.mutex());
   return db::with_context("claim_variant " + std::to_string(variant_id), [&] {
-    mutex_.touches_no_answer();
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    db::Statement claim(*db_, "UPDATE variants SET lease_owner = ?1, lease_expires_ms = " +
-                                  db::now_ms_sql(db_->dialect()) +
-                                  " + ?2 WHERE id = ?3 AND status = 'pending'"
-                                  " AND (lease_owner IS NULL OR lease_owner = ?1)");
+    writer_.mutex().touches_no_answer();
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    db::Statement claim(writer_.db(), "UPDATE variants SET lease_owner = ?1, lease_expires_ms = " +
+                                          db::now_ms_sql(writer_.db().dialect()) +
+                                          " + ?2 WHERE id = ?3 AND status = 'pending'"
+                                          " AND (lease_owner IS NULL OR lease_owner = ?1)");
     claim.bind(1, owner);
     claim.bind(2, lease_ms_);
     claim.bind(3, variant_id);
@@ -278,16 +286,17 @@ bool Store::claim_variant(std::int64_t variant_id) {
   });
 }
 
-void Store::begin_variant_work(std::int64_t variant_id) {
+void LeaseStore::begin_variant_work(std::int64_t variant_id) {
   const std::int64_t id = daemon_id_.load();
   if (id == 0) return;
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(writer_.mutex());
   db::with_context("begin_variant_work " + std::to_string(variant_id), [&] {
-    mutex_.touches_no_answer();
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    db::Statement begin(*db_,
-                        "UPDATE variants SET work_began_ms = " + db::now_ms_sql(db_->dialect()) +
-                            " WHERE id = ?1 AND lease_owner = ?2 AND status = 'pending'");
+    writer_.mutex().touches_no_answer();
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    db::Statement begin(
+        writer_.db(),
+        "UPDATE variants SET work_began_ms = " + db::now_ms_sql(writer_.db().dialect()) +
+            " WHERE id = ?1 AND lease_owner = ?2 AND status = 'pending'");
     begin.bind(1, variant_id);
     begin.bind(2, id);
     // Not this daemon's lease: LeaseLost, unless no daemon holds the planned variant (a direct
@@ -297,8 +306,8 @@ void Store::begin_variant_work(std::int64_t variant_id) {
   });
 }
 
-std::int64_t Store::leased_elsewhere(std::int64_t job_id) {
-  const auto reader = readers_->acquire();
+std::int64_t LeaseStore::leased_elsewhere(std::int64_t job_id) {
+  const auto reader = readers_.acquire();
   return db::with_context("leased_elsewhere for job " + std::to_string(job_id), [&] {
     db::Statement query(*reader,
                         "SELECT COUNT(*) FROM variants WHERE job_id = ?1"
@@ -310,22 +319,22 @@ std::int64_t Store::leased_elsewhere(std::int64_t job_id) {
   });
 }
 
-void Store::release_leases() {
+void LeaseStore::release_leases() {
   const std::int64_t id = daemon_id_.load();
   if (id == 0) return;
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(writer_.mutex());
   db::with_context("release_leases", [&] {
-    mutex_.touches_no_answer();
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    release_leases_of(*db_, id, Holders::this_daemon);
+    writer_.mutex().touches_no_answer();
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    release_leases_of(writer_.db(), id, Holders::this_daemon);
     transaction.commit();
   });
 }
 
-void Store::require_lease(std::int64_t variant_id) {
+void LeaseStore::require_lease(std::int64_t variant_id) {
   const std::int64_t id = daemon_id_.load();
   if (id == 0) return;
-  db::Statement query(*db_, "SELECT lease_owner, status FROM variants WHERE id = ?");
+  db::Statement query(writer_.db(), "SELECT lease_owner, status FROM variants WHERE id = ?");
   query.bind(1, variant_id);
   if (!query.step())
     throw std::invalid_argument("variant " + std::to_string(variant_id) + " does not exist");
@@ -342,4 +351,4 @@ void Store::require_lease(std::int64_t variant_id) {
                   "); nothing written");
 }
 
-}  // namespace kt
+}  // namespace kt::db

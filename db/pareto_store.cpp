@@ -1,12 +1,15 @@
-// The stored Pareto fronts, and kt::Store::pareto / kt::Store::best on top of them.
+// The stored Pareto fronts, and the fronts, tuned problems and /v1/best read from them.
 #include "db/pareto_store.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "db/job_keys.hpp"
+#include "db/read_pool.hpp"
 #include "db/rows.hpp"
+#include "db/store_writer.hpp"
 #include "tuner/pareto.hpp"
 
 namespace kt::db {
@@ -85,9 +88,6 @@ void remove_from_front(db::Connection& db, std::int64_t variant_id) {
   remove.exec();
 }
 
-}  // namespace kt::db
-
-namespace kt {
 namespace {
 
 // Pareto rows of one problem joined to their variants; device "" matches every device model.
@@ -99,10 +99,10 @@ const char* const kFrontQuery =
 
 }  // namespace
 
-std::vector<VariantRecord> Store::pareto(const std::string& family, const std::string& dtype,
-                                         const std::string& shape_key,
-                                         const std::string& device_name) {
-  const auto reader = readers_->acquire();
+std::vector<VariantRecord> ParetoStore::pareto(const std::string& family, const std::string& dtype,
+                                               const std::string& shape_key,
+                                               const std::string& device_name) {
+  const auto reader = readers_.acquire();
   return db::with_context("pareto", [&] {
     db::Statement query(*reader, std::string(db::kVariantSelect) + kFrontQuery);
     query.bind(1, family);
@@ -115,13 +115,14 @@ std::vector<VariantRecord> Store::pareto(const std::string& family, const std::s
   });
 }
 
-std::optional<BestEntry> Store::best(const std::string& family, const std::string& dtype,
-                                     const std::string& shape_key, const std::string& device_name) {
+std::optional<BestEntry> ParetoStore::best(const std::string& family, const std::string& dtype,
+                                           const std::string& shape_key,
+                                           const std::string& device_name) {
   // Bounded: distinct questions beyond this empty the cache rather than grow it.
   constexpr std::size_t kMaxCachedBest = 4096;
   const std::string key = family + '\n' + dtype + '\n' + shape_key + '\n' + device_name;
   // Read before the query: a write that commits meanwhile makes the entry stale at once.
-  const std::uint64_t writes = fronts_write_stamp();
+  const std::uint64_t writes = writer_.fronts_stamp();
   {
     std::lock_guard lock(best_cache_mutex_);
     const auto cached = best_cache_.find(key);
@@ -134,10 +135,11 @@ std::optional<BestEntry> Store::best(const std::string& family, const std::strin
   return entry;
 }
 
-std::optional<BestEntry> Store::query_best(const std::string& family, const std::string& dtype,
-                                           const std::string& shape_key,
-                                           const std::string& device_name) {
-  const auto reader = readers_->acquire();
+std::optional<BestEntry> ParetoStore::query_best(const std::string& family,
+                                                 const std::string& dtype,
+                                                 const std::string& shape_key,
+                                                 const std::string& device_name) {
+  const auto reader = readers_.acquire();
   return db::with_context("best", [&]() -> std::optional<BestEntry> {
     // One read transaction, so the variant and its job come from the same snapshot.
     db::Transaction snapshot(*reader, db::TransactionKind::snapshot);
@@ -157,9 +159,9 @@ std::optional<BestEntry> Store::query_best(const std::string& family, const std:
   });
 }
 
-std::vector<TunedProblem> Store::tuned_problems(const std::string& family,
-                                                const std::string& device_name, int limit) {
-  const auto reader = readers_->acquire();
+std::vector<TunedProblem> ParetoStore::tuned_problems(const std::string& family,
+                                                      const std::string& device_name, int limit) {
+  const auto reader = readers_.acquire();
   return db::with_context("tuned problems", [&] {
     db::Transaction snapshot(*reader, db::TransactionKind::snapshot);
     // The front's fastest point per problem, from the primary key's (problem, variant) order.
@@ -194,10 +196,10 @@ std::vector<TunedProblem> Store::tuned_problems(const std::string& family,
   });
 }
 
-std::vector<std::string> Store::tuned_shape_keys(const std::string& family,
-                                                 const std::string& dtype,
-                                                 const std::string& device_name, int limit) {
-  const auto reader = readers_->acquire();
+std::vector<std::string> ParetoStore::tuned_shape_keys(const std::string& family,
+                                                       const std::string& dtype,
+                                                       const std::string& device_name, int limit) {
+  const auto reader = readers_.acquire();
   return db::with_context("tuned shape keys", [&] {
     // Two statements rather than "?3 = '' OR": each is a range of one index (the primary key
     // (device_name, family, dtype, shape_key, ...) with a model, pareto_by_problem(family, dtype,
@@ -218,8 +220,8 @@ std::vector<std::string> Store::tuned_shape_keys(const std::string& family,
   });
 }
 
-std::vector<VariantRecord> Store::fastest_variants(std::int64_t job_id, int limit) {
-  const auto reader = readers_->acquire();
+std::vector<VariantRecord> ParetoStore::fastest_variants(std::int64_t job_id, int limit) {
+  const auto reader = readers_.acquire();
   return db::with_context("fastest variants", [&] {
     // variants_by_job_status(job_id, status): the job's measured rows only.
     db::Statement query(*reader, std::string(db::kVariantSelect) +
@@ -234,11 +236,11 @@ std::vector<VariantRecord> Store::fastest_variants(std::int64_t job_id, int limi
   });
 }
 
-std::optional<JobRecord> Store::newest_baseline_job(const std::string& family,
-                                                    const std::string& dtype,
-                                                    const std::string& shape_key,
-                                                    const std::string& device_name) {
-  const auto reader = readers_->acquire();
+std::optional<JobRecord> ParetoStore::newest_baseline_job(const std::string& family,
+                                                          const std::string& dtype,
+                                                          const std::string& shape_key,
+                                                          const std::string& device_name) {
+  const auto reader = readers_.acquire();
   return db::with_context("newest_baseline_job", [&]() -> std::optional<JobRecord> {
     db::Transaction snapshot(*reader, db::TransactionKind::snapshot);
     // jobs_by_family(family, id) walks the family's jobs newest first.
@@ -256,4 +258,4 @@ std::optional<JobRecord> Store::newest_baseline_job(const std::string& family,
   });
 }
 
-}  // namespace kt
+}  // namespace kt::db

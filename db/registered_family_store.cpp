@@ -1,15 +1,18 @@
-// kt::Store: the families clients registered over the API, every version kept, the newest served.
+// kt::db::RegisteredFamilyStore: the families clients registered over the API, every version kept,
+// the newest served.
+#include "db/registered_family_store.hpp"
+
+#include <mutex>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "db/connection.hpp"
+#include "db/read_pool.hpp"
 #include "db/rows.hpp"
-#include "db/store.hpp"
+#include "db/store_writer.hpp"
 
-namespace kt {
-
-namespace db {
+namespace kt::db {
 
 std::string sources_to_json(const std::vector<std::pair<std::string, std::string>>& sources) {
   nlohmann::json object = nlohmann::json::object();
@@ -26,23 +29,23 @@ std::vector<std::pair<std::string, std::string>> sources_from_json(const std::st
   return sources;
 }
 
-}  // namespace db
-
-std::int64_t Store::save_registered_family(const RegisteredFamilyRecord& family) {
-  std::lock_guard lock(mutex_);  // no touches_*: the families every answer may read changed
+std::int64_t RegisteredFamilyStore::save_registered_family(const RegisteredFamilyRecord& family) {
+  std::lock_guard lock(
+      writer_.mutex());  // no touches_*: the families every answer may read changed
   return db::with_context("save_registered_family " + family.name, [&] {
-    db::Transaction transaction(*db_, db::TransactionKind::write);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
     // A version registered again becomes the newest: a new row, a larger id.
-    db::Statement drop(*db_, "DELETE FROM registered_families WHERE name = ? AND source_hash = ?");
+    db::Statement drop(writer_.db(),
+                       "DELETE FROM registered_families WHERE name = ? AND source_hash = ?");
     drop.bind(1, family.name);
     drop.bind(2, family.source_hash);
     drop.exec();
     std::int64_t id = 0;
     {  // finished before the commit
-      db::Statement insert(*db_,
+      db::Statement insert(writer_.db(),
                            "INSERT INTO registered_families (name, source_hash, manifest_json,"
                            " sources_json, compile_json, created_at) VALUES (?, ?, ?, ?, ?, " +
-                               db::now_sql(db_->dialect()) + ") RETURNING id");
+                               db::now_sql(writer_.db().dialect()) + ") RETURNING id");
       insert.bind(1, family.name);
       insert.bind(2, family.source_hash);
       insert.bind(3, family.manifest_json);
@@ -56,8 +59,8 @@ std::int64_t Store::save_registered_family(const RegisteredFamilyRecord& family)
   });
 }
 
-std::vector<RegisteredFamilyRecord> Store::registered_families() {
-  const auto reader = readers_->acquire();
+std::vector<RegisteredFamilyRecord> RegisteredFamilyStore::registered_families() {
+  const auto reader = readers_.acquire();
   return db::with_context("registered_families", [&] {
     db::Statement query(*reader,
                         "SELECT f.id, f.name, f.source_hash, f.manifest_json, f.sources_json,"
@@ -80,8 +83,4 @@ std::vector<RegisteredFamilyRecord> Store::registered_families() {
   });
 }
 
-void Store::note_outside_change() {
-  std::lock_guard lock(mutex_);  // an unlock without touches_* counts as a write of any scope
-}
-
-}  // namespace kt
+}  // namespace kt::db

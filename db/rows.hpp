@@ -11,8 +11,9 @@
 
 #include "db/connection.hpp"
 #include "db/dialect.hpp"
+#include "db/model.hpp"
 #include "db/retry_wait.hpp"
-#include "db/store.hpp"
+#include "db/variant_store.hpp"
 
 namespace kt::db {
 

@@ -4,86 +4,46 @@
 // transaction, so a killed daemon loses nothing it reported as stored. Thread-safe: writes go
 // through one connection behind a mutex; reads through a pool of read-only connections, so a
 // slow write never holds up a query and queries run in parallel.
+//
+// Store is a facade: each aggregate's SQL lives in its own part (db/job_store.hpp,
+// db/variant_store.hpp, db/lease_store.hpp, db/pareto_store.hpp, ...), which all share the one
+// writer (db/store_writer.hpp) and the read pool; Store opens the database and forwards.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "db/connection.hpp"
+#include "db/family_registration_store.hpp"
+#include "db/job_store.hpp"
+#include "db/lease_store.hpp"
 #include "db/model.hpp"
-#include "db/read_pool.hpp"
 #include "db/store_health.hpp"
-#include "db/writer_mutex.hpp"
+#include "db/variant_store.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/interleaved_protocol.hpp"
 
 namespace kt {
 
-// One page of a job's variants, in id order (keyset paging: never an OFFSET scan).
-struct VariantPageQuery {
-  std::vector<VariantStatus> statuses;  // empty = every status
-  bool gated_only = false;              // leave out pruned and unsupported_arch
-  std::int64_t after_id = 0;            // rows with a larger id; 0 = from the start
-  int limit = 100;                      // rows per page, >= 1
-};
-struct VariantPage {
-  std::vector<VariantRecord> variants;
-  // The after_id of the next page; nullopt when this page is the last.
-  std::optional<std::int64_t> next_after_id;
-};
-
-// One page of jobs, newest first (keyset on the id, like VariantPage).
-struct JobPage {
-  std::vector<JobRecord> jobs;
-  std::optional<std::int64_t> next_before_id;  // nullopt when this page is the last
-};
-
 inline constexpr int kDefaultReadConnections = 4;
 
-// A write for a variant from a daemon that no longer holds its lease (it expired and another
-// daemon claimed the variant, or the variant already has its outcome): nothing was written.
-class LeaseLost : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A daemon of the fleet sharing this database (db/lease_store.cpp).
-struct DaemonRecord {
-  std::int64_t id = 0;
-  std::string host;
-  int pid = 0;
-  std::string gpus_json;  // the GPUs it found: [{"ordinal", "name", "uuid", "arch"}]
-  std::int64_t lease_ms = 0;
-  std::string started_at;
-  std::int64_t heartbeat_age_ms = 0;  // since its last heartbeat, by the database's clock
-  bool stopped = false;               // stopped cleanly (its leases were released)
-  bool alive = false;                 // not stopped, and its last heartbeat within lease_ms
-};
-
-// What expire_leases did.
-struct LeaseExpiry {
-  std::int64_t returned = 0;   // variants planned again, for any daemon to claim
-  std::int64_t faulted = 0;    // variants that met the fault rule (below), recorded crashed
-  std::int64_t unstarted = 0;  // of those returned: claimed, their work not begun (not counted)
-};
-
-// A lease's terms: how long a claim lasts without a heartbeat.
-inline constexpr std::int64_t kDefaultLeaseMs = 30000;
-// The fault rule (db/lease_store.cpp): a variant whose lease expired this many times after its
-// holder began its work, held by at least kLeaseOwnersToFault different daemons, is recorded as a
-// fault, not planned again. No variant code runs inside a daemon (NVRTC and the GPU run in child
-// processes), so a daemon's death is weak evidence against the variant it held: the rule only
-// ends endless retries of a variant that keeps taking its daemons down.
-inline constexpr int kLeaseExpiriesToFault = 3;
-inline constexpr int kLeaseOwnersToFault = 2;
-// Finished family registrations kept for clients to poll, newest first.
-inline constexpr int kKeptFamilyRegistrations = 256;
+namespace db {
+class ConvergenceStore;
+class DeviceStore;
+class EngineStore;
+class KernelStore;
+class ParetoStore;
+class ReadPool;
+class RegisteredFamilyStore;
+class StoreWriter;
+class WinnerStore;
+}  // namespace db
 
 class Store {
  public:
@@ -201,7 +161,7 @@ class Store {
                                std::int64_t lease_ms = kDefaultLeaseMs);
   std::optional<std::int64_t> daemon_id() const;
   // True for PostgreSQL: other daemons may share the database.
-  bool shared() const { return shared_; }
+  bool shared() const;
   std::vector<DaemonRecord> daemons();
   // Extends the daemon's heartbeat and every lease it holds by its lease length.
   void heartbeat();
@@ -280,56 +240,33 @@ class Store {
   // it had a value is still the answer while it keeps it.
   // On PostgreSQL every call returns a new value: other daemons' writes are not counted here, so
   // nothing may be kept on the strength of an unchanged count.
-  std::uint64_t write_count() const { return shared_ ? fresh_stamp() : mutex_.writes(); }
+  std::uint64_t write_count() const;
   // The same for what one job's rows say (its variants, counts, pages) and for the fronts and
   // /v1/best: they change only with writes that may have changed those, so an answer about a
   // finished job outlives another job's progress.
-  std::uint64_t job_write_stamp(std::int64_t job_id) const {
-    return shared_ ? fresh_stamp() : mutex_.job_stamp(job_id);
-  }
-  std::uint64_t fronts_write_stamp() const {
-    return shared_ ? fresh_stamp() : mutex_.fronts_stamp();
-  }
+  std::uint64_t job_write_stamp(std::int64_t job_id) const;
+  std::uint64_t fronts_write_stamp() const;
 
   // Calls observer with every statement any connection runs from now on (empty: stop). For
   // tests that check the API's query plans; call it while the store is idle.
   void observe_statements(db::StatementObserver observer);
 
  private:
-  std::optional<BestEntry> query_best(const std::string& family, const std::string& dtype,
-                                      const std::string& shape_key, const std::string& device_name);
-
-  // Tell the writer mutex (held) what this write touches: the job's rows, and the fronts when
-  // the job is a tune job (only those rank on a front). One primary-key lookup each.
-  void touches_job(std::int64_t job_id);
-  void touches_job_of_variant(std::int64_t variant_id);
-
-  // The registered daemon's id, or 0; set under mutex_.
-  std::atomic<std::int64_t> daemon_id_{0};
-  std::int64_t lease_ms_ = kDefaultLeaseMs;
-  // PostgreSQL: other daemons write too, so no answer is kept by this process's write stamps.
-  bool shared_ = false;
-  mutable std::atomic<std::uint64_t> fresh_stamp_{0};
-  std::uint64_t fresh_stamp() const {
-    return (std::uint64_t{1} << 63) | fresh_stamp_.fetch_add(1, std::memory_order_relaxed);
-  }
-  std::int64_t ensure_daemon();  // registers one for this host and process if none
-  // record_outcome's write, inside the caller's transaction (mutex_ held).
-  void write_outcome(std::int64_t variant_id, const VariantOutcome& outcome);
-  // Throws LeaseLost when the write would not be the lease holder's (see register_daemon).
-  void require_lease(std::int64_t variant_id);
-
   std::shared_ptr<db::StoreHealth> health_;
-  db::WriterMutex mutex_;  // the writer
-  struct CachedBest {
-    std::uint64_t writes;  // mutex_.writes() before it was read
-    std::optional<BestEntry> entry;
-  };
-  std::mutex best_cache_mutex_;
-  std::unordered_map<std::string, CachedBest> best_cache_;
-  std::unique_ptr<db::Connection> db_;
+  std::unique_ptr<db::StoreWriter> writer_;
   std::unique_ptr<db::ReadPool> readers_;
-  std::unique_ptr<db::StatementObserver> writer_observer_;
+  // The parts, over writer_ and readers_ (declared after them: destroyed first).
+  std::unique_ptr<db::LeaseStore> leases_;
+  std::unique_ptr<db::DeviceStore> devices_;
+  std::unique_ptr<db::JobStore> jobs_;
+  std::unique_ptr<db::VariantStore> variants_;
+  std::unique_ptr<db::WinnerStore> winners_;
+  std::unique_ptr<db::EngineStore> engine_;
+  std::unique_ptr<db::KernelStore> kernels_;
+  std::unique_ptr<db::ParetoStore> fronts_;
+  std::unique_ptr<db::ConvergenceStore> convergence_;
+  std::unique_ptr<db::RegisteredFamilyStore> families_;
+  std::unique_ptr<db::FamilyRegistrationStore> registrations_;
 };
 
 }  // namespace kt

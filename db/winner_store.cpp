@@ -1,13 +1,16 @@
-// kt::Store: the job's baselines per GPU, and its final result: the interleaved re-measure of its
-// top candidates beside the baseline.
+// kt::db::WinnerStore: the job's baselines per GPU, and its final result: the interleaved
+// re-measure of its top candidates beside the baseline.
+#include "db/winner_store.hpp"
+
+#include <mutex>
 #include <stdexcept>
 
 #include "db/connection.hpp"
 #include "db/pareto_store.hpp"
 #include "db/rows.hpp"
-#include "db/store.hpp"
+#include "db/store_writer.hpp"
 
-namespace kt {
+namespace kt::db {
 namespace {
 
 // The variant must belong to the job: a comparison naming another job's variant is a bug.
@@ -39,17 +42,18 @@ void update_front_with_final_medians(db::Connection& db, std::int64_t job_id,
 
 }  // namespace
 
-void Store::record_job_baseline(std::int64_t id, int gpu_ordinal, const BaselineTiming& baseline) {
-  std::lock_guard lock(mutex_);
+void WinnerStore::record_job_baseline(std::int64_t id, int gpu_ordinal,
+                                      const BaselineTiming& baseline) {
+  std::lock_guard lock(writer_.mutex());
   db::with_context("record_job_baseline for job " + std::to_string(id), [&] {
-    touches_job(id);
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    auto job = db::load_job(*db_, id);
+    writer_.touches_job(id);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    auto job = db::load_job(writer_.db(), id);
     if (!job) throw std::invalid_argument("job " + std::to_string(id) + " does not exist");
     job->baselines[std::to_string(gpu_ordinal)] = {{"median_us", baseline.timing.median_us},
                                                    {"timing", to_json(baseline.timing)},
                                                    {"baseline", baseline.baseline}};
-    db::Statement update(*db_,
+    db::Statement update(writer_.db(),
                          "UPDATE jobs SET baselines_json = ?,"
                          " reference_us = COALESCE(reference_us, ?) WHERE id = ?");
     update.bind(1, job->baselines.dump());
@@ -60,17 +64,17 @@ void Store::record_job_baseline(std::int64_t id, int gpu_ordinal, const Baseline
   });
 }
 
-void Store::record_job_baseline_failure(std::int64_t id, int gpu_ordinal,
-                                        const std::string& reason,
-                                        const nlohmann::json& baseline) {
-  std::lock_guard lock(mutex_);
+void WinnerStore::record_job_baseline_failure(std::int64_t id, int gpu_ordinal,
+                                              const std::string& reason,
+                                              const nlohmann::json& baseline) {
+  std::lock_guard lock(writer_.mutex());
   db::with_context("record_job_baseline_failure for job " + std::to_string(id), [&] {
-    touches_job(id);
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    auto job = db::load_job(*db_, id);
+    writer_.touches_job(id);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    auto job = db::load_job(writer_.db(), id);
     if (!job) throw std::invalid_argument("job " + std::to_string(id) + " does not exist");
     job->baselines[std::to_string(gpu_ordinal)] = {{"failed", reason}, {"baseline", baseline}};
-    db::Statement update(*db_, "UPDATE jobs SET baselines_json = ? WHERE id = ?");
+    db::Statement update(writer_.db(), "UPDATE jobs SET baselines_json = ? WHERE id = ?");
     update.bind(1, job->baselines.dump());
     update.bind(2, id);
     update.exec();
@@ -78,18 +82,19 @@ void Store::record_job_baseline_failure(std::int64_t id, int gpu_ordinal,
   });
 }
 
-void Store::record_winner_comparison(std::int64_t job_id, const InterleavedResult& comparison) {
-  std::lock_guard lock(mutex_);
+void WinnerStore::record_winner_comparison(std::int64_t job_id,
+                                           const InterleavedResult& comparison) {
+  std::lock_guard lock(writer_.mutex());
   db::with_context("record_winner_comparison for job " + std::to_string(job_id), [&] {
-    touches_job(job_id);
-    db::Transaction transaction(*db_, db::TransactionKind::write);
-    if (!db::load_job(*db_, job_id))
+    writer_.touches_job(job_id);
+    db::Transaction transaction(writer_.db(), db::TransactionKind::write);
+    if (!db::load_job(writer_.db(), job_id))
       throw std::invalid_argument("job " + std::to_string(job_id) + " does not exist");
-    require_variant_of_job(*db_, job_id, comparison.winner_variant_id, "winner");
+    require_variant_of_job(writer_.db(), job_id, comparison.winner_variant_id, "winner");
     const bool has_runner_up = comparison.runner_up_variant_id != 0;
     if (has_runner_up)
-      require_variant_of_job(*db_, job_id, comparison.runner_up_variant_id, "runner-up");
-    db::Statement update(*db_,
+      require_variant_of_job(writer_.db(), job_id, comparison.runner_up_variant_id, "runner-up");
+    db::Statement update(writer_.db(),
                          "UPDATE jobs SET winner_variant_id = ?, runner_up_variant_id = ?,"
                          " winner_distinguishable = ?, winner_margin = ? WHERE id = ?");
     update.bind(1, comparison.winner_variant_id);
@@ -100,13 +105,13 @@ void Store::record_winner_comparison(std::int64_t job_id, const InterleavedResul
     }
     update.bind(5, job_id);
     update.exec();
-    db::Statement final_row(*db_, "UPDATE jobs SET final_comparison_json = ? WHERE id = ?");
+    db::Statement final_row(writer_.db(), "UPDATE jobs SET final_comparison_json = ? WHERE id = ?");
     final_row.bind(1, to_json(comparison).dump());
     final_row.bind(2, job_id);
     final_row.exec();
-    update_front_with_final_medians(*db_, job_id, comparison);
+    update_front_with_final_medians(writer_.db(), job_id, comparison);
     transaction.commit();
   });
 }
 
-}  // namespace kt
+}  // namespace kt::db

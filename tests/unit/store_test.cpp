@@ -1,5 +1,5 @@
 // kt::Store opening, schema, devices, jobs, durability and concurrency (db/store.cpp,
-// db/schema.cpp).
+// db/schema.cpp, db/device_store.cpp, db/job_store.cpp).
 #include "db/store.hpp"
 
 #include <signal.h>
