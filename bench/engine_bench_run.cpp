@@ -7,10 +7,10 @@
 #include <unistd.h>
 #include <stdexcept>
 
-#include "bench/daemon_process.hpp"
 #include "bench/driver_version.hpp"
 #include "bench/output_files.hpp"
 #include "bench/text_format.hpp"
+#include "harness/daemon_process.hpp"
 
 namespace kt::bench {
 namespace {
@@ -201,8 +201,8 @@ SweepFigure run_sweep(Context& ctx, const std::string& pipeline,
   const std::filesystem::path dir = work / pipeline;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  DaemonProcess daemon(ctx.options.kerntuned, dir / "kerntune.db", dir / "kerntuned.log",
-                       ctx.options.kerntuned_args);
+  harness::DaemonProcess daemon(ctx.options.kerntuned, dir / "kerntune.db", dir / "kerntuned.log",
+                                ctx.options.kerntuned_args);
   daemon.wait_healthy(std::chrono::seconds(60));
   ctx.log << "[" << label << "] fresh daemon on " << daemon.url() << ", log "
           << (dir / "kerntuned.log").string() << std::endl;

@@ -1,5 +1,5 @@
 // The benchmark programs as the device suite runs them, against a real kerntuned on loopback
-// (started with bench/daemon_process): kt-gemm-bench end to end in compile-only mode (jobs
+// (started with harness/daemon_process): kt-gemm-bench end to end in compile-only mode (jobs
 // through the HTTP API, polling, table and JSON, the latest copy, the README section), its
 // re-render from JSON, kt-engine-bench's handling of a daemon that cannot tune (no GPU here),
 // and kt-copy-bandwidth without a driver.
@@ -11,14 +11,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/daemon_process.hpp"
-#include "bench/output_files.hpp"
-#include "bench/readme_section.hpp"
 #include "client/kerntune_client.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/test_paths.hpp"
+#include "tuner/text.hpp"
 
-namespace kt::bench {
+namespace kt {
 namespace {
+
+using harness::DaemonProcess;
+
+// The marker lines of the benchmark table, spelled out: they are what a document holds, and this
+// test does not link the benchmark code.
+constexpr const char* kGemmTableBegin = "<!-- gemm-table:begin -->";
+constexpr const char* kGemmTableEnd = "<!-- gemm-table:end -->";
 
 struct ProgramRun {
   int exit_code = -1;
@@ -135,4 +141,4 @@ TEST(CopyBandwidthProgram, PrintsJsonOrSaysWhyNot) {
 }
 
 }  // namespace
-}  // namespace kt::bench
+}  // namespace kt

@@ -2,7 +2,8 @@
 // file; stopped (SIGTERM, then SIGKILL) and reaped with the owner. The engine benchmark runs each
 // sweep on a fresh one so that both sweeps start from an empty compile cache and, as job 1 of
 // their database, draw the same seeded sample of the space; the daemon-level tests drive one the
-// way a user does.
+// way a user does. It lives in harness/, beside bench/ and tests/ rather than in either, because
+// both use it: neither has to include or link the other.
 #pragma once
 
 #include <sys/resource.h>
@@ -14,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace kt::bench {
+namespace kt::harness {
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
 unsigned short free_loopback_port();
@@ -70,4 +71,4 @@ class DaemonProcess {
   std::filesystem::path log_;
 };
 
-}  // namespace kt::bench
+}  // namespace kt::harness

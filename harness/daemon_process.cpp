@@ -1,4 +1,4 @@
-#include "bench/daemon_process.hpp"
+#include "harness/daemon_process.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -15,11 +15,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "bench/output_files.hpp"
 #include "client/kerntune_client.hpp"
 #include "tuner/compile/compile_confinement.hpp"
+#include "tuner/text.hpp"
 
-namespace kt::bench {
+namespace kt::harness {
 namespace {
 
 std::string describe(int status) {
@@ -216,4 +216,4 @@ std::string DaemonProcess::log() const {
   }
 }
 
-}  // namespace kt::bench
+}  // namespace kt::harness
