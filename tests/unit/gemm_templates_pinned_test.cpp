@@ -1,6 +1,6 @@
 // bench/experiments/gemm_templates/pinned.json (the configs its check.sh pins for the GEMM
-// templates' shapes) stays a set of points of the GEMM space on an H100: a manifest change that prunes one
-// would make the daemon refuse the whole job (400 invalid_configs) on the GPU.
+// templates' shapes) stays a set of points of the GEMM space on an H100: a manifest change that
+// prunes one would make the daemon refuse the whole job (400 invalid_configs) on the GPU.
 #include <fstream>
 #include <string>
 
