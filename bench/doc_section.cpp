@@ -1,4 +1,4 @@
-#include "bench/readme_section.hpp"
+#include "bench/doc_section.hpp"
 
 #include <stdexcept>
 

@@ -1,5 +1,5 @@
-// Replaces the text between two marker lines of a document (the README's latest benchmark table),
-// leaving everything else byte for byte as it was.
+// Replaces the text between two marker lines of a document (a benchmark table of
+// docs/benchmarks.md), leaving everything else byte for byte as it was.
 #pragma once
 
 #include <string>

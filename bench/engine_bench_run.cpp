@@ -242,7 +242,7 @@ struct ScratchDir {
 
 void add_engine_bench_options(CLI::App& app, EngineBenchOptions& options) {
   app.description(
-      "Measures the engine figures of issue 3 through a running kerntuned: run-to-run spread of a "
+      "Measures the engine's figures through a running kerntuned: run-to-run spread of a "
       "pinned variant, winner agreement of two tuning runs, and serial vs pipelined sweep speed. "
       "Writes <out-dir>/table.md and engine.json.");
   app.add_option("--server", options.server, "kerntuned URL")->capture_default_str();
@@ -351,7 +351,7 @@ int run_engine_bench(const EngineBenchOptions& options, std::ostream& log) {
 
   auto sweeps = [&] {
     const ScratchDir work(std::filesystem::temp_directory_path() /
-                          ("kt-engine-bench-" + std::to_string(getpid())));
+                          ("kt-bench-engine-" + std::to_string(getpid())));
     for (const char* pipeline : {"serial", "pipelined"}) {
       if (ctx.clock.expired()) {
         report.notes.push_back(std::string("sweep ") + pipeline + ": skipped, time limit");

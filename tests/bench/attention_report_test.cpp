@@ -17,7 +17,7 @@ TEST(AttentionShapes, LabelsKeysAndTheIssueShapes) {
   EXPECT_EQ(parse_attention_shape("1x1x128x64"), (AttentionShape{1, 1, 128, 64, false, -1}));
   for (const char* bad : {"1x1x128", "1x1x128x64x2", "1x1x128x64d", "0x1x128x64", "c", ""})
     EXPECT_THROW(parse_attention_shape(bad), std::invalid_argument) << bad;
-  const auto shapes = issue12_shapes();
+  const auto shapes = default_attention_shapes();
   ASSERT_EQ(shapes.size(), 11u);
   EXPECT_EQ(shapes[0], (AttentionShape{1, 1, 128, 64}));
   EXPECT_EQ(shapes[9], (AttentionShape{4, 16, 4096, 128, true}));
@@ -27,10 +27,10 @@ TEST(AttentionFigures, TflopsAndTargets) {
   // 4·B·H·S²·D: 4·4·16·4096²·128 = 549.8 GFLOP; causal does half.
   EXPECT_NEAR(attention_tflops({4, 16, 4096, 128}, 1000), 549.76, 0.01);
   EXPECT_NEAR(attention_tflops({4, 16, 4096, 128, true}, 1000), 274.88, 0.01);
-  EXPECT_EQ(issue12_min_ratio({1, 1, 128, 64}), 1.0);
-  EXPECT_EQ(issue12_min_ratio({2, 16, 8192, 128}), 1.0);
-  EXPECT_EQ(issue12_min_ratio({4, 16, 4096, 128, true}), 0.95);
-  EXPECT_EQ(issue12_min_ratio({4, 16, 4096, 64}), 0.95);
+  EXPECT_EQ(attention_target_ratio({1, 1, 128, 64}), 1.0);
+  EXPECT_EQ(attention_target_ratio({2, 16, 8192, 128}), 1.0);
+  EXPECT_EQ(attention_target_ratio({4, 16, 4096, 128, true}), 0.95);
+  EXPECT_EQ(attention_target_ratio({4, 16, 4096, 64}), 0.95);
   AttentionRow row;
   row.shape = {4, 16, 4096, 64};
   row.ratio = 0.97;
@@ -157,7 +157,7 @@ TEST(AttentionBenchOptions, DefaultsErrorsAndTheScriptCommand) {
 
   AttentionBenchOptions defaults;
   finish_attention_bench_options(defaults);
-  EXPECT_EQ(defaults.shapes, issue12_shapes());
+  EXPECT_EQ(defaults.shapes, default_attention_shapes());
   EXPECT_EQ(defaults.dtypes, (std::vector<std::string>{"bf16", "fp16"}));
   defaults.dtypes = {"fp32"};
   EXPECT_THROW(finish_attention_bench_options(defaults), std::invalid_argument);

@@ -1,4 +1,4 @@
-#include "bench/readme_section.hpp"
+#include "bench/doc_section.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,14 +10,14 @@ namespace {
 const std::string kBegin = kGemmTableBegin;
 const std::string kEnd = kGemmTableEnd;
 
-TEST(ReadmeSection, ReplacesOnlyWhatLiesBetweenTheMarkers) {
+TEST(DocSection, ReplacesOnlyWhatLiesBetweenTheMarkers) {
   const std::string text =
       "# Title\n\n## Results\n" + kBegin + "\nold table\nold line 2\n" + kEnd + "\n\nafter\n";
   EXPECT_EQ(replace_marked_section(text, kBegin, kEnd, "| new |"),
             "# Title\n\n## Results\n" + kBegin + "\n| new |\n" + kEnd + "\n\nafter\n");
 }
 
-TEST(ReadmeSection, FillsAnEmptySectionAndIsRepeatable) {
+TEST(DocSection, FillsAnEmptySectionAndIsRepeatable) {
   const std::string text = "a\n" + kBegin + "\n" + kEnd + "\nb";
   const std::string once = replace_marked_section(text, kBegin, kEnd, "x\ny\n");
   EXPECT_EQ(once, "a\n" + kBegin + "\nx\ny\n" + kEnd + "\nb");
@@ -25,12 +25,12 @@ TEST(ReadmeSection, FillsAnEmptySectionAndIsRepeatable) {
   EXPECT_EQ(replace_marked_section(once, kBegin, kEnd, ""), text);
 }
 
-TEST(ReadmeSection, MarkersOnOneLine) {
+TEST(DocSection, MarkersOnOneLine) {
   EXPECT_EQ(replace_marked_section("p " + kBegin + kEnd + " q", kBegin, kEnd, "t"),
             "p " + kBegin + "\nt\n" + kEnd + " q");
 }
 
-TEST(ReadmeSection, RefusesMissingRepeatedOrSwappedMarkers) {
+TEST(DocSection, RefusesMissingRepeatedOrSwappedMarkers) {
   EXPECT_THROW(replace_marked_section("no markers", kBegin, kEnd, "t"), std::invalid_argument);
   EXPECT_THROW(replace_marked_section(kBegin + "\n", kBegin, kEnd, "t"), std::invalid_argument);
   EXPECT_THROW(replace_marked_section(kEnd + "\n" + kBegin + "\n", kBegin, kEnd, "t"),

@@ -19,7 +19,7 @@ TEST(DualGemmShapes, LabelsParseAndTheIssueShapes) {
   for (const char* bad :
        {"8x64x4096", "8x64x4096x7168x1", "0x1x1x8", "8x64x4096x7168:-1", "8x64xx7168", "a", ""})
     EXPECT_THROW(parse_dual_shape_label(bad), std::invalid_argument) << bad;
-  const auto shapes = issue13_shapes();
+  const auto shapes = default_dual_gemm_shapes();
   ASSERT_EQ(shapes.size(), 8u);
   EXPECT_EQ(shapes.front(), (DualGemmShape{8, 64, 4096, 7168}));
   EXPECT_EQ(shapes.back(), (DualGemmShape{2, 384, 4096, 1536}));
@@ -27,7 +27,7 @@ TEST(DualGemmShapes, LabelsParseAndTheIssueShapes) {
 
 TEST(DualGemmFigures, TflopsBandwidthAndTargets) {
   const DualGemmShape big{8, 256, 4096, 7168};
-  // 4·G·M·N·K = 240.5 TFLOP in 417 us -> 576.8 TFLOP/s (the vendor figure of the issue).
+  // 4·G·M·N·K = 240.5 TFLOP in 417 us -> 576.8 TFLOP/s (the vendor figure).
   EXPECT_NEAR(dual_gemm_tflops(big, 417), 576.8, 0.1);
   EXPECT_DOUBLE_EQ(dual_gemm_min_bytes({1, 2, 3, 4}, 2), (2 * 4 + 2 * 3 * 4 + 2 * 3) * 2.0);
 
@@ -161,7 +161,7 @@ TEST(DualGemmBenchOptions, DefaultsAndErrors) {
   EXPECT_EQ(options.shapes[0].budget, 4);
   DualGemmBenchOptions defaults;
   finish_dual_gemm_bench_options(defaults);
-  EXPECT_EQ(defaults.shapes, issue13_shapes());
+  EXPECT_EQ(defaults.shapes, default_dual_gemm_shapes());
   defaults.shape_texts = {"8x64"};
   EXPECT_THROW(finish_dual_gemm_bench_options(defaults), std::invalid_argument);
 }

@@ -7,7 +7,7 @@
 namespace kt::bench {
 namespace {
 
-// Parses a command line the way kt-gemm-bench's main does.
+// Parses a command line the way kt-bench gemm does.
 GemmBenchOptions parse(std::vector<std::string> args) {
   CLI::App app;
   GemmBenchOptions options;
@@ -18,13 +18,19 @@ GemmBenchOptions parse(std::vector<std::string> args) {
   return options;
 }
 
-TEST(GemmBenchOptions, DefaultsRunTheIssue4Shapes) {
+TEST(GemmBenchOptions, DefaultsRunTheSquareSet) {
   const GemmBenchOptions options = parse({});
   EXPECT_EQ(options.server, "http://127.0.0.1:8080");
   EXPECT_EQ(options.budget, 0);
-  EXPECT_EQ(options.shapes, issue4_shapes());
+  EXPECT_EQ(options.shapes, square_set_shapes());
   EXPECT_EQ(options.latest, "bench/results/gemm-latest.json");
-  EXPECT_TRUE(options.readme.empty());
+  EXPECT_TRUE(options.doc.empty());
+}
+
+TEST(GemmBenchOptions, DocAloneNamesTheBenchmarksDocument) {
+  EXPECT_EQ(parse({"--doc"}).doc, "docs/benchmarks.md");
+  EXPECT_EQ(parse({"--doc", "x/notes.md"}).doc, "x/notes.md");
+  EXPECT_EQ(parse({"--doc=y.md"}).doc, "y.md");
 }
 
 TEST(GemmBenchOptions, ShapesBudgetsAndLimits) {

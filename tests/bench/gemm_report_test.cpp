@@ -73,7 +73,8 @@ GemmReport sample_report() {
   return report;
 }
 
-// A row as kt-gemm-bench wrote it before issue 9 (bench/results/gemm-latest.json of 2026-11-22).
+// A row as the GEMM benchmark wrote it before the interleaved final comparison
+// (bench/results/gemm-latest.json of 2026-11-22).
 nlohmann::json old_format_report() {
   return nlohmann::json::parse(R"({
     "copy_gbps": 2990.2579338340774, "date": "2026-11-22", "device": "NVIDIA H100 80GB HBM3",
@@ -413,8 +414,8 @@ TEST(GemmShapeSets, NamedSetsCarryBudgetsAndTimeouts) {
     EXPECT_GT(shape.budget, 0);
     EXPECT_GT(shape.timeout_seconds, 0);
   }
-  EXPECT_EQ(gemm_shape_set("issue4").size(), 9u);
-  EXPECT_EQ(gemm_shape_set("issue4")[0].budget, 32);
+  EXPECT_EQ(gemm_shape_set("square").size(), 9u);
+  EXPECT_EQ(gemm_shape_set("square")[0].budget, 32);
   EXPECT_EQ(gemm_shape_set("all").size(), 19u);
   EXPECT_THROW(gemm_shape_set("llama"), std::invalid_argument);
   const GemmShape parsed = parse_shape_label("16x4096x4097:32:45");

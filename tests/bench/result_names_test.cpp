@@ -34,8 +34,8 @@ TEST(ResultNames, ShapeLabelsRoundTrip) {
     EXPECT_THROW(parse_shape_label(bad), std::invalid_argument) << bad;
 }
 
-TEST(ResultNames, Issue4Shapes) {
-  const auto shapes = issue4_shapes();
+TEST(ResultNames, SquareSetShapes) {
+  const auto shapes = square_set_shapes();
   ASSERT_EQ(shapes.size(), 9u);
   EXPECT_EQ(shape_label(shapes.front()), "8192x8192x8192");
   EXPECT_EQ(shape_label(shapes[3]), "1x4096x7168");
