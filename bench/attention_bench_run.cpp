@@ -3,7 +3,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,10 +11,11 @@
 
 #include "bench/attention_launches.hpp"
 #include "bench/bench_session.hpp"
+#include "bench/doc_section.hpp"
 #include "bench/job_figures.hpp"
 #include "bench/output_files.hpp"
-#include "bench/readme_section.hpp"
 #include "bench/report_fields.hpp"
+#include "bench/report_run.hpp"
 #include "bench/result_names.hpp"
 #include "bench/text_format.hpp"
 #include "tuner/paths.hpp"
@@ -26,18 +26,6 @@ namespace {
 const ReportNames kAttentionReportNames{
     "attention",        "attention.json",       kAttentionTableBegin,
     kAttentionTableEnd, "SDPA timing included", ""};
-
-using Clock = std::chrono::steady_clock;
-
-void write_outputs(const AttentionReport& report, const std::filesystem::path& out_dir) {
-  write_text_file(out_dir / "attention.json", attention_report_to_json(report).dump(2) + "\n");
-  write_text_file(out_dir / "table.md", render_attention_table(report));
-}
-
-std::filesystem::path default_out_dir(const AttentionReport& report) {
-  return std::filesystem::path("bench/results") /
-         results_folder_name(report.date, report.device, "attention");
-}
 
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
@@ -144,17 +132,15 @@ void compare_with_sdpa(const AttentionBenchOptions& options,
     log << "[sdpa] " << result.at("error").get<std::string>() << std::endl;
 }
 
-AttentionReport tune_and_compare(const AttentionBenchOptions& options, std::ostream& log,
-                                 std::filesystem::path& out_dir) {
-  const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  const kt::Client client(options.server);
-  AttentionReport report;
+void tune_and_compare(const AttentionBenchOptions& options, AttentionReport& report,
+                      ReportWriter& writer, std::ostream& log) {
+  const JobLoop jobs(options, log);
+  const kt::Client& client = jobs.client();
   report.date = utc_date();
   const DaemonDevice device = daemon_device(client);
   report.device = device.name;
   report.driver = device.driver;
-  if (out_dir.empty()) out_dir = default_out_dir(report);
+  writer.settle_out_dir(report.date, report.device);
   const WorkDir work(options.work_dir);
   const bool compare = options.compile_only_arch.empty();
 
@@ -175,30 +161,27 @@ AttentionReport tune_and_compare(const AttentionBenchOptions& options, std::ostr
   for (const AttentionShape& shape : options.shapes) {
     for (const std::string& dtype : options.dtypes) {
       const std::string label = "attention_fwd " + attention_shape_key(shape) + " " + dtype;
+      JobRequest request;
+      request.family = "attention_fwd";
+      request.dims = {{"B", shape.b},
+                      {"H", shape.h},
+                      {"S", shape.s},
+                      {"D", shape.d},
+                      {"CAUSAL", shape.causal ? 1 : 0}};
+      request.dtype = dtype;
+      request.device = options.device;
+      request.budget = shape.budget >= 0 ? shape.budget : options.budget;
+      request.arch = options.compile_only_arch;
+      const JobAttempt attempt =
+          jobs.run(request, label, options.job_timeout_seconds, tuning_deadline);
       AttentionRow row;
       row.shape = shape;
       row.dtype = dtype;
-      const auto wait = wait_for_next_job(options.poll_ms, options.job_timeout_seconds,
-                                          tuning_deadline, elapsed(), log);
-      if (!wait) {
-        row.note = deadline_passed_note(tuning_deadline);
-        log << "[" << label << "] " << row.note << std::endl;
-      } else {
-        JobRequest request;
-        request.family = "attention_fwd";
-        request.dims = {{"B", shape.b},
-                        {"H", shape.h},
-                        {"S", shape.s},
-                        {"D", shape.d},
-                        {"CAUSAL", shape.causal ? 1 : 0}};
-        request.dtype = dtype;
-        request.device = options.device;
-        request.budget = shape.budget >= 0 ? shape.budget : options.budget;
-        request.arch = options.compile_only_arch;
+      row.note = attempt.note;
+      if (attempt.run) {
+        row = attention_row_from_job(shape, dtype, *attempt.run);
         try {
-          const JobRun run = run_job(client, request, label, *wait);
-          row = attention_row_from_job(shape, dtype, run);
-          const JobFigures figures = job_figures(run, /*expect_baseline=*/false);
+          const JobFigures figures = job_figures(*attempt.run, /*expect_baseline=*/false);
           if (compare && row.job_us) {
             if (!family) throw std::runtime_error("family not loaded: " + family_error);
             if (device.info.is_null()) throw std::runtime_error("the daemon lists no GPU");
@@ -219,21 +202,21 @@ AttentionReport tune_and_compare(const AttentionBenchOptions& options, std::ostr
         }
       }
       report.rows.push_back(std::move(row));
-      write_outputs(report, out_dir);
+      writer.write();
     }
   }
-  if (!compare) return report;
+  if (!compare) return;
   if (entries.empty()) {
     log << "[sdpa] nothing to compare: no job measured a variant" << std::endl;
     for (AttentionRow& row : report.rows)
       if (row.note.empty()) add_note(row, "not compared with SDPA");
-    return report;
+    return;
   }
   double seconds = 0;  // no limit without a deadline
-  if (options.deadline_seconds > 0) seconds = std::max(30.0, options.deadline_seconds - elapsed());
+  if (options.deadline_seconds > 0)
+    seconds = std::max(30.0, options.deadline_seconds - jobs.elapsed());
   compare_with_sdpa(options, entries, seconds, device.name, work.path(), report, log);
-  write_outputs(report, out_dir);
-  return report;
+  writer.write();
 }
 
 }  // namespace
@@ -244,11 +227,11 @@ void add_attention_bench_options(CLI::App& app, AttentionBenchOptions& options) 
       "runs bench/sdpa_baseline.py, which times each job's final-comparison candidates "
       "interleaved with PyTorch SDPA (flash, cuDNN and default backends) in one process on the "
       "same GPU: <out-dir>/table.md and attention.json, a copy of the JSON at --latest, and "
-      "optionally the README's table.");
+      "optionally the table of --doc.");
   add_bench_run_options(app, options, kAttentionReportNames);
   app.add_option("--shape", options.shape_texts,
-                 "BxHxSxD, BxHxSxDc (causal), either with :BUDGET; repeatable (default: the "
-                 "issue-12 shapes)");
+                 "BxHxSxD, BxHxSxDc (causal), either with :BUDGET; repeatable (default: eleven "
+                 "shapes from 1x1x32x64 to 2x16x8192x128)");
   app.add_option("--dtype", options.dtypes, "element types, repeatable")->capture_default_str();
   app.add_option("--families", options.families,
                  "kernel_templates folder for evaluating launches (default: next to the program)");
@@ -274,7 +257,7 @@ void add_attention_bench_options(CLI::App& app, AttentionBenchOptions& options) 
 
 void finish_attention_bench_options(AttentionBenchOptions& options) {
   options.shapes.clear();
-  if (options.shape_texts.empty()) options.shapes = issue12_shapes();
+  if (options.shape_texts.empty()) options.shapes = default_attention_shapes();
   for (const std::string& text : options.shape_texts)
     options.shapes.push_back(parse_attention_shape(text));
   if (options.dtypes.empty()) throw std::invalid_argument("--dtype must name a dtype");
@@ -315,23 +298,18 @@ std::string sdpa_command(const std::string& python, const std::filesystem::path&
 
 int run_attention_bench(const AttentionBenchOptions& options, std::ostream& log) {
   AttentionReport report;
-  std::filesystem::path out_dir = options.out_dir;
-  if (!options.from_json.empty()) {
-    report = attention_report_from_json(nlohmann::json::parse(read_text_file(options.from_json)));
-    if (out_dir.empty()) out_dir = default_out_dir(report);
-    write_outputs(report, out_dir);
-  } else {
-    report = tune_and_compare(options, log, out_dir);
-  }
-  publish_report(
-      options, kAttentionReportNames, out_dir, attention_report_to_json(report),
-      [&report](const std::string& raw) { return render_attention_table(report, raw); }, log);
-  std::cout << render_attention_table(report);
-  const bool any_compared =
-      std::any_of(report.rows.begin(), report.rows.end(),
-                  [](const AttentionRow& row) { return row.ratio.has_value(); });
-  const bool expect_compared = options.from_json.empty() && options.compile_only_arch.empty();
-  return any_compared || !expect_compared ? 0 : 1;
+  ReportFormat format{
+      kAttentionReportNames, [&report] { return attention_report_to_json(report); },
+      [&report](const std::string& raw) { return render_attention_table(report, raw); }};
+  ReportingFamily family;
+  family.load = [&report](const nlohmann::json& j) { report = attention_report_from_json(j); };
+  family.tune = [&](ReportWriter& writer) { tune_and_compare(options, report, writer, log); };
+  family.has_result = [&report] {
+    return std::any_of(report.rows.begin(), report.rows.end(),
+                       [](const AttentionRow& row) { return row.ratio.has_value(); });
+  };
+  family.date_and_device = [&report] { return std::make_pair(report.date, report.device); };
+  return run_reporting_family(options, std::move(format), family, log);
 }
 
 }  // namespace kt::bench

@@ -1,8 +1,8 @@
-// kt-attention-bench (issue 12): tunes each attention shape (and dtype) through the real daemon,
+// kt-bench attention: tunes each attention shape (and dtype) through the real daemon,
 // one attention_fwd job each, downloads each job's final-comparison candidates (cubins), writes
 // their evaluated launches to the argument file of bench/sdpa_baseline.py and runs it: the script
 // times our candidates interleaved with PyTorch SDPA in one process on the same GPU (see
-// bench/attention_report.hpp). Rows, table, JSON, the latest copy and the README section.
+// bench/attention_report.hpp). Rows, table, JSON, the latest copy and the document's table.
 #pragma once
 
 #include <filesystem>
@@ -21,7 +21,7 @@ namespace kt::bench {
 struct AttentionBenchOptions : BenchRunOptions {
   AttentionBenchOptions() : BenchRunOptions("bench/results/attention-latest.json") {}
 
-  std::vector<std::string> shape_texts;  // empty = issue12_shapes()
+  std::vector<std::string> shape_texts;  // empty = default_attention_shapes()
   std::vector<std::string> dtypes = {"bf16", "fp16"};
   std::filesystem::path families;  // "" = the daemon's default location next to the program
   std::filesystem::path work_dir;  // cubins, argument file, script output; "" = a temp folder

@@ -72,7 +72,7 @@ AttentionShape parse_attention_shape(const std::string& text) {
   return shape;
 }
 
-std::vector<AttentionShape> issue12_shapes() {
+std::vector<AttentionShape> default_attention_shapes() {
   std::vector<AttentionShape> shapes = {{1, 1, 128, 64}, {1, 8, 512, 64}, {2, 8, 128, 64}};
   for (std::int64_t s : {32, 64, 256, 512}) shapes.push_back({1, 1, s, 64});
   shapes.push_back({4, 16, 4096, 128});
@@ -89,13 +89,13 @@ double attention_tflops(const AttentionShape& s, double us) {
   return flops / (us * 1e-6) / 1e12;
 }
 
-double issue12_min_ratio(const AttentionShape& s) {
+double attention_target_ratio(const AttentionShape& s) {
   if (s.s >= 4096 && (s.causal || s.d == 64)) return 0.95;
   return 1.0;
 }
 
 std::string attention_target_cell(const AttentionRow& row) {
-  const double target = issue12_min_ratio(row.shape);
+  const double target = attention_target_ratio(row.shape);
   return "≥" + format_fixed(target, 2) +
          "×: " + ratio_verdict(target, row.ratio, row.ratio_low, row.ratio_high);
 }

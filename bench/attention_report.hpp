@@ -1,4 +1,4 @@
-// The attention benchmark's result (issue 12): one row per (shape, causal, dtype) with our best
+// The attention benchmark's result: one row per (shape, causal, dtype) with our best
 // attention_fwd variant next to PyTorch SDPA at its best, both timed by bench/sdpa_baseline.py in
 // one process on the same GPU, interleaved round by round under one protocol (L2 flushed by a
 // read before each trial, CUDA events, medians; CUDA graphs of many launches for launch-bound
@@ -33,9 +33,9 @@ AttentionShape parse_attention_shape(const std::string& text);
 // "BxHxSxD" with a "c" when causal: the form parse_attention_shape reads and the key the SDPA
 // script's results are matched by (with the dtype).
 std::string attention_shape_key(const AttentionShape& shape);
-// Issue 12's shapes: (1,1,128,64), (1,8,512,64), (2,8,128,64), S in {32,64,256,512} at B=1 H=1
+// The default shapes: (1,1,128,64), (1,8,512,64), (2,8,128,64), S in {32,64,256,512} at B=1 H=1
 // D=64, 4x16x4096x128 and 2x16x8192x128 non-causal, 4x16x4096x128 causal, 4x16x4096x64.
-std::vector<AttentionShape> issue12_shapes();
+std::vector<AttentionShape> default_attention_shapes();
 
 // 4·B·H·S²·D (half of it causal) / time, in TFLOP/s.
 double attention_tflops(const AttentionShape& shape, double us);
@@ -67,9 +67,9 @@ struct AttentionReport {
   std::vector<AttentionRow> rows;
 };
 
-// Issue 12's target ratio: 1.0 for the small launch-bound configs and the non-causal D=128
+// The target ratio: 1.0 for the small launch-bound configs and the non-causal D=128
 // shapes, 0.95 for causal and D=64 at S >= 4096.
-double issue12_min_ratio(const AttentionShape& shape);
+double attention_target_ratio(const AttentionShape& shape);
 std::string attention_target_cell(const AttentionRow& row);
 
 // Merges the SDPA script's output ({"device","driver","torch","shapes":[...]}, see

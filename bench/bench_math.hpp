@@ -1,4 +1,4 @@
-// The arithmetic behind the benchmark figures (issues 3 and 4), kept apart from any I/O so unit
+// The arithmetic behind the benchmark figures, kept apart from any I/O so unit
 // tests can check it on made-up numbers: medians and run-to-run spread, ratios against cuBLAS,
 // TFLOP/s and the fraction of the measured copy bandwidth, and whether two tuning runs agree.
 #pragma once

@@ -1,7 +1,7 @@
 #include "bench/bench_run_options.hpp"
 
+#include "bench/doc_section.hpp"
 #include "bench/output_files.hpp"
-#include "bench/readme_section.hpp"
 
 namespace kt::bench {
 
@@ -26,12 +26,18 @@ void add_bench_run_options(CLI::App& app, BenchRunOptions& options, const Report
                      "<device>-" + names.report + ")");
   app.add_option("--latest", options.latest, "copy of the JSON report (\"\" = none)")
       ->capture_default_str();
-  app.add_option("--readme", options.readme,
-                 "replace the table between " + names.table_begin + " and " + names.table_end +
-                     " in this file");
+  // --doc alone names the benchmarks document; absent, no document is touched.
+  app.add_option_function<std::string>(
+         "--doc",
+         [&options](const std::string& file) {
+           options.doc = file.empty() ? kDefaultBenchmarkDoc : file;
+         },
+         "replace the table between " + names.table_begin + " and " + names.table_end +
+             " in this document (without a file: " + kDefaultBenchmarkDoc + ")")
+      ->expected(0, 1);
   app.add_option(
          "--from-json", options.from_json,
-         "re-render an existing " + names.json_file + " (no daemon): table, latest copy, README")
+         "re-render an existing " + names.json_file + " (no daemon): table, latest copy, document")
       ->check(CLI::ExistingFile);
   app.add_option("--deadline-s", options.deadline_seconds,
                  with_note("time for the whole run; later shapes are skipped and a running job "
@@ -61,14 +67,14 @@ void publish_report(const BenchRunOptions& options, const ReportNames& names,
     write_text_file(options.latest, report_json.dump(2) + "\n");
     log << "wrote " << options.latest.string() << std::endl;
   }
-  if (options.readme.empty()) return;
-  const std::filesystem::path readme_dir = std::filesystem::absolute(options.readme).parent_path();
+  if (options.doc.empty()) return;
+  const std::filesystem::path doc_dir = std::filesystem::absolute(options.doc).parent_path();
   const std::string raw =
-      std::filesystem::absolute(out_dir).lexically_relative(readme_dir).generic_string() + "/";
-  write_text_file(options.readme,
-                  replace_marked_section(read_text_file(options.readme), names.table_begin,
+      std::filesystem::absolute(out_dir).lexically_relative(doc_dir).generic_string() + "/";
+  write_text_file(options.doc,
+                  replace_marked_section(read_text_file(options.doc), names.table_begin,
                                          names.table_end, render_table(raw)));
-  log << "updated the table in " << options.readme.string() << std::endl;
+  log << "updated the table in " << options.doc.string() << std::endl;
 }
 
 }  // namespace kt::bench

@@ -1,6 +1,6 @@
-// What every family's benchmark program (kt-gemm-bench, kt-dual-gemm-bench, kt-attention-bench)
-// takes beside its shapes, and how each publishes its report: the daemon's URL, where the report
-// goes, deadlines, and a dry run without a GPU.
+// What every reporting family of kt-bench (gemm, dual-gemm, attention) takes beside its shapes, and
+// how each publishes its report: the daemon's URL, where the report goes, deadlines, and a dry run
+// without a GPU.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@ struct BenchRunOptions {
   std::string device;               // the daemon's GPU selector; "" = its first GPU
   std::filesystem::path out_dir;    // "" = bench/results/<date>-<device>-<report>
   std::filesystem::path latest;     // a copy of the JSON report; "" = none
-  std::filesystem::path readme;     // "" = leave the README alone
+  std::filesystem::path doc;        // the document whose table is replaced; "" = none
   std::filesystem::path from_json;  // re-render this report; no daemon, no GPU
   double deadline_seconds = 0;      // 0 = none; later shapes are skipped once it has passed
   double job_timeout_seconds = 0;   // 0 = none; a job past it is cancelled (best so far kept)
@@ -34,19 +34,22 @@ struct BenchRunOptions {
 struct ReportNames {
   std::string report;       // "gemm": its folder bench/results/<date>-<device>-<report>
   std::string json_file;    // "gemm.json", beside table.md in the output folder
-  std::string table_begin;  // the README's markers around the table
+  std::string table_begin;  // the document's markers around the table
   std::string table_end;
   std::string deadline_note;     // appended to --deadline-s's help ("" = none)
   std::string job_timeout_note;  // appended to --job-timeout-s's help ("" = none)
 };
 
-// Declares --server, --out-dir, --latest, --readme, --from-json, --deadline-s, --job-timeout-s,
+// The document --doc names when given without a file.
+inline constexpr const char* kDefaultBenchmarkDoc = "docs/benchmarks.md";
+
+// Declares --server, --out-dir, --latest, --doc, --from-json, --deadline-s, --job-timeout-s,
 // --poll-ms and --compile-only-arch on app, writing into options.
 void add_bench_run_options(CLI::App& app, BenchRunOptions& options, const ReportNames& names);
 
 // After the program wrote table.md and the JSON report into out_dir: copies the JSON to
-// options.latest (unless that is the same file) and replaces the marked table in options.readme,
-// whose raw-output link render_table gets relative to the README's folder (as GitHub resolves
+// options.latest (unless that is the same file) and replaces the marked table in options.doc,
+// whose raw-output link render_table gets relative to the document's folder (as GitHub resolves
 // it). Says what it wrote on log.
 void publish_report(const BenchRunOptions& options, const ReportNames& names,
                     const std::filesystem::path& out_dir, const nlohmann::json& report_json,

@@ -46,6 +46,22 @@ std::optional<CopyBandwidthInfo> run_copy_bandwidth_program(const std::string& d
   }
 }
 
+std::optional<CopyBandwidthInfo> copy_bandwidth_for_run(double copy_gbps,
+                                                        const std::filesystem::path& copy_json,
+                                                        const std::string& device,
+                                                        std::ostream& log) {
+  std::optional<CopyBandwidthInfo> copy;
+  if (copy_gbps > 0) {
+    copy = CopyBandwidthInfo{copy_gbps, "", ""};
+  } else if (!copy_json.empty()) {
+    copy = copy_bandwidth_from_json(nlohmann::json::parse(read_text_file(copy_json)));
+  } else {
+    copy = run_copy_bandwidth_program(device, log);
+  }
+  if (copy) log << "copy bandwidth: " << format_fixed(copy->gbps, 0) << " GB/s" << std::endl;
+  return copy;
+}
+
 DaemonDevice daemon_device(const kt::Client& client) {
   DaemonDevice device;
   const nlohmann::json answer = client.devices();

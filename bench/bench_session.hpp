@@ -3,6 +3,7 @@
 // on, and share one deadline among the jobs (each waits at most the time left).
 #pragma once
 
+#include <filesystem>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -27,6 +28,13 @@ CopyBandwidthInfo copy_bandwidth_from_json(const nlohmann::json& j);
 // the reason in the log) when it fails.
 std::optional<CopyBandwidthInfo> run_copy_bandwidth_program(const std::string& device,
                                                             std::ostream& log);
+
+// The run's copy bandwidth: copy_gbps when positive, else read from copy_json (kt-copy-bandwidth's
+// output) when given, else measured now by run_copy_bandwidth_program; logged when known.
+std::optional<CopyBandwidthInfo> copy_bandwidth_for_run(double copy_gbps,
+                                                        const std::filesystem::path& copy_json,
+                                                        const std::string& device,
+                                                        std::ostream& log);
 
 // The daemon's first GPU: name and "CUDA driver <version>"; empty strings when it has none.
 struct DaemonDevice {

@@ -1,5 +1,5 @@
 // kt-copy-bandwidth: the GPU's device-to-device copy bandwidth, the yardstick of the memory-bound
-// GEMM shapes (issue 4). Prints one JSON object on stdout (see bench/copy_bandwidth_probe.hpp).
+// GEMM shapes. Prints one JSON object on stdout (see bench/copy_bandwidth_probe.hpp).
 //
 //   kt-copy-bandwidth [--device 0] [--bytes 1073741824] [--warmup 5] [--trials 30]
 #include <iostream>

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One call on the GPU machine, about 8 minutes on an H100: the GPU test suite, the device's copy
 # bandwidth, then kerntuned on a fresh database and both benchmark programs against it:
-# kt-gemm-bench (issue 4's shapes; each job's final comparison: our best vs the cublasLt baseline
-# re-measured interleaved in the same job, ratio with its 95% interval) and kt-engine-bench
-# (issue 3's figures; its two sweeps each run on a fresh daemon of their own). Runs the slim
-# binaries of .device/bin; pack the benchmark programs with the rest:
-#   scripts/pack-device.sh kt-copy-bandwidth kt-gemm-bench kt-engine-bench
+# kt-bench gemm (the square set; each job's final comparison: our best vs the cublasLt baseline
+# re-measured interleaved in the same job, ratio with its 95% interval) and kt-bench engine
+# (the engine's figures; its two sweeps each run on a fresh daemon of their own). Runs the slim
+# binaries of .device/bin (scripts/pack-device.sh packs kt-bench and kt-copy-bandwidth):
+#   scripts/pack-device.sh
 #   OUT=/some/dir bash bench/device_suite.sh [GEMM_BUDGET] [ENGINE_BUDGET] [TOTAL_SECONDS]
 # GEMM_BUDGET: variants per GEMM shape (default 16); ENGINE_BUDGET: variants of the repeat and
 # sweep jobs (default 12); TOTAL_SECONDS: the whole suite's time (default 480), shared out as
@@ -13,23 +13,24 @@
 # PHASES (env, default "tests,gemm,engine") picks the parts to run, so one suite can be split
 # over two calls; GPU_TESTS_S (env, default 200) caps the GPU test binary; GEMM_SHAPES (env,
 # e.g. "8192x8192x8192:96 1x4096x7168") replaces the GEMM bench's shapes, each with its own
-# budget (and MxNxK:BUDGET:TIMEOUT_S its own job timeout); GEMM_SHAPE_SET (env: issue4, models or
-# all) picks kt-gemm-bench's named set instead, every shape with the budget and job timeout the
+# budget (and MxNxK:BUDGET:TIMEOUT_S its own job timeout); GEMM_SHAPE_SET (env: square, models or
+# all) picks kt-bench gemm's named set instead, every shape with the budget and job timeout the
 # set gives it (GEMM_SHAPES wins when both are set; "all" at GEMM_REPEAT=1 is about 8 minutes of
 # an H100, estimated from the 2026-11-25 runs); GEMM_JOB_TIMEOUT_S (env, default 60) cancels a
 # shape's job then, keeping its best, unless the shape has a timeout of its own;
-# GEMM_REPEAT (env, default 3) is kt-gemm-bench's --repeat: after the tuning pass, each shape's
+# GEMM_REPEAT (env, default 3) is kt-bench gemm's --repeat: after the tuning pass, each shape's
 # final comparison runs again in GEMM_REPEAT-1 jobs pinned to its candidates (each in a freshly
 # started worker) and the table adds the ratio's run-to-run spread; the repeats share the GEMM
 # deadline, so the ones past it are recorded as skipped (GEMM_REPEAT=1: no repeats);
 # ENGINE_PHASES (env, e.g. "sweep") and ENGINE_JOB_TIMEOUT_S (default 120) do the same for
-# kt-engine-bench.
+# kt-bench engine.
 # Files in $OUT (8): suite.log (nvidia-smi, progress, tables), gpu-tests.log, copy-bandwidth.json,
 # daemon.log, gemm/table.md, gemm/gemm.json, engine/table.md, engine/engine.json.
 # Back on the build host, file them as bench/results/<date>-<gpu>-{gemm,engine}/ and re-render:
-#   build/bin/kt-gemm-bench --from-json bench/results/<date>-<gpu>-gemm/gemm.json \
-#     --out-dir bench/results/<date>-<gpu>-gemm --readme README.md
-# (also writes bench/results/gemm-latest.json). The issue-2 CLI run stays in bench/tune_e2e.sh.
+#   build/bin/kt-bench gemm --from-json bench/results/<date>-<gpu>-gemm/gemm.json \
+#     --out-dir bench/results/<date>-<gpu>-gemm --doc
+# (also writes bench/results/gemm-latest.json; --doc: the table of docs/benchmarks.md). The CLI's
+# end-to-end run stays in bench/tune_e2e.sh.
 set -uo pipefail
 out=${OUT:?set OUT}
 bin=${KERNTUNE_BIN_DIR:-.device/bin}
@@ -47,8 +48,7 @@ for p in gemm engine dual attention; do wants $p && bench_phases=$(( bench_phase
 if (( bench_phases > 2 )); then
   echo "at most two of gemm, engine, dual, attention per call (8 files in \$OUT)" | tee -a "$log"; exit 1
 fi
-for exe in kerntuned kerntune gpu_tests kt-copy-bandwidth kt-gemm-bench kt-engine-bench \
-  kt-dual-gemm-bench kt-attention-bench; do
+for exe in kerntuned kerntune gpu_tests kt-copy-bandwidth kt-bench; do
   [ -x "$bin/$exe" ] || { echo "missing $bin/$exe (scripts/pack-device.sh ...)" | tee -a "$log"; exit 1; }
 done
 say "kerntune device suite, $(date -u +%Y-%m-%dT%H:%M:%SZ), budgets gemm $gemm_budget engine $engine_budget"
@@ -79,21 +79,21 @@ if wants gemm; then
   left=$(( total - SECONDS ))
   gemm_deadline=$(( left - 20 ))
   wants engine && gemm_deadline=$(( left / 2 ))
-  say "kt-gemm-bench, deadline $gemm_deadline s, repeat ${GEMM_REPEAT:-3}, shapes ${GEMM_SHAPES:-${GEMM_SHAPE_SET:-issue 4 at budget $gemm_budget}}"
+  say "kt-bench gemm, deadline $gemm_deadline s, repeat ${GEMM_REPEAT:-3}, shapes ${GEMM_SHAPES:-${GEMM_SHAPE_SET:-square at budget $gemm_budget}}"
   copy=()
   [ -s "$out/copy-bandwidth.json" ] && copy=(--copy-json "$out/copy-bandwidth.json")
   shapes=()
   for shape in ${GEMM_SHAPES:-}; do shapes+=(--shape "$shape"); done
   [ ${#shapes[@]} -eq 0 ] && [ -n "${GEMM_SHAPE_SET:-}" ] && shapes=(--shape-set "$GEMM_SHAPE_SET")
-  "$bin/kt-gemm-bench" --server "$url" --budget "$gemm_budget" "${copy[@]}" "${shapes[@]}" \
+  "$bin/kt-bench" gemm --server "$url" --budget "$gemm_budget" "${copy[@]}" "${shapes[@]}" \
     --repeat "${GEMM_REPEAT:-3}" --deadline-s "$gemm_deadline" \
     --job-timeout-s "${GEMM_JOB_TIMEOUT_S:-60}" --out-dir "$out/gemm" --latest "" \
     >>"$log" 2>&1
-  echo "kt-gemm-bench exit $?" | tee -a "$log"
+  echo "kt-bench gemm exit $?" | tee -a "$log"
 fi
 
-# Issue 13: grouped dual GEMM + SiLU against the unfused path (DUAL_BUDGET, default 12;
-# DUAL_JOB_TIMEOUT_S, default 60). Issue 12: attention against PyTorch SDPA (ATTENTION_BUDGET,
+# Grouped dual GEMM + SiLU against the unfused path (DUAL_BUDGET, default 12;
+# DUAL_JOB_TIMEOUT_S, default 60). Attention against PyTorch SDPA (ATTENTION_BUDGET,
 # default 8; ATTENTION_SHAPES / ATTENTION_DTYPES replace the defaults; the SDPA script's work files
 # stay in the temp folder, its progress goes to suite.log). Run these two without gemm/engine so
 # $OUT keeps to 8 files: PHASES=tests,attention,dual.
@@ -101,40 +101,40 @@ if wants dual; then
   left=$(( total - SECONDS ))
   dual_deadline=$(( left - 20 ))
   wants attention && dual_deadline=$(( left / 3 ))
-  say "kt-dual-gemm-bench, deadline $dual_deadline s"
+  say "kt-bench dual-gemm, deadline $dual_deadline s"
   copy=()
   [ -s "$out/copy-bandwidth.json" ] && copy=(--copy-json "$out/copy-bandwidth.json")
-  "$bin/kt-dual-gemm-bench" --server "$url" --budget "${DUAL_BUDGET:-12}" "${copy[@]}" \
+  "$bin/kt-bench" dual-gemm --server "$url" --budget "${DUAL_BUDGET:-12}" "${copy[@]}" \
     --deadline-s "$dual_deadline" --job-timeout-s "${DUAL_JOB_TIMEOUT_S:-60}" \
     --out-dir "$out/dual" --latest "" >>"$log" 2>&1
-  echo "kt-dual-gemm-bench exit $?" | tee -a "$log"
+  echo "kt-bench dual-gemm exit $?" | tee -a "$log"
 fi
 
 if wants attention; then
   left=$(( total - SECONDS - 15 ))
-  say "kt-attention-bench, deadline $left s"
+  say "kt-bench attention, deadline $left s"
   shapes=()
   for shape in ${ATTENTION_SHAPES:-}; do shapes+=(--shape "$shape"); done
   dtypes=()
   for dtype in ${ATTENTION_DTYPES:-}; do dtypes+=(--dtype "$dtype"); done
-  "$bin/kt-attention-bench" --server "$url" --budget "${ATTENTION_BUDGET:-8}" "${shapes[@]}" \
+  "$bin/kt-bench" attention --server "$url" --budget "${ATTENTION_BUDGET:-8}" "${shapes[@]}" \
     "${dtypes[@]}" --deadline-s $(( left > 60 ? left : 60 )) --sdpa-s "${SDPA_S:-150}" \
     --job-timeout-s "${ATTENTION_JOB_TIMEOUT_S:-40}" --work-dir "$work/attention" \
     --sdpa-script bench/sdpa_baseline.py --out-dir "$out/attention" --latest "" >>"$log" 2>&1
-  echo "kt-attention-bench exit $?" | tee -a "$log"
+  echo "kt-bench attention exit $?" | tee -a "$log"
 fi
 
 if wants engine; then
   left=$(( total - SECONDS - 10 ))
-  say "kt-engine-bench, deadline $left s"
+  say "kt-bench engine, deadline $left s"
   engine_phases=()
   [ -n "${ENGINE_PHASES:-}" ] && engine_phases=(--phases ${ENGINE_PHASES//,/ })
-  "$bin/kt-engine-bench" --server "$url" --kerntuned "$bin/kerntuned" "${engine_phases[@]}" \
+  "$bin/kt-bench" engine --server "$url" --kerntuned "$bin/kerntuned" "${engine_phases[@]}" \
     --repeat-budget "$engine_budget" --sweep-budget "$engine_budget" \
     --deadline-s $(( left > 30 ? left : 30 )) --job-timeout-s "${ENGINE_JOB_TIMEOUT_S:-120}" \
     --out-dir "$out/engine" \
     >>"$log" 2>&1
-  echo "kt-engine-bench exit $?" | tee -a "$log"
+  echo "kt-bench engine exit $?" | tee -a "$log"
 fi
 say "done"
 cat "$out/gemm/table.md" "$out/engine/table.md" "$out/dual/table.md" "$out/attention/table.md" \

@@ -36,7 +36,7 @@ DualGemmShape parse_dual_shape_label(const std::string& text) {
   return shape;
 }
 
-std::vector<DualGemmShape> issue13_shapes() {
+std::vector<DualGemmShape> default_dual_gemm_shapes() {
   std::vector<DualGemmShape> shapes;
   for (std::int64_t m : {64, 128, 256}) shapes.push_back({8, m, 4096, 7168});
   shapes.push_back({8, 128, 7168, 2048});
@@ -73,14 +73,14 @@ DualGemmFigures dual_gemm_figures(const DualGemmRow& row, std::optional<double> 
   return f;
 }
 
-std::optional<DualGemmTarget> issue13_target(const DualGemmShape& s) {
+std::optional<DualGemmTarget> dual_gemm_target(const DualGemmShape& s) {
   if (s.g == 8 && s.m == 256 && s.n == 4096 && s.k == 7168) return DualGemmTarget{1.25, {}};
   if (s.m == 64) return DualGemmTarget{{}, 0.90};
   return std::nullopt;
 }
 
 std::string dual_target_cell(const DualGemmShape& shape, const DualGemmFigures& f) {
-  const auto target = issue13_target(shape);
+  const auto target = dual_gemm_target(shape);
   if (!target) return "—";
   if (target->min_ratio)
     return "≥" + format_fixed(*target->min_ratio, 2) +

@@ -1,4 +1,4 @@
-// The dual-GEMM benchmark's result (issue 13): one row per grouped shape with our best
+// The dual-GEMM benchmark's result: one row per grouped shape with our best
 // dual_gemm_silu variant next to the unfused baseline (per group two cuBLASLt GEMMs and the
 // element-wise SiLU-multiply), both from the job's final comparison (interleaved, same worker
 // process, same GPU), the ratio unfused / ours with its bootstrap 95% interval, TFLOP/s and the
@@ -29,9 +29,9 @@ struct DualGemmShape {
 std::string dual_shape_label(const DualGemmShape& shape);
 // "GxMxNxK" or "GxMxNxK:BUDGET"; throws std::invalid_argument on anything else.
 DualGemmShape parse_dual_shape_label(const std::string& text);
-// Issue 13's shapes: G=8 N=4096 K=7168 M in {64,128,256}; G=8 N=7168 K=2048 M=128;
+// The default shapes: G=8 N=4096 K=7168 M in {64,128,256}; G=8 N=7168 K=2048 M=128;
 // G=2 N=3072 K=4096 M in {192,320}; G=2 N=4096 K=1536 M in {128,384}.
-std::vector<DualGemmShape> issue13_shapes();
+std::vector<DualGemmShape> default_dual_gemm_shapes();
 
 struct DualGemmRow {
   DualGemmShape shape;
@@ -67,13 +67,13 @@ struct DualGemmFigures {
 // The ratio comes from the row (no interval: unfused / ours from the medians).
 DualGemmFigures dual_gemm_figures(const DualGemmRow& row, std::optional<double> copy_gbps);
 
-// Issue 13's targets: G=8 M=256 N=4096 K=7168 at least 1.25× the unfused path; M=64 at least 90%
+// The targets: G=8 M=256 N=4096 K=7168 at least 1.25× the unfused path; M=64 at least 90%
 // of the bandwidth floor. nullopt: no target for that shape.
 struct DualGemmTarget {
   std::optional<double> min_ratio;
   std::optional<double> min_bw_fraction;
 };
-std::optional<DualGemmTarget> issue13_target(const DualGemmShape& shape);
+std::optional<DualGemmTarget> dual_gemm_target(const DualGemmShape& shape);
 // "≥1.25×: met", "≥90% BW: missed", "—".
 std::string dual_target_cell(const DualGemmShape& shape, const DualGemmFigures& figures);
 

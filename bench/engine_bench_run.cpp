@@ -7,10 +7,10 @@
 #include <unistd.h>
 #include <stdexcept>
 
-#include "bench/daemon_process.hpp"
 #include "bench/driver_version.hpp"
 #include "bench/output_files.hpp"
 #include "bench/text_format.hpp"
+#include "harness/daemon_process.hpp"
 
 namespace kt::bench {
 namespace {
@@ -201,8 +201,8 @@ SweepFigure run_sweep(Context& ctx, const std::string& pipeline,
   const std::filesystem::path dir = work / pipeline;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  DaemonProcess daemon(ctx.options.kerntuned, dir / "kerntune.db", dir / "kerntuned.log",
-                       ctx.options.kerntuned_args);
+  harness::DaemonProcess daemon(ctx.options.kerntuned, dir / "kerntune.db", dir / "kerntuned.log",
+                                ctx.options.kerntuned_args);
   daemon.wait_healthy(std::chrono::seconds(60));
   ctx.log << "[" << label << "] fresh daemon on " << daemon.url() << ", log "
           << (dir / "kerntuned.log").string() << std::endl;
@@ -242,7 +242,7 @@ struct ScratchDir {
 
 void add_engine_bench_options(CLI::App& app, EngineBenchOptions& options) {
   app.description(
-      "Measures the engine figures of issue 3 through a running kerntuned: run-to-run spread of a "
+      "Measures the engine's figures through a running kerntuned: run-to-run spread of a "
       "pinned variant, winner agreement of two tuning runs, and serial vs pipelined sweep speed. "
       "Writes <out-dir>/table.md and engine.json.");
   app.add_option("--server", options.server, "kerntuned URL")->capture_default_str();
@@ -351,7 +351,7 @@ int run_engine_bench(const EngineBenchOptions& options, std::ostream& log) {
 
   auto sweeps = [&] {
     const ScratchDir work(std::filesystem::temp_directory_path() /
-                          ("kt-engine-bench-" + std::to_string(getpid())));
+                          ("kt-bench-engine-" + std::to_string(getpid())));
     for (const char* pipeline : {"serial", "pipelined"}) {
       if (ctx.clock.expired()) {
         report.notes.push_back(std::string("sweep ") + pipeline + ": skipped, time limit");

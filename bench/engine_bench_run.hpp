@@ -1,4 +1,4 @@
-// kt-engine-bench (issue 3): the measurement engine's figures through the real daemon:
+// kt-bench engine: the measurement engine's figures through the real daemon:
 //  spread: one variant pinned ("configs") in N separate jobs; median of the medians and
 //          (max - min) / median;
 //  repeat: two tuning jobs of the same shape over the same candidates; same winner or within 2%;

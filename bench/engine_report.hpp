@@ -1,4 +1,4 @@
-// The measurement-engine figures of issue 3, measured through the real daemon: run-to-run spread
+// The measurement-engine figures, measured through the real daemon: run-to-run spread
 // of one variant's median over separate jobs, whether two tuning runs of the same job agree on
 // the winner, and sweep speed with the serial vs the pipelined engine (variants per minute,
 // compile time per variant, GPU idle fraction). As JSON and as a Markdown table.

@@ -6,14 +6,13 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "bench/output_files.hpp"
-#include "bench/readme_section.hpp"
+#include "bench/doc_section.hpp"
+#include "bench/report_run.hpp"
+#include "bench/result_names.hpp"
 #include "bench/text_format.hpp"
 
 namespace kt::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 const ReportNames kGemmReportNames{
     "gemm",
@@ -27,23 +26,6 @@ std::string device_of_job(const nlohmann::json& job) {
   return job.contains("device_name") && job.at("device_name").is_string()
              ? job.at("device_name").get<std::string>()
              : "";
-}
-
-// The daemon's view of the GPU the jobs run on: name and driver (CUDA driver version).
-void fill_device_from_daemon(const kt::Client& client, GemmReport& report) {
-  const DaemonDevice device = daemon_device(client);
-  if (report.device.empty()) report.device = device.name;
-  if (report.driver.empty()) report.driver = device.driver;
-}
-
-void write_outputs(const GemmReport& report, const std::filesystem::path& out_dir) {
-  write_text_file(out_dir / "gemm.json", gemm_report_to_json(report).dump(2) + "\n");
-  write_text_file(out_dir / "table.md", render_gemm_table(report));
-}
-
-std::filesystem::path default_out_dir(const GemmReport& report) {
-  return std::filesystem::path("bench/results") /
-         results_folder_name(report.date, report.device, "gemm");
 }
 
 std::int64_t job_id_of(const nlohmann::json& job) {
@@ -61,19 +43,12 @@ std::string figures_line(const GemmRow& row) {
          ratio_cell(figures) + ", answer: " + (answer.empty() ? "none" : answer);
 }
 
-// How long the next job may run: the shape's job timeout (else the run's), or less when the run's
-// deadline is nearer; nullopt once the deadline has passed.
-std::optional<WaitOptions> wait_for_next_job(const GemmBenchOptions& options,
-                                             const GemmShape& shape, double elapsed,
-                                             std::ostream& log) {
-  const double timeout =
-      shape.timeout_seconds > 0 ? shape.timeout_seconds : options.job_timeout_seconds;
-  return kt::bench::wait_for_next_job(options.poll_ms, timeout, options.deadline_seconds, elapsed,
-                                      log);
-}
-
-std::string deadline_passed_note(const GemmBenchOptions& options) {
-  return kt::bench::deadline_passed_note(options.deadline_seconds);
+// A job of the shape: its own job timeout (else the run's), under the run's deadline.
+JobAttempt run_shape_job(const GemmBenchOptions& options, const JobLoop& jobs,
+                         const JobRequest& request, const std::string& label) {
+  const double timeout = request.shape.timeout_seconds > 0 ? request.shape.timeout_seconds
+                                                           : options.job_timeout_seconds;
+  return jobs.run(request, label, timeout, options.deadline_seconds);
 }
 
 // The configs of a job's final-comparison candidates, for its repeats; the winner alone when the
@@ -92,43 +67,33 @@ std::vector<nlohmann::json> candidates_to_repeat(const kt::Client& client, const
 
 // Repeats 2..N: for each shape, a job pinned to the first run's candidates, so its final
 // comparison runs again in a freshly started worker process.
-void repeat_final_comparisons(const GemmBenchOptions& options, const kt::Client& client,
-                              Clock::time_point start,
+void repeat_final_comparisons(const GemmBenchOptions& options, const JobLoop& jobs,
                               const std::vector<std::vector<nlohmann::json>>& pinned,
-                              GemmReport& report, const std::filesystem::path& out_dir,
-                              std::ostream& log) {
+                              GemmReport& report, const ReportWriter& writer, std::ostream& log) {
   for (int repeat = 2; repeat <= options.repeat; ++repeat) {
     for (std::size_t i = 0; i < report.rows.size(); ++i) {
       if (pinned[i].empty()) continue;  // the first run gave nothing to repeat
       GemmRow& row = report.rows[i];
       const std::string label = "gemm " + shape_label(row.shape) + " repeat " +
                                 std::to_string(repeat) + "/" + std::to_string(options.repeat);
-      GemmRepeat result;
-      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      const std::optional<WaitOptions> wait = wait_for_next_job(options, row.shape, elapsed, log);
-      if (!wait) {
-        result.note = deadline_passed_note(options);
-        log << "[" << label << "] " << result.note << std::endl;
-      } else {
-        JobRequest request;
-        request.shape = row.shape;
-        request.dtype = options.dtype;
-        request.device = options.device;
-        request.configs = pinned[i];
+      JobRequest request;
+      request.shape = row.shape;
+      request.dtype = options.dtype;
+      request.device = options.device;
+      request.configs = pinned[i];
+      if (options.deadline_seconds <= 0 || jobs.elapsed() < options.deadline_seconds)
         log << "[" << label << "] pinned job with " << pinned[i].size()
             << " config(s): the first run's final-comparison candidates" << std::endl;
-        try {
-          const JobRun run = run_job(client, request, label, *wait);
-          const GemmRow repeat_row = gemm_row_from_job(row.shape, options.dtype, run);
-          result = gemm_repeat_from_row(repeat_row, job_id_of(run.job));
-          log << "[" << label << "] " << figures_line(repeat_row) << std::endl;
-        } catch (const kt::ClientError& error) {
-          result.note = "job refused or daemon unreachable: " + std::string(error.what());
-          log << "[" << label << "] " << result.note << std::endl;
-        }
+      const JobAttempt attempt = run_shape_job(options, jobs, request, label);
+      GemmRepeat result;
+      result.note = attempt.note;
+      if (attempt.run) {
+        const GemmRow repeat_row = gemm_row_from_job(row.shape, options.dtype, *attempt.run);
+        result = gemm_repeat_from_row(repeat_row, job_id_of(attempt.run->job));
+        log << "[" << label << "] " << figures_line(repeat_row) << std::endl;
       }
       row.repeats.push_back(std::move(result));
-      write_outputs(report, out_dir);
+      writer.write();
     }
   }
   for (const GemmRow& row : report.rows)
@@ -138,29 +103,21 @@ void repeat_final_comparisons(const GemmBenchOptions& options, const kt::Client&
           << "×, spread " << format_percent(spread->spread) << std::endl;
 }
 
-GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
-                           std::filesystem::path& out_dir) {
-  const auto start = Clock::now();
-  const kt::Client client(options.server);
-  GemmReport report;
+void tune_all_shapes(const GemmBenchOptions& options, GemmReport& report, ReportWriter& writer,
+                     std::ostream& log) {
+  const JobLoop jobs(options, log);
   report.date = utc_date();
-
-  std::optional<CopyBandwidthInfo> copy;
-  if (options.copy_gbps > 0) {
-    copy = CopyBandwidthInfo{options.copy_gbps, "", ""};
-  } else if (!options.copy_json.empty()) {
-    copy = copy_bandwidth_from_json(nlohmann::json::parse(read_text_file(options.copy_json)));
-  } else {
-    copy = run_copy_bandwidth_program(options.device, log);
-  }
-  if (copy) {
+  if (const auto copy =
+          copy_bandwidth_for_run(options.copy_gbps, options.copy_json, options.device, log)) {
     report.copy_gbps = copy->gbps;
     report.device = copy->device;
     report.driver = copy->driver;
-    log << "copy bandwidth: " << format_fixed(copy->gbps, 0) << " GB/s" << std::endl;
   }
-  fill_device_from_daemon(client, report);
-  if (out_dir.empty()) out_dir = default_out_dir(report);
+  // The daemon's view of the GPU the jobs run on: name and driver (CUDA driver version).
+  const DaemonDevice device = daemon_device(jobs.client());
+  if (report.device.empty()) report.device = device.name;
+  if (report.driver.empty()) report.driver = device.driver;
+  writer.settle_out_dir(report.date, report.device);
 
   // Compile-only jobs time nothing, so there is no final comparison to repeat.
   const bool repeats_wanted = options.repeat > 1 && options.compile_only_arch.empty();
@@ -168,46 +125,36 @@ GemmReport tune_all_shapes(const GemmBenchOptions& options, std::ostream& log,
     log << "--repeat " << options.repeat << " ignored: compile-only jobs time nothing" << std::endl;
   std::vector<std::vector<nlohmann::json>> pinned;  // per row: the configs its repeats pin
   for (const GemmShape& shape : options.shapes) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const std::string label = "gemm " + shape_label(shape);
+    JobRequest request;
+    request.shape = shape;
+    request.dtype = options.dtype;
+    request.device = options.device;
+    request.budget = shape.budget >= 0 ? shape.budget : options.budget;
+    request.arch = options.compile_only_arch;
+    const JobAttempt attempt = run_shape_job(options, jobs, request, label);
     GemmRow row;
     row.shape = shape;
     row.dtype = options.dtype;
+    row.note = attempt.note;
     std::vector<nlohmann::json> to_repeat;
-    const std::string label = "gemm " + shape_label(shape);
-    const std::optional<WaitOptions> wait = wait_for_next_job(options, shape, elapsed, log);
-    if (!wait) {
-      row.note = deadline_passed_note(options);
-      log << "[" << label << "] " << row.note << std::endl;
-    } else {
-      JobRequest request;
-      request.shape = shape;
-      request.dtype = options.dtype;
-      request.device = options.device;
-      request.budget = shape.budget >= 0 ? shape.budget : options.budget;
-      request.arch = options.compile_only_arch;
-      try {
-        const JobRun run = run_job(client, request, label, *wait);
-        row = gemm_row_from_job(shape, options.dtype, run);
-        if (report.device.empty()) report.device = device_of_job(run.job);
-        if (options.compile_only_arch.empty()) {
-          log << "[" << label << "] " << figures_line(row)
-              << (row.ours_us ? "" : " (no variant measured)") << std::endl;
-          row.repeats.push_back(gemm_repeat_from_row(row, job_id_of(run.job)));
-        }
-        if (repeats_wanted && row.ours_us)
-          to_repeat = candidates_to_repeat(client, run, label, log);
-      } catch (const kt::ClientError& error) {
-        row.note = "job refused or daemon unreachable: " + std::string(error.what());
-        log << "[" << label << "] " << row.note << std::endl;
+    if (attempt.run) {
+      const JobRun& run = *attempt.run;
+      row = gemm_row_from_job(shape, options.dtype, run);
+      if (report.device.empty()) report.device = device_of_job(run.job);
+      if (options.compile_only_arch.empty()) {
+        log << "[" << label << "] " << figures_line(row)
+            << (row.ours_us ? "" : " (no variant measured)") << std::endl;
+        row.repeats.push_back(gemm_repeat_from_row(row, job_id_of(run.job)));
       }
+      if (repeats_wanted && row.ours_us)
+        to_repeat = candidates_to_repeat(jobs.client(), run, label, log);
     }
     report.rows.push_back(std::move(row));
     pinned.push_back(std::move(to_repeat));
-    write_outputs(report, out_dir);  // after every shape: a run cut short still leaves its rows
+    writer.write();
   }
-  if (repeats_wanted)
-    repeat_final_comparisons(options, client, start, pinned, report, out_dir, log);
-  return report;
+  if (repeats_wanted) repeat_final_comparisons(options, jobs, pinned, report, writer, log);
 }
 
 }  // namespace
@@ -218,14 +165,15 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
       "job's final comparison: our best variant next to the baseline (cublasLt, best of its "
       "heuristic's top algorithms), re-measured interleaved in the same job on the same GPU, "
       "with the ratio's 95% interval: <out-dir>/table.md and gemm.json, a copy of the JSON at "
-      "--latest, and optionally the README's table.");
+      "--latest, and optionally the table of --doc.");
   add_bench_run_options(app, options, kGemmReportNames);
   app.add_option("--shape", options.shape_texts,
                  "MxNxK, MxNxK:BUDGET or MxNxK:BUDGET:TIMEOUT_S, repeatable (default: the "
-                 "issue-4 shapes at --budget)");
+                 "square set at --budget)");
   app.add_option("--shape-set", options.shape_set,
-                 "a named set, each shape with its own budget and job timeout: issue4 (issue 4's "
-                 "nine), models (issue 14's ten real-model shapes) or all (both)")
+                 "a named set, each shape with its own budget and job timeout: square (2048^3 to "
+                 "8192^3 and the skinny Mx4096x7168, nine), models (ten real-model shapes) or "
+                 "all (both)")
       ->check(CLI::IsMember(gemm_shape_set_names()));
   app.add_option("--dtype", options.dtype, "element type")->capture_default_str();
   app.add_option("--copy-json", options.copy_json,
@@ -256,7 +204,7 @@ void finish_gemm_bench_options(GemmBenchOptions& options) {
   if (!options.shape_set.empty()) {
     options.shapes = gemm_shape_set(options.shape_set);
   } else if (options.shape_texts.empty()) {
-    options.shapes = issue4_shapes();
+    options.shapes = square_set_shapes();
   } else {
     for (const std::string& text : options.shape_texts)
       options.shapes.push_back(parse_shape_label(text));
@@ -381,23 +329,17 @@ std::vector<nlohmann::json> final_candidate_configs(const nlohmann::json& job,
 
 int run_gemm_bench(const GemmBenchOptions& options, std::ostream& log) {
   GemmReport report;
-  std::filesystem::path out_dir = options.out_dir;
-  if (!options.from_json.empty()) {
-    report = gemm_report_from_json(nlohmann::json::parse(read_text_file(options.from_json)));
-    if (out_dir.empty()) out_dir = default_out_dir(report);
-    write_outputs(report, out_dir);
-  } else {
-    report = tune_all_shapes(options, log, out_dir);
-  }
-  publish_report(
-      options, kGemmReportNames, out_dir, gemm_report_to_json(report),
-      [&report](const std::string& raw) { return render_gemm_table(report, raw); }, log);
-  std::cout << render_gemm_table(report);
-  // Nothing measured is a failed run, unless nothing was meant to be (re-render, dry run).
-  const bool any_measured = std::any_of(report.rows.begin(), report.rows.end(),
-                                        [](const GemmRow& row) { return row.ours_us.has_value(); });
-  const bool expect_measured = options.from_json.empty() && options.compile_only_arch.empty();
-  return any_measured || !expect_measured ? 0 : 1;
+  ReportFormat format{kGemmReportNames, [&report] { return gemm_report_to_json(report); },
+                      [&report](const std::string& raw) { return render_gemm_table(report, raw); }};
+  ReportingFamily family;
+  family.load = [&report](const nlohmann::json& j) { report = gemm_report_from_json(j); };
+  family.tune = [&](ReportWriter& writer) { tune_all_shapes(options, report, writer, log); };
+  family.has_result = [&report] {
+    return std::any_of(report.rows.begin(), report.rows.end(),
+                       [](const GemmRow& row) { return row.ours_us.has_value(); });
+  };
+  family.date_and_device = [&report] { return std::make_pair(report.date, report.device); };
+  return run_reporting_family(options, std::move(format), family, log);
 }
 
 }  // namespace kt::bench

@@ -1,4 +1,4 @@
-// kt-gemm-bench (issues 4 and 9): tunes each shape through the real daemon, one job per shape, and
+// kt-bench gemm: tunes each shape through the real daemon, one job per shape, and
 // reports the job's final comparison: our best variant next to the family's baseline (cublasLt,
 // best of its heuristic's top algorithms), re-measured interleaved in the same job on the same
 // GPU, with the ratio's 95% interval and the device's measured copy bandwidth. With --repeat N the
@@ -27,8 +27,8 @@ namespace kt::bench {
 struct GemmBenchOptions : BenchRunOptions {
   GemmBenchOptions() : BenchRunOptions("bench/results/gemm-latest.json") {}
 
-  std::vector<std::string> shape_texts;  // "" = shape_set, else issue4_shapes()
-  std::string shape_set;  // gemm_shape_sets.hpp: "issue4", "models", "all"; "" = none
+  std::vector<std::string> shape_texts;  // "" = shape_set, else square_set_shapes()
+  std::string shape_set;  // gemm_shape_sets.hpp: "square", "models", "all"; "" = none
   std::string dtype = "bf16";
   std::filesystem::path copy_json;  // kt-copy-bandwidth output to read instead of running it
   double copy_gbps = 0;             // > 0: use this instead of measuring
@@ -58,8 +58,8 @@ std::vector<nlohmann::json> final_candidate_configs(const nlohmann::json& job,
                                                     const std::vector<nlohmann::json>& variants);
 
 // Runs every shape (or reads options.from_json), then repeats 2..N of every shape, writes
-// <out_dir>/table.md and <out_dir>/gemm.json after every job, the latest copy and the README
-// section at the end.
+// <out_dir>/table.md and <out_dir>/gemm.json after every job, the latest copy and the document's
+// table at the end.
 // Progress goes to log. Returns the process exit code: 1 when no shape got a measured variant
 // (except for --from-json and --compile-only-arch), else 0.
 int run_gemm_bench(const GemmBenchOptions& options, std::ostream& log);

@@ -15,7 +15,7 @@ namespace {
 constexpr int kBf16Bytes = 2;
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// What a report from before issue 9 measured as "cublas_us" (issue 9 describes it).
+// What a report from before the interleaved final comparison measured as "cublas_us".
 const char* const kLegacyBaselineKind = "cublas_gemm_ex";
 
 int element_bytes(const std::string& dtype) {
@@ -117,7 +117,7 @@ std::string geomean_text(const RatioGeomean& g) {
          format_fixed(g.high, 3) + "] over " + std::to_string(g.rows) + " rows";
 }
 
-// The lines under the table: who answers how often, and issue 14's figures over the model set.
+// The lines under the table: who answers how often, and the figures over the model set.
 std::string summary_text(const GemmSummary& s) {
   std::string text =
       "Answer (the daemon's rule, `GET /v1/best`: ours only when the ratio's "
@@ -127,7 +127,7 @@ std::string summary_text(const GemmSummary& s) {
   if (s.unknown > 0) text += ", no result in " + std::to_string(s.unknown);
   text += ".\n";
   if (s.model_rows == 0) return text;
-  text += "\nModel shapes (issue 14, " + std::to_string(s.model_rows) + " rows): our kernels win " +
+  text += "\nModel shapes (" + std::to_string(s.model_rows) + " rows): our kernels win " +
           std::to_string(s.model_ours) + ", the baseline " + std::to_string(s.model_baseline) +
           (s.model_unknown > 0 ? ", no result " + std::to_string(s.model_unknown) : "") +
           "; our best variant's ratio is below 1.0× in " + std::to_string(s.model_ours_below_one) +
@@ -467,14 +467,15 @@ GemmReport gemm_report_from_json(const nlohmann::json& j) {
     if (r.contains("baseline_us")) {
       row.baseline_us = read_number(r, "baseline_us");
     } else if (r.contains("cublas_us")) {
-      // Before issue 9: one cublasGemmEx median and our first-pass median, no interval.
+      // Before the interleaved final comparison: one cublasGemmEx median and our first-pass median,
+      // no interval.
       row.baseline_us = read_number(r, "cublas_us");
       if (row.baseline.is_null())
         row.baseline = {{"kind", kLegacyBaselineKind},
                         {"note",
                          "cublasGemmEx with its default heuristic and no workspace, timed "
                          "once at the start of the job (read from a report written "
-                         "before issue 9)"}};
+                         "before the interleaved final comparison)"}};
       if (!row.first_pass_us) row.first_pass_us = row.ours_us;
     }
     read_interval(r, row.ratio_low, row.ratio_high);

@@ -1,12 +1,12 @@
-// The GEMM benchmark's result (issues 4 and 9): one row per shape with our best variant next to
+// The GEMM benchmark's result: one row per shape with our best variant next to
 // the family's baseline (cublasLt, the best of its heuristic's top algorithms), both taken from the
 // job's final comparison (interleaved, same worker process, same GPU), the ratio with its
 // bootstrap 95% interval, and with --repeat the same comparison run again in separate jobs.
 // Written as the JSON of bench/results/gemm-latest.json and as a Markdown table. The JSON holds
 // the measured values; TFLOP/s, the bandwidth fraction, the run-to-run spread, each row's answer
 // (ours or the baseline) and the summary are derived when it is written, so a table re-rendered
-// from the JSON is the same table. Reports written before
-// issue 9 ("cublas_us", no interval) still read and render.
+// from the JSON is the same table. Reports written before the interleaved final comparison
+// ("cublas_us", no interval) still read and render.
 #pragma once
 
 #include <cstdint>
@@ -57,7 +57,7 @@ struct GemmReport {
   std::vector<GemmRow> rows;
 };
 
-// What issue 14 asks of a shape on a device: baseline / ours at least min_ratio (4096^3 and 8192^3
+// What a shape's target is on a device: baseline / ours at least min_ratio (4096^3 and 8192^3
 // on every GPU: 1.03) and, for the decode shapes on an H200, at least min_bw_fraction of the copy
 // bandwidth (M <= 64 x 4096 x 7168: 1.2 and 85%; M = 128: 1.0). nullopt: no target for that shape
 // there (every shape of the "models" set: its target is over the whole set, see GemmSummary).
@@ -102,7 +102,7 @@ struct RatioGeomean {
   int rows = 0;
 };
 
-// How many rows each side answers, and issue 14's figures over the rows of the "models" set.
+// How many rows each side answers, and the figures over the rows of the "models" set.
 struct GemmSummary {
   int rows = 0, ours = 0, baseline = 0, unknown = 0;
   int model_rows = 0, model_ours = 0, model_baseline = 0, model_unknown = 0;
@@ -142,8 +142,8 @@ std::string baseline_algorithm_text(const nlohmann::json& baseline);
 // baseline answers, "cublas" (for a cuBLAS kind; else its kind). Unknown numbers are null.
 nlohmann::json gemm_report_to_json(const GemmReport& report);
 // Inverse of gemm_report_to_json (derived fields are recomputed, not read); also reads reports
-// written before issue 9 ("cublas_us": cublasGemmEx with its default heuristic, no interval).
-// Throws std::invalid_argument naming the bad field.
+// written before the interleaved final comparison ("cublas_us": cublasGemmEx with its default
+// heuristic, no interval). Throws std::invalid_argument naming the bad field.
 GemmReport gemm_report_from_json(const nlohmann::json& j);
 
 // "`wgmma_ws` BM=128 BN=256 BK=64 ..." (template first, then the axes by name); "—" for null.

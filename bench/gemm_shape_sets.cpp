@@ -12,19 +12,19 @@ GemmShape budgeted(GemmShape shape, std::int64_t budget, double timeout_seconds,
   return shape;
 }
 
-// Issue 4's shapes with the budgets of the published tables (README: 8192^3 32, 4096^3 64, the
-// rest 48). Timeouts about twice the H100's tuning wall time there (92, 34, 13, 9-13 s), so
+// The square set's shapes with the budgets of the published tables (README: 8192^3 32, 4096^3 64,
+// the rest 48). Timeouts about twice the H100's tuning wall time there (92, 34, 13, 9-13 s), so
 // only a job that hangs is cut short: a cut job loses its final comparison.
-std::vector<GemmShape> issue4_set() {
+std::vector<GemmShape> square_set() {
   std::vector<GemmShape> shapes;
-  for (const GemmShape& shape : issue4_shapes()) {
+  for (const GemmShape& shape : square_set_shapes()) {
     const bool cube = shape.m == shape.n && shape.n == shape.k;
     if (cube && shape.m == 8192)
-      shapes.push_back(budgeted(shape, 32, 200, kIssue4Set));
+      shapes.push_back(budgeted(shape, 32, 200, kSquareSet));
     else if (cube && shape.m == 4096)
-      shapes.push_back(budgeted(shape, 64, 90, kIssue4Set));
+      shapes.push_back(budgeted(shape, 64, 90, kSquareSet));
     else
-      shapes.push_back(budgeted(shape, 48, 45, kIssue4Set));
+      shapes.push_back(budgeted(shape, 48, 45, kSquareSet));
   }
   return shapes;
 }
@@ -38,7 +38,7 @@ std::vector<GemmShape> model_shapes() {
   // many flops as 8192^3 and twice its outputs (about 3.5 s each, 12 variants: ~60 s with the
   // final comparison); 8x128256x4096 reads 1 GB of weights per launch (~1 s each);
   // 2000x5120x13824 is 0.28 TFLOP (~0.9 s). Estimated (not measured) sum for the ten: about
-  // 4.5 minutes; with issue4's nine (3.5 minutes measured) about 8.
+  // 4.5 minutes; with the square set's nine (3.5 minutes measured) about 8.
   return {
       // Llama-2-7B vocabulary projection (hidden 4096, vocabulary 32000), 4096 tokens
       budgeted({4096, 32000, 4096}, 12, 150, kModelsSet),
@@ -64,14 +64,14 @@ std::vector<GemmShape> model_shapes() {
 }
 
 std::vector<std::string> gemm_shape_set_names() {
-  return {kIssue4Set, kModelsSet, "all"};
+  return {kSquareSet, kModelsSet, "all"};
 }
 
 std::vector<GemmShape> gemm_shape_set(const std::string& name) {
-  if (name == kIssue4Set) return issue4_set();
+  if (name == kSquareSet) return square_set();
   if (name == kModelsSet) return model_shapes();
   if (name == "all") {
-    std::vector<GemmShape> shapes = issue4_set();
+    std::vector<GemmShape> shapes = square_set();
     for (GemmShape& shape : model_shapes()) shapes.push_back(std::move(shape));
     return shapes;
   }

@@ -1,6 +1,7 @@
-// Named shape sets of kt-gemm-bench (--shape-set): "issue4" (issue 4's nine shapes), "models"
-// (issue 14's shapes from public models: vocabulary projections with even and odd N, decode
-// shapes, ragged M, small N, unaligned K) and "all" (both, issue4 first). Each shape carries its
+// Named shape sets of kt-bench gemm (--shape-set): "square" (the nine of square_set_shapes:
+// square 2048^3 to 8192^3 and the skinny M x 4096 x 7168), "models" (shapes from public models:
+// vocabulary projections with even and odd N, decode shapes, ragged M, small N, unaligned K) and
+// "all" (both, square first). Each shape carries its
 // budget and job timeout, sized from the tuning wall times of bench/results/2026-11-25-*-gemm so
 // that "all" at --repeat 1 takes about 8 minutes of one H100 (less on an H200).
 #pragma once
@@ -12,17 +13,17 @@
 
 namespace kt::bench {
 
-inline constexpr const char* kIssue4Set = "issue4";
+inline constexpr const char* kSquareSet = "square";
 inline constexpr const char* kModelsSet = "models";
 
-// issue4, models, all.
+// square, models, all.
 std::vector<std::string> gemm_shape_set_names();
 
 // The set's shapes, each with its set name, budget and timeout; std::invalid_argument naming
 // the known sets for any other name.
 std::vector<GemmShape> gemm_shape_set(const std::string& name);
 
-// issue 14's real-model shapes, in the issue's order, with budgets and timeouts.
+// The real-model shapes, with budgets and timeouts.
 std::vector<GemmShape> model_shapes();
 
 }  // namespace kt::bench

@@ -1,5 +1,5 @@
 // Tuning jobs through the real daemon, as the benchmark programs run them: the POST /v1/jobs body
-// (with the issue-3 fields "pipeline" and "configs"), polling until the job ends with one
+// (with the fields "pipeline" and "configs"), polling until the job ends with one
 // progress line per change on stderr, cancelling a job that runs past its time, and reading back
 // a job's variants. The body and progress text are pure functions (unit-tested).
 #pragma once

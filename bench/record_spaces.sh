@@ -6,7 +6,7 @@
 #   bench/record_spaces.sh OUT_DIR [BIN_DIR] [FAMILY:DTYPE:SHAPE ...]   (BIN_DIR default build/bin)
 # Default: bf16 GEMM, large (4096^3, 8192x8192x8192 is left out: its space alone takes minutes),
 # skinny (decode) and unaligned shapes. Output: OUT_DIR/spaces/<family>-<dtype>-<shape>-<gpu>-<date>.json
-# (copy them to bench/results/spaces/), OUT_DIR/record.log (the CLI's output), OUT_DIR/daemon.log.
+# (copy them to tests/data/spaces/), OUT_DIR/record.log (the CLI's output), OUT_DIR/daemon.log.
 # SEARCHERS (env, e.g. "local model random"): after the first problem's whole space, one job per
 # searcher with 10% of its budget and a pinned job comparing the winners interleaved
 # (bench/search_gpu.py, OUT_DIR/searched.json). DEADLINE_S (env): no new problem is started after

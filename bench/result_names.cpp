@@ -93,7 +93,7 @@ GemmShape parse_shape_label(const std::string& text) {
   return shape;
 }
 
-std::vector<GemmShape> issue4_shapes() {
+std::vector<GemmShape> square_set_shapes() {
   std::vector<GemmShape> shapes = {{8192, 8192, 8192}, {4096, 4096, 4096}, {2048, 2048, 2048}};
   for (std::int64_t m : {1, 16, 64, 128}) shapes.push_back({m, 4096, 7168});
   shapes.push_back({256, 7168, 2048});

@@ -24,7 +24,7 @@ struct GemmShape {
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t budget = -1;    // -1 = the run's default budget
   double timeout_seconds = 0;  // 0 = the run's default job timeout
-  std::string set;             // the named shape set it came from ("issue4", "models"); "" = none
+  std::string set;             // the named shape set it came from ("square", "models"); "" = none
   bool operator==(const GemmShape&) const = default;
 };
 
@@ -34,8 +34,8 @@ std::string shape_label(const GemmShape& shape);
 // else (zero or negative dims, a negative budget, a timeout that is not a positive number, junk).
 GemmShape parse_shape_label(const std::string& text);
 
-// The shapes of issue 4, bf16: 8192^3, 4096^3, 2048^3, M in {1,16,64,128} x N=4096 x K=7168,
+// The "square" set, bf16: 8192^3, 4096^3, 2048^3, M in {1,16,64,128} x N=4096 x K=7168,
 // 256x7168x2048 and 512x4096x1536.
-std::vector<GemmShape> issue4_shapes();
+std::vector<GemmShape> square_set_shapes();
 
 }  // namespace kt::bench

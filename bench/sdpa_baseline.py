@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times kerntune's attention_fwd candidates interleaved with PyTorch SDPA on one GPU (issue 12).
 
-kt-attention-bench tunes each shape through kerntuned, downloads each job's final-comparison
+kt-bench attention tunes each shape through kerntuned, downloads each job's final-comparison
 candidates (cubins) and writes their launches, evaluated from the family manifest, to the file
 this script reads (--launches, format "kerntune-sdpa-launches/1", see bench/attention_launches.hpp).
 For each shape the script:
@@ -42,7 +42,7 @@ SDPA_BACKENDS = ("flash", "cudnn", "default")
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--launches", required=True, help="argument file from kt-attention-bench")
+    parser.add_argument("--launches", required=True, help="argument file from kt-bench attention")
     parser.add_argument("--out", help="where the results go (JSON)")
     parser.add_argument("--rounds", type=int, default=30, help="interleaved rounds per shape")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs of each side first")

@@ -1,7 +1,7 @@
 // kerntune export: a finished job as a recorded space (format "kerntune-space/1"): family, shape,
 // dtype, device, and every variant that reached the compiler with its status, median time and
 // resource report. A whole-space job (budget 0) recorded this way is what kt-replay replays
-// searchers against (bench/results/spaces/).
+// searchers against (tests/data/spaces/).
 #pragma once
 
 #include <cstdint>

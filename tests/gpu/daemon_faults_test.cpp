@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "bench/daemon_process.hpp"
 #include "client/kerntune_client.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/fault_family.hpp"
 #include "support/gpu_fixture.hpp"
 #include "support/test_paths.hpp"
@@ -71,7 +71,7 @@ class DaemonOnGpu : public test::GpuTest {
     GpuTest::SetUp();
     if (IsSkipped()) return;
     test::write_fault_family(dir_.path() / "families");
-    daemon_ = std::make_unique<bench::DaemonProcess>(
+    daemon_ = std::make_unique<harness::DaemonProcess>(
         test::binary_dir() / "kerntuned", dir_.path() / "kerntune.db",
         dir_.path() / "kerntuned.log",
         std::vector<std::string>{"--families", (dir_.path() / "families").string(), "--worker",
@@ -112,7 +112,7 @@ class DaemonOnGpu : public test::GpuTest {
   }
 
   test::TempDir dir_;
-  std::unique_ptr<bench::DaemonProcess> daemon_;
+  std::unique_ptr<harness::DaemonProcess> daemon_;
   std::unique_ptr<Client> client_;
 };
 

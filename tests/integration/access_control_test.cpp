@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/daemon_process.hpp"
 #include "client/http_transport.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/child_process.hpp"
 #include "support/test_paths.hpp"
 
@@ -41,9 +41,9 @@ fs::path write_token_file(const fs::path& path, const std::string& text, mode_t 
 }
 
 // kerntuned's options here: the shipped families, one compile thread, then `extra`.
-bench::DaemonOptions daemon_options(const std::vector<std::string>& extra,
-                                    const std::string& listen = "") {
-  bench::DaemonOptions options;
+harness::DaemonOptions daemon_options(const std::vector<std::string>& extra,
+                                      const std::string& listen = "") {
+  harness::DaemonOptions options;
   options.extra_args = {"--families", (test::source_dir() / "kernel_templates").string(),
                         "--compile-threads", "1"};
   options.extra_args.insert(options.extra_args.end(), extra.begin(), extra.end());
@@ -57,7 +57,7 @@ bench::DaemonOptions daemon_options(const std::vector<std::string>& extra,
 }
 
 // kerntuned on 127.0.0.1 with a token file (mode 600) and the given extra options.
-class TokenDaemon : public bench::DaemonProcess {
+class TokenDaemon : public harness::DaemonProcess {
  public:
   TokenDaemon(const fs::path& dir, const std::vector<std::string>& extra)
       : DaemonProcess(test::binary_dir() / "kerntuned", dir / "kerntune.db", dir / "kerntuned.log",
@@ -70,8 +70,8 @@ class TokenDaemon : public bench::DaemonProcess {
   }
 
  private:
-  static bench::DaemonOptions with_token_file(const fs::path& dir,
-                                              const std::vector<std::string>& extra) {
+  static harness::DaemonOptions with_token_file(const fs::path& dir,
+                                                const std::vector<std::string>& extra) {
     const fs::path token_file = write_token_file(dir / "token", kToken + "\n", 0600);
     std::vector<std::string> options = {"--token-file", token_file.string()};
     options.insert(options.end(), extra.begin(), extra.end());
@@ -167,9 +167,9 @@ TEST_F(AccessControlTest, PublicReadsOpenReadsOnly) {
 
 TEST_F(AccessControlTest, RefusesATokenFileOthersCanRead) {
   const fs::path token = write_token_file(dir_.path() / "token", kToken, 0644);
-  bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", dir_.path() / "kerntune.db",
-                              dir_.path() / "kerntuned.log",
-                              daemon_options({"--token-file", token.string()}));
+  harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", dir_.path() / "kerntune.db",
+                                dir_.path() / "kerntuned.log",
+                                daemon_options({"--token-file", token.string()}));
   const auto code = daemon.exit_code_within(20s);
   ASSERT_TRUE(code.has_value()) << "still running:\n" << daemon.log();
   EXPECT_NE(*code, 0);
@@ -182,8 +182,8 @@ TEST_F(AccessControlTest, RefusesATokenFileOthersCanRead) {
 TEST_F(AccessControlTest, NonLoopbackWithoutTokenExitsBeforeServing) {
   for (const std::string listen : {"0.0.0.0:0", ":0"}) {
     const fs::path db = dir_.path() / "never.db";
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir_.path() / "kerntuned.log",
-                                daemon_options({}, listen));
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", db,
+                                  dir_.path() / "kerntuned.log", daemon_options({}, listen));
     const auto code = daemon.exit_code_within(10s);
     ASSERT_TRUE(code.has_value()) << listen << " still running:\n" << daemon.log();
     EXPECT_NE(*code, 0) << listen;

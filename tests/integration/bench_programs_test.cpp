@@ -1,7 +1,7 @@
 // The benchmark programs as the device suite runs them, against a real kerntuned on loopback
-// (started with bench/daemon_process): kt-gemm-bench end to end in compile-only mode (jobs
-// through the HTTP API, polling, table and JSON, the latest copy, the README section), its
-// re-render from JSON, kt-engine-bench's handling of a daemon that cannot tune (no GPU here),
+// (started with harness/daemon_process): kt-bench gemm end to end in compile-only mode (jobs
+// through the HTTP API, polling, table and JSON, the latest copy, the document's table), its
+// re-render from JSON, kt-bench engine's handling of a daemon that cannot tune (no GPU here),
 // and kt-copy-bandwidth without a driver.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,14 +11,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/daemon_process.hpp"
-#include "bench/output_files.hpp"
-#include "bench/readme_section.hpp"
 #include "client/kerntune_client.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/test_paths.hpp"
+#include "tuner/text.hpp"
 
-namespace kt::bench {
+namespace kt {
 namespace {
+
+using harness::DaemonProcess;
+
+// The marker lines of the benchmark table, spelled out: they are what a document holds, and this
+// test does not link the benchmark code.
+constexpr const char* kGemmTableBegin = "<!-- gemm-table:begin -->";
+constexpr const char* kGemmTableEnd = "<!-- gemm-table:end -->";
 
 struct ProgramRun {
   int exit_code = -1;
@@ -53,18 +59,17 @@ class BenchPrograms : public ::testing::Test {
   bool gpu_ = false;
 };
 
-TEST_F(BenchPrograms, GemmBenchDryRunWritesTableJsonLatestAndReadme) {
+TEST_F(BenchPrograms, GemmBenchDryRunWritesTableJsonLatestAndDoc) {
   const auto out = dir_.path() / "gemm";
   const auto latest = dir_.path() / "latest.json";
-  const auto readme = dir_.path() / "README.md";
+  const auto doc = dir_.path() / "benchmarks.md";
   write_text_file(
-      readme, "# t\n\n" + std::string(kGemmTableBegin) + "\nold\n" + kGemmTableEnd + "\nafter\n");
+      doc, "# t\n\n" + std::string(kGemmTableBegin) + "\nold\n" + kGemmTableEnd + "\nafter\n");
   const ProgramRun run = run_program(
-      "kt-gemm-bench", "--server " + daemon_->url() +
-                           " --compile-only-arch sm_90a --shape 67x4096x7168:1 --copy-gbps 3000 "
-                           "--poll-ms 100 --out-dir " +
-                           out.string() + " --latest " + latest.string() + " --readme " +
-                           readme.string());
+      "kt-bench", "gemm --server " + daemon_->url() +
+                      " --compile-only-arch sm_90a --shape 67x4096x7168:1 --copy-gbps 3000 "
+                      "--poll-ms 100 --out-dir " +
+                      out.string() + " --latest " + latest.string() + " --doc " + doc.string());
   ASSERT_EQ(run.exit_code, 0) << run.output << daemon_->log_tail();
   EXPECT_NE(run.output.find("[gemm 67x4096x7168] job 1 done 1/1 variants"), std::string::npos)
       << run.output;
@@ -80,26 +85,28 @@ TEST_F(BenchPrograms, GemmBenchDryRunWritesTableJsonLatestAndReadme) {
 
   const std::string table = read_text_file(out / "table.md");
   EXPECT_NE(table.find("| 67×4096×7168 | — |"), std::string::npos) << table;
-  const std::string readme_text = read_text_file(readme);
-  EXPECT_NE(readme_text.find(table.substr(0, table.find('\n'))), std::string::npos);
-  EXPECT_EQ(readme_text.find("\nold\n"), std::string::npos);
-  EXPECT_NE(readme_text.find(std::string(kGemmTableEnd) + "\nafter\n"), std::string::npos);
+  const std::string doc_text = read_text_file(doc);
+  EXPECT_NE(doc_text.find(table.substr(0, table.find('\n'))), std::string::npos);
+  EXPECT_EQ(doc_text.find("\nold\n"), std::string::npos);
+  EXPECT_NE(doc_text.find(std::string(kGemmTableEnd) + "\nafter\n"), std::string::npos);
 
   // Re-rendered from its JSON (no daemon), the same table.
   const auto again = dir_.path() / "again";
   const ProgramRun render =
-      run_program("kt-gemm-bench", "--from-json " + (out / "gemm.json").string() + " --out-dir " +
-                                       again.string() + " --latest \"\"");
+      run_program("kt-bench", "gemm --from-json " + (out / "gemm.json").string() + " --out-dir " +
+                                  again.string() + " --latest \"\"");
   ASSERT_EQ(render.exit_code, 0) << render.output;
   EXPECT_EQ(read_text_file(again / "table.md"), table);
 }
 
 TEST_F(BenchPrograms, GemmBenchArgumentErrors) {
-  EXPECT_EQ(run_program("kt-gemm-bench", "--shape 64x64").exit_code, 1);
-  EXPECT_NE(run_program("kt-gemm-bench", "--budget -3").exit_code, 0);
+  EXPECT_EQ(run_program("kt-bench", "gemm --shape 64x64").exit_code, 1);
+  EXPECT_NE(run_program("kt-bench", "").exit_code, 0);  // a family is required
+  EXPECT_NE(run_program("kt-bench", "gemm-bench --budget 1").exit_code, 0);
+  EXPECT_NE(run_program("kt-bench", "gemm --budget -3").exit_code, 0);
   const ProgramRun unreachable =
-      run_program("kt-gemm-bench",
-                  "--server http://127.0.0.1:1 --copy-gbps 1 --latest \"\" "
+      run_program("kt-bench",
+                  "gemm --server http://127.0.0.1:1 --copy-gbps 1 --latest \"\" "
                   "--out-dir " +
                       (dir_.path() / "x").string());
   EXPECT_EQ(unreachable.exit_code, 3) << unreachable.output;
@@ -109,8 +116,8 @@ TEST_F(BenchPrograms, EngineBenchRecordsWhyEachPhaseFailedWithoutAGpu) {
   if (gpu_) GTEST_SKIP() << "a GPU is present: this checks the no-GPU path";
   const auto out = dir_.path() / "engine";
   const ProgramRun run = run_program(
-      "kt-engine-bench", "--server " + daemon_->url() +
-                             " --phases spread,repeat --poll-ms 100 --out-dir " + out.string());
+      "kt-bench", "engine --server " + daemon_->url() +
+                      " --phases spread,repeat --poll-ms 100 --out-dir " + out.string());
   EXPECT_EQ(run.exit_code, 1) << run.output;
   const nlohmann::json report = nlohmann::json::parse(read_text_file(out / "engine.json"));
   ASSERT_EQ(report.at("notes").size(), 2u) << report.dump(2);
@@ -135,4 +142,4 @@ TEST(CopyBandwidthProgram, PrintsJsonOrSaysWhyNot) {
 }
 
 }  // namespace
-}  // namespace kt::bench
+}  // namespace kt

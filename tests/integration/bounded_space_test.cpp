@@ -15,9 +15,9 @@
 #include <string>
 #include <thread>
 
-#include "bench/daemon_process.hpp"
 #include "client/http_transport.hpp"
 #include "db/store.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/in_process_daemon.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/space_size.hpp"
@@ -154,7 +154,7 @@ class BoundedSpaceTest : public ::testing::Test {
  protected:
   // A kerntuned of its own, registered "bounded" (registration polled while watching its
   // memory). Returns the highest RSS seen while the registration was compiling.
-  std::int64_t start_and_register(std::optional<bench::DaemonProcess>& daemon,
+  std::int64_t start_and_register(std::optional<harness::DaemonProcess>& daemon,
                                   const std::string& log) {
     daemon.emplace(
         test::binary_dir() / "kerntuned", db_, dir_.path() / log,
@@ -213,7 +213,7 @@ TEST(BoundedSpace, ATemplateAboveTheCapIsRefusedNamingItsProductAndChangesNothin
 }
 
 TEST_F(BoundedSpaceTest, PlanningMillionsInBoundedMemoryLetsTheNextJobStartAndEndsOnDelete) {
-  std::optional<bench::DaemonProcess> daemon;
+  std::optional<harness::DaemonProcess> daemon;
   const std::int64_t registering_mb = start_and_register(daemon, "daemon.log");
   EXPECT_GT(registering_mb, 0);
   EXPECT_LT(registering_mb, kRssLimitMb) << "RSS while the registration probed 2,000,000 configs";
@@ -257,7 +257,7 @@ TEST_F(BoundedSpaceTest, PlanningMillionsInBoundedMemoryLetsTheNextJobStartAndEn
 }
 
 TEST_F(BoundedSpaceTest, SigtermWhilePlanningStopsTheDaemonWithinItsBoundAndTheJobResumes) {
-  std::optional<bench::DaemonProcess> daemon;
+  std::optional<harness::DaemonProcess> daemon;
   start_and_register(daemon, "first.log");
   std::string planning;
   {

@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/daemon_process.hpp"
 #include "client/http_transport.hpp"
 #include "client/kerntune_client.hpp"
 #include "db/store.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/baseline_fixtures.hpp"
 #include "support/child_process.hpp"
 #include "support/eventually.hpp"
@@ -27,7 +27,7 @@ namespace http = boost::beast::http;
 using namespace std::chrono_literals;
 
 // kerntuned on a free loopback port, its log in dir/kerntuned-<tag>.log.
-class Daemon : public bench::DaemonProcess {
+class Daemon : public harness::DaemonProcess {
  public:
   Daemon(const std::filesystem::path& dir, const std::filesystem::path& db, const std::string& tag)
       : DaemonProcess(test::binary_dir() / "kerntuned", db, dir / ("kerntuned-" + tag + ".log"),
@@ -291,10 +291,10 @@ TEST_F(CliTest, FamilyAddRegistersAFolderAndShowsWhyOneIsRefused) {
   const std::string example =
       (test::source_dir() / "kernel_templates" / "examples" / "wmma_gemm").string();
   {
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db_,
-                                dir_.path() / "kerntuned-families.log",
-                                {"--families", (test::source_dir() / "kernel_templates").string(),
-                                 "--allow-user-families"});
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", db_,
+                                  dir_.path() / "kerntuned-families.log",
+                                  {"--families", (test::source_dir() / "kernel_templates").string(),
+                                   "--allow-user-families"});
     ASSERT_TRUE(daemon.healthy_within(30s)) << daemon.log();
     const CliRun added = kerntune(daemon.url(), {"family", "add", example});
     ASSERT_EQ(added.exit_code, 0) << added.err;

@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/daemon_process.hpp"
 #include "client/http_transport.hpp"
 #include "client/kerntune_client.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/gemm_templates.hpp"
 #include "support/process_table.hpp"
 #include "support/scoped_env.hpp"
@@ -73,7 +73,7 @@ TEST(CompileFaults, ACompileProcessKilledBySigsegvFailsOneVariantAndTheDaemonSer
 
   test::TempDir dir;
   test::ScopedEnv fault("KERNTUNE_TEST_COMPILE_FAULT", "segv:" + marker);
-  bench::DaemonProcess daemon(
+  harness::DaemonProcess daemon(
       test::binary_dir() / "kerntuned", dir.path() / "kerntune.db", dir.path() / "daemon.log",
       {"--families", (test::source_dir() / "kernel_templates").string(), "--compile-threads", "1"});
   daemon.wait_healthy(120s);
@@ -137,7 +137,7 @@ TEST(CompileFaults, ACompileProcessKilledBySigsegvFailsOneVariantAndTheDaemonSer
 TEST(CompileFaults, ACompileProcessDoesNotOutliveADaemonKilledMidCompile) {
   test::TempDir dir;
   test::ScopedEnv fault("KERNTUNE_TEST_COMPILE_FAULT", "hang:-DKT_DTYPE_BF16");
-  bench::DaemonProcess daemon(
+  harness::DaemonProcess daemon(
       test::binary_dir() / "kerntuned", dir.path() / "kerntune.db", dir.path() / "daemon.log",
       {"--families", (test::source_dir() / "kernel_templates").string(), "--compile-threads", "2"});
   daemon.wait_healthy(120s);

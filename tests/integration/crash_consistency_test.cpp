@@ -28,10 +28,10 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/daemon_process.hpp"
 #include "client/kerntune_client.hpp"
 #include "engine/job_plan.hpp"
 #include "engine/job_target.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/family.hpp"
@@ -74,9 +74,9 @@ const std::vector<Shape> kJobShapes = {{{"M", 256}, {"N", 256}, {"K", 256}},
                                        {{"M", 384}, {"N", 384}, {"K", 384}}};
 
 // The daemon as a user runs it, on the test's database, its output in `log`.
-std::unique_ptr<bench::DaemonProcess> start_daemon(const std::filesystem::path& db,
-                                                   const std::filesystem::path& log) {
-  return std::make_unique<bench::DaemonProcess>(
+std::unique_ptr<harness::DaemonProcess> start_daemon(const std::filesystem::path& db,
+                                                     const std::filesystem::path& log) {
+  return std::make_unique<harness::DaemonProcess>(
       test::binary_dir() / "kerntuned", db, log,
       std::vector<std::string>{"--families", (test::source_dir() / "kernel_templates").string(),
                                // Compiles at the test's own priority: the kills aimed at
@@ -185,7 +185,7 @@ TEST(CrashConsistency, TwentyKillNineRoundsDuringCompileJobsLoseAndRepeatNothing
     const auto round_start = Clock::now();
     const auto daemon_owner =
         start_daemon(db, dir.path() / ("kerntuned-" + std::to_string(round) + ".log"));
-    bench::DaemonProcess& daemon = *daemon_owner;
+    harness::DaemonProcess& daemon = *daemon_owner;
     ASSERT_NO_THROW(daemon.wait_healthy(kHealthyLimit))
         << "round " << round << ": the daemon did not come back on the killed database";
     const double restart_s = std::chrono::duration<double>(Clock::now() - round_start).count();
@@ -261,7 +261,7 @@ TEST(CrashConsistency, TwentyKillNineRoundsDuringCompileJobsLoseAndRepeatNothing
   // Let the jobs finish on a daemon left alone, then stop it gracefully.
   {
     const auto daemon_owner = start_daemon(db, dir.path() / "kerntuned-final.log");
-    bench::DaemonProcess& daemon = *daemon_owner;
+    harness::DaemonProcess& daemon = *daemon_owner;
     ASSERT_NO_THROW(daemon.wait_healthy(kHealthyLimit));
     const Client client(daemon.url(), 10s);
     const auto deadline = Clock::now() + kFinishLimit;

@@ -29,9 +29,9 @@
 #include <utility>
 #include <vector>
 
-#include "bench/daemon_process.hpp"
 #include "client/kerntune_client.hpp"
 #include "db/store.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/process_table.hpp"
 #include "support/scoped_env.hpp"
 #include "support/store_probes.hpp"
@@ -122,7 +122,7 @@ HttpAnswer http_get(unsigned short port, const std::string& path,
 
 // kerntuned as a child, its output in dir/<tag>.log, optionally under a low open-files limit or
 // as another user (both set in the child alone). Stopped and reaped with the object.
-class Kerntuned : public bench::DaemonProcess {
+class Kerntuned : public harness::DaemonProcess {
  public:
   Kerntuned(const fs::path& dir, const std::string& tag, const fs::path& db,
             std::vector<std::string> args, std::optional<rlim_t> open_files_limit = std::nullopt,
@@ -138,10 +138,10 @@ class Kerntuned : public bench::DaemonProcess {
   }
 
  private:
-  static bench::DaemonOptions options(std::vector<std::string> args,
-                                      std::optional<rlim_t> open_files_limit,
-                                      std::optional<uid_t> run_as) {
-    bench::DaemonOptions options;
+  static harness::DaemonOptions options(std::vector<std::string> args,
+                                        std::optional<rlim_t> open_files_limit,
+                                        std::optional<uid_t> run_as) {
+    harness::DaemonOptions options;
     options.extra_args = {"--compile-threads", "2"};
     options.extra_args.insert(options.extra_args.end(), args.begin(), args.end());
     options.open_files_limit = open_files_limit;

@@ -8,9 +8,9 @@
 #include <map>
 #include <thread>
 
-#include "bench/daemon_process.hpp"
 #include "client/kerntune_client.hpp"
 #include "db/connection.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/postgres_cluster.hpp"
 #include "support/store_probes.hpp"
 #include "support/test_paths.hpp"
@@ -25,8 +25,8 @@ constexpr std::int64_t kBudget = 24;
 
 class PostgresqlFleetTest : public ::testing::Test {
  protected:
-  std::unique_ptr<bench::DaemonProcess> start(const std::string& tag) {
-    return std::make_unique<bench::DaemonProcess>(
+  std::unique_ptr<harness::DaemonProcess> start(const std::string& tag) {
+    return std::make_unique<harness::DaemonProcess>(
         test::binary_dir() / "kerntuned", uri_, dir_.path() / ("kerntuned-" + tag + ".log"),
         std::vector<std::string>{"--families", (test::source_dir() / "kernel_templates").string(),
                                  "--compile-threads", "1", "--work-dir",

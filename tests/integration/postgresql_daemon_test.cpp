@@ -6,8 +6,8 @@
 
 #include <regex>
 
-#include "bench/daemon_process.hpp"
 #include "db/store.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/child_process.hpp"
 #include "support/postgres_cluster.hpp"
 #include "support/test_paths.hpp"
@@ -19,8 +19,8 @@ using namespace std::chrono_literals;
 
 class PostgresqlDaemonTest : public ::testing::Test {
  protected:
-  bench::DaemonProcess start(const std::string& tag) {
-    return bench::DaemonProcess(
+  harness::DaemonProcess start(const std::string& tag) {
+    return harness::DaemonProcess(
         test::binary_dir() / "kerntuned", uri_, dir_.path() / ("kerntuned-" + tag + ".log"),
         {"--families", (test::source_dir() / "kernel_templates").string(), "--compile-threads", "2",
          "--work-dir", (dir_.path() / "work").string()});

@@ -18,10 +18,10 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
-#include "bench/daemon_process.hpp"
 #include "client/client_error.hpp"
 #include "client/kerntune_client.hpp"
 #include "db/connection.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/immutable_files.hpp"
 #include "support/postgres_cluster.hpp"
 #include "support/store_probes.hpp"
@@ -51,7 +51,7 @@ class PostgresqlOutageTest : public ::testing::Test {
 };
 
 TEST_F(PostgresqlOutageTest, ADaemonRidesOutAStoppedDatabaseAndFinishesTheJobAfterItsRestart) {
-  bench::DaemonProcess daemon(
+  harness::DaemonProcess daemon(
       test::binary_dir() / "kerntuned", uri_, dir_.path() / "kerntuned.log",
       std::vector<std::string>{"--families", (test::source_dir() / "kernel_templates").string(),
                                "--compile-threads", "1", "--compile-nice", "0", "--work-dir",
@@ -148,7 +148,7 @@ TEST(StoreOutage, AnSqliteFileThatStopsTakingWritesPausesTheJobUntilItTakesThemA
   if (const std::string why = test::immutable_files_unsupported(dir.path()); !why.empty())
     GTEST_SKIP() << why;
   const std::filesystem::path db = dir.path() / "kerntune.db";
-  bench::DaemonProcess daemon(
+  harness::DaemonProcess daemon(
       test::binary_dir() / "kerntuned", db, dir.path() / "kerntuned.log",
       std::vector<std::string>{"--families", (test::source_dir() / "kernel_templates").string(),
                                "--compile-threads", "1", "--compile-nice", "0", "--work-dir",

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/daemon_process.hpp"
 #include "client/http_transport.hpp"
 #include "engine/compile_client.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/test_paths.hpp"
 #include "tuner/compile/compile_confinement.hpp"
 #include "tuner/text.hpp"
@@ -96,13 +96,13 @@ class UploadConfinementTest : public ::testing::Test {
     std::vector<std::string> args{"--allow-user-families", "--families",
                                   (test::source_dir() / "kernel_templates").string()};
     args.insert(args.end(), extra.begin(), extra.end());
-    daemon_ = std::make_unique<bench::DaemonProcess>(test::binary_dir() / "kerntuned",
-                                                     dir_.path() / "kerntune.db",
-                                                     dir_.path() / "daemon.log", args);
+    daemon_ = std::make_unique<harness::DaemonProcess>(test::binary_dir() / "kerntuned",
+                                                       dir_.path() / "kerntune.db",
+                                                       dir_.path() / "daemon.log", args);
     daemon_->wait_healthy(60s);
   }
   test::TempDir dir_;
-  std::unique_ptr<bench::DaemonProcess> daemon_;
+  std::unique_ptr<harness::DaemonProcess> daemon_;
 };
 
 TEST_F(UploadConfinementTest, IncludesOfHostFilesAreRefusedAtRegistrationWithTheLine) {
@@ -199,10 +199,10 @@ TEST(CompileProcessUserTest, ARootDaemonWithAPrivateStoreHandsItsWorkersAFolderT
   chmod(private_folder.c_str(), 0700);
   std::filesystem::path cubins;
   {
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", private_folder / "kerntune.db",
-                                dir.path() / "daemon.log",
-                                {"--run-as", "nobody", "--worker", worker.string(), "--families",
-                                 (test::source_dir() / "kernel_templates").string()});
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", private_folder / "kerntune.db",
+                                  dir.path() / "daemon.log",
+                                  {"--run-as", "nobody", "--worker", worker.string(), "--families",
+                                   (test::source_dir() / "kernel_templates").string()});
     daemon.wait_healthy(60s);
     ASSERT_TRUE(daemon.wait_for_log("workers read their cubins from", 5s)) << daemon.log_tail();
     const std::string log = daemon.log_tail();
@@ -226,8 +226,8 @@ TEST(CompileProcessUserTest, ARootDaemonThatCannotCompileAsItsAccountRefusesToSt
   std::filesystem::copy_file(test::binary_dir() / "kerntune-worker", hidden / "kerntune-worker");
   chmod(hidden.c_str(), 0700);
   const auto start = [&](const std::vector<std::string>& args, const std::string& log) {
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", dir.path() / "kerntune.db",
-                                dir.path() / log, args);
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", dir.path() / "kerntune.db",
+                                  dir.path() / log, args);
     const std::optional<int> code = daemon.exit_code_within(30s);
     EXPECT_TRUE(code.has_value() && *code != 0) << daemon.log_tail();
     return daemon.log_tail();

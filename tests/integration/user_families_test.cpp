@@ -14,9 +14,9 @@
 #include <fstream>
 #include <thread>
 
-#include "bench/daemon_process.hpp"
 #include "client/http_transport.hpp"
 #include "db/store.hpp"
+#include "harness/daemon_process.hpp"
 #include "support/in_process_daemon.hpp"
 #include "support/test_paths.hpp"
 
@@ -427,7 +427,8 @@ TEST(UserFamiliesTest, TheSameVersionInAnotherKeyOrderReplacesTheServedManifest)
   const auto stored = daemon.store.registered_families();
   ASSERT_EQ(stored.size(), 1u);
   std::vector<std::string> stored_dims;
-  const nlohmann::ordered_json stored_manifest = nlohmann::ordered_json::parse(stored[0].manifest_json);
+  const nlohmann::ordered_json stored_manifest =
+      nlohmann::ordered_json::parse(stored[0].manifest_json);
   for (const auto& [name, dim] : stored_manifest["dims"].items()) stored_dims.push_back(name);
   EXPECT_EQ(stored_dims, (std::vector<std::string>{"M", "N", "K"}));
   // And now the same upload again is unchanged.
@@ -441,8 +442,8 @@ TEST(UserFamiliesTest, RegisteredFamiliesSurviveARestartOfTheDaemon) {
                                       (test::source_dir() / "kernel_templates").string()};
   std::string hash;
   {
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "first.log",
-                                args);
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "first.log",
+                                  args);
     daemon.wait_healthy(60s);
     Api api(daemon.url());
     const nlohmann::json registered = api.settled(api.post_family(example_upload()));
@@ -451,8 +452,8 @@ TEST(UserFamiliesTest, RegisteredFamiliesSurviveARestartOfTheDaemon) {
     daemon.stop();
   }
   {
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "second.log",
-                                args);
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "second.log",
+                                  args);
     daemon.wait_healthy(60s);
     Api api(daemon.url());
     const nlohmann::json listed = api.family("wmma_gemm");
@@ -462,8 +463,8 @@ TEST(UserFamiliesTest, RegisteredFamiliesSurviveARestartOfTheDaemon) {
     daemon.stop();
   }
   {  // Without the option the family stays in the store, unserved, and the log says so.
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "third.log",
-                                std::vector<std::string>{"--families", args[2]});
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "third.log",
+                                  std::vector<std::string>{"--families", args[2]});
     daemon.wait_healthy(60s);
     EXPECT_TRUE(Api(daemon.url()).family("wmma_gemm").is_null());
     EXPECT_TRUE(daemon.wait_for_log("--allow-user-families is off", 5s)) << daemon.log_tail();
@@ -508,8 +509,8 @@ TEST(UserFamiliesTest, APollAfterTheDaemonWasKilledMidCompileGetsTheRealOutcome)
                                       (test::source_dir() / "kernel_templates").string()};
   std::string id;
   {
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "first.log",
-                                args);
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "first.log",
+                                  args);
     daemon.wait_healthy(60s);
     const HttpReply accepted = Api(daemon.url()).post_family(example_upload());
     ASSERT_EQ(accepted.status, 202) << accepted.body;
@@ -526,8 +527,8 @@ TEST(UserFamiliesTest, APollAfterTheDaemonWasKilledMidCompileGetsTheRealOutcome)
   }
   std::string hash;
   {
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "second.log",
-                                args);
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "second.log",
+                                  args);
     daemon.wait_healthy(60s);
     Api api(daemon.url());
     nlohmann::json state;
@@ -546,8 +547,8 @@ TEST(UserFamiliesTest, APollAfterTheDaemonWasKilledMidCompileGetsTheRealOutcome)
     daemon.stop();
   }
   {  // Once more: the same answer, nothing compiled again.
-    bench::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "third.log",
-                                args);
+    harness::DaemonProcess daemon(test::binary_dir() / "kerntuned", db, dir.path() / "third.log",
+                                  args);
     daemon.wait_healthy(60s);
     const nlohmann::json state = Api(daemon.url()).get("/v1/families/registrations/" + id);
     EXPECT_EQ(state["status"], "registered");

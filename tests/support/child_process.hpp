@@ -1,6 +1,6 @@
 // Programs the daemon-level tests start (the CLI, a daemon that must refuse to start): output to
 // files, a bounded wait for the exit, the files read back. A daemon that should serve is a
-// bench::DaemonProcess.
+// harness::DaemonProcess.
 #pragma once
 
 #include <sys/types.h>

@@ -1,5 +1,5 @@
 // Issue 14's real-model shapes against the shipped GEMM family: which templates survive the
-// constraints on an H100 (what kt-gemm-bench --shape-set models can run at all), and the problem
+// constraints on an H100 (what kt-bench gemm --shape-set models can run at all), and the problem
 // a job times the baseline on when none survive.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// bench/gemm_templates/pinned.json (the configs bench/gemm_templates/check.sh pins for the issue-14
-// shapes) stays a set of points of the GEMM space on an H100: a manifest change that prunes one
-// would make the daemon refuse the whole job (400 invalid_configs) on the GPU.
+// bench/experiments/gemm_templates/pinned.json (the configs its check.sh pins for the GEMM
+// templates' shapes) stays a set of points of the GEMM space on an H100: a manifest change that
+// prunes one would make the daemon refuse the whole job (400 invalid_configs) on the GPU.
 #include <fstream>
 #include <string>
 
@@ -14,7 +14,7 @@ namespace kt {
 namespace {
 
 TEST(GemmPinnedConfigs, EveryPinnedConfigSurvivesForItsShapeOnAnH100) {
-  std::ifstream in(test::source_dir() / "bench" / "gemm_templates" / "pinned.json");
+  std::ifstream in(test::source_dir() / "bench" / "experiments" / "gemm_templates" / "pinned.json");
   ASSERT_TRUE(in.good());
   const nlohmann::json pinned = nlohmann::json::parse(in);
   const DeviceLimits limits = test::gemm_limits("sm_90a");

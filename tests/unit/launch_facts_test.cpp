@@ -62,7 +62,7 @@ TEST(LaunchFacts, GridBlocksAgreeWithTheEnginesLaunchForTheShippedGemmTemplates)
     ++checked;
   }
   EXPECT_GT(checked, 50u);
-  EXPECT_GT(one_wave, 0u) << "the decode shape has one-wave configs (bench/one_wave/)";
+  EXPECT_GT(one_wave, 0u) << "the decode shape has one-wave configs (bench/experiments/one_wave/)";
   EXPECT_LT(one_wave, checked);
 }
 

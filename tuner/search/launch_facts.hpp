@@ -47,7 +47,7 @@ void add_grid_facts(std::vector<SearchCandidate>& candidates, const Family& fami
 // One wave: the whole grid is resident at once (blocks <= sm_count x blocks_per_sm, so no block
 // waits for a second wave) and at least kOneWaveLow of the SMs hold a block. The decode winners
 // launched 128 blocks on 132 SMs; below three quarters a quarter of the SMs would idle throughout.
-// On every memory-bound recorded space (bench/results/spaces/) all configs within 3% of the
+// On every memory-bound recorded space (tests/data/spaces/) all configs within 3% of the
 // optimum are one-wave by this rule, and they are about half of each space.
 inline constexpr double kOneWaveLow = 0.75;
 bool fills_one_wave(const SearchCandidate& candidate, const SearchProblem& problem);

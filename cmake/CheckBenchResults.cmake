@@ -1,0 +1,40 @@
+# Fails when bench/results holds what belongs elsewhere: a file over KT_MAX_KIB (default 256) KiB,
+# a tarball or a SQLite database. Raw logs are committed xz-compressed; databases and bundles of
+# logs are not committed (a small compressed store a document cites passes the size check).
+# Run as a test: cmake -DKT_RESULTS_DIR=<bench/results> [-DKT_MAX_KIB=256] -P cmake/CheckBenchResults.cmake
+cmake_minimum_required(VERSION 3.22)
+if(NOT KT_RESULTS_DIR OR NOT IS_DIRECTORY "${KT_RESULTS_DIR}")
+  message(FATAL_ERROR "CheckBenchResults: pass -DKT_RESULTS_DIR=<an existing folder>")
+endif()
+if(NOT KT_MAX_KIB)
+  set(KT_MAX_KIB 256)
+endif()
+math(EXPR max_bytes "${KT_MAX_KIB} * 1024")
+
+file(GLOB_RECURSE files RELATIVE ${KT_RESULTS_DIR} ${KT_RESULTS_DIR}/*)
+set(problems "")
+foreach(name IN LISTS files)
+  set(path ${KT_RESULTS_DIR}/${name})
+  file(SIZE ${path} size)
+  if(size GREATER max_bytes)
+    list(APPEND problems "${name}: ${size} bytes, over ${KT_MAX_KIB} KiB (compress a log with xz)")
+  endif()
+  if(name MATCHES "\\.(tar|tgz|tbz2|txz)$|\\.tar\\.[a-z0-9]+$")
+    list(APPEND problems "${name}: a tarball")
+  elseif(name MATCHES "\\.(db|sqlite|sqlite3)$|\\.db-(wal|shm|journal)$")
+    list(APPEND problems "${name}: a database")
+  else()
+    # A SQLite database under any name starts with "SQLite format 3\0".
+    file(READ ${path} head LIMIT 16 HEX)
+    if(head STREQUAL "53514c69746520666f726d6174203300")
+      list(APPEND problems "${name}: a SQLite database")
+    endif()
+  endif()
+endforeach()
+
+list(LENGTH files count)
+if(problems)
+  list(JOIN problems "\n  " text)
+  message(FATAL_ERROR "bench/results holds files that do not belong there:\n  ${text}")
+endif()
+message(STATUS "bench/results: ${count} files, none over ${KT_MAX_KIB} KiB, no tarball or database")
