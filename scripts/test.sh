@@ -44,7 +44,7 @@ run_ctest() {  # run_ctest BUILD_DIR ARGS...
 if [ "$quick" -eq 1 ]; then
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-RelWithDebInfo} \
     >/dev/null
-  cmake --build "$build_dir" -j "$jobs" --target unit_tests
+  cmake --build "$build_dir" -j "$jobs" --target unit_tests bench_tests kt-replay
   # The PostgreSQL half of the unit tests starts a database cluster: not quick.
   run_ctest "$build_dir" -L '^unit$' -E 'PostgreSQL' "${ctest_args[@]}"
   exit
