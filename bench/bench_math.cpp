@@ -6,13 +6,6 @@
 
 namespace kt::bench {
 
-double median(std::vector<double> values) {
-  if (values.empty()) throw std::invalid_argument("median of no values");
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
 Spread run_to_run_spread(const std::vector<double>& medians_us) {
   if (medians_us.empty()) throw std::invalid_argument("run-to-run spread of no runs");
   for (double value : medians_us)

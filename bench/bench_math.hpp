@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "tuner/median.hpp"
+
 namespace kt::bench {
 
-// Median of the values (mean of the middle two for an even count); throws
-// std::invalid_argument on an empty list.
-double median(std::vector<double> values);
+using kt::median;  // of the values (mean of the middle two for an even count)
 
 // Run-to-run spread of one variant's median over separate runs.
 struct Spread {

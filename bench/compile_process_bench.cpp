@@ -21,6 +21,7 @@
 #include "tuner/compile/compile_protocol.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
+#include "tuner/median.hpp"
 #include "tuner/paths.hpp"
 #include "tuner/variant_space.hpp"
 
@@ -28,11 +29,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+// 0 for no samples: a report of a run that timed nothing.
+double median_or_zero(const std::vector<double>& values) {
+  return values.empty() ? 0 : kt::median(values);
 }
 
 double sum(const std::vector<double>& values) {
@@ -139,11 +138,11 @@ int main(int argc, char** argv) {
         {"compile_process_starts", client.starts()},
         {"identical_cubin_and_resources", identical},
         {"failed", failed},
-        {"in_process_median_ms", median(in_process_ms)},
-        {"child_median_ms", median(child_ms)},
+        {"in_process_median_ms", median_or_zero(in_process_ms)},
+        {"child_median_ms", median_or_zero(child_ms)},
         {"in_process_total_ms", sum(in_process_ms)},
         {"child_total_ms", sum(child_ms)},
-        {"child_minus_in_process_median_ms", median(overhead)},
+        {"child_minus_in_process_median_ms", median_or_zero(overhead)},
         {"child_over_in_process_total", sum(child_ms) / sum(in_process_ms)},
         {"per_variant", rows}};
     std::cout << report.dump(2) << std::endl;

@@ -48,10 +48,6 @@ double rel_noise_of_sorted(const std::vector<double>& sorted) {
 
 }  // namespace
 
-double median(std::span<const double> samples) {
-  return percentile_of_sorted(sorted_copy(samples), 50);
-}
-
 double percentile(std::span<const double> samples, double p) {
   return percentile_of_sorted(sorted_copy(samples), p);
 }

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "tuner/measure_protocol.hpp"
+#include "tuner/median.hpp"  // median: the one definition, shared with the benchmark programs
 
 namespace kt {
 
-// All functions throw std::invalid_argument on an empty sample set.
-double median(std::span<const double> samples);
+// All functions throw std::invalid_argument on an empty sample set (median too).
 // p in [0, 100]; linear interpolation between closest ranks (numpy's default).
 double percentile(std::span<const double> samples, double p);
 double mean(std::span<const double> samples);

@@ -8,9 +8,9 @@ namespace kt::bench {
 namespace {
 
 TEST(BenchMath, MedianOfOddAndEvenCounts) {
-  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
-  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
-  EXPECT_THROW(median({}), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(median(std::vector<double>{3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median(std::vector<double>{4, 1, 3, 2}), 2.5);
+  EXPECT_THROW(median(std::vector<double>{}), std::invalid_argument);
 }
 
 TEST(BenchMath, RunToRunSpreadIsRangeOverMedian) {
