@@ -1,4 +1,4 @@
-"""examples/launch_best.py without a GPU: the daemon's launch object read as sent, the
+"""examples/launch.py without a GPU: the daemon's launch object read as sent, the
 kernelParams array and the CUlaunchConfig it hands to cuLaunchKernelEx."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
 import kerntune  # noqa: E402
 import launch_best  # noqa: E402
+from kerntune import launch as kt_launch  # noqa: E402
 
 # What GET /v1/variants/{id}/launch (and /v1/best's "launch") says for gemm M=96,N=80,K=40 with
 # 64x64 tiles; tests/integration/variant_launch_test.cpp checks the daemon says exactly this.
@@ -35,7 +36,7 @@ class LaunchFromDaemon(unittest.TestCase):
             "family": "gemm", "dtype": "bf16", "shape": LAUNCH["shape"], "arch": "sm_90a",
             "job_id": 1, "variant_id": 7, "template": "mma_multistage", "config": {}, "median_us": 3.0,
             "launch": LAUNCH})
-        spec = launch_best.launch_spec_from_best(best)
+        spec = kt_launch.launch_spec_from_best(best)
         self.assertEqual(spec.entry, "kt_gemm_mma")
         self.assertEqual((spec.grid, spec.block, spec.cluster), ((2, 2, 1), (128, 1, 1), (1, 1, 1)))
         self.assertEqual(spec.dynamic_smem_bytes, 16384)
@@ -52,34 +53,34 @@ class LaunchFromDaemon(unittest.TestCase):
                                        "swizzle_bytes": 128},
                                       {"type": "tensor_map", "buffer": "C", "dims": [80, 96], "box": [64, 64],
                                        "swizzle_bytes": 64}])
-        spec = launch_best.launch_spec_from_launch(launch)
+        spec = kt_launch.launch_spec_from_launch(launch)
         self.assertEqual([(p.name, p.kind) for p in spec.params], [("C", "buffer"), ("A", "tensor_map"), ("C", "tensor_map")])
         self.assertEqual(spec.buffers, {"A": ("bf16", 3840), "B": ("bf16", 3200), "C": ("bf16", 7680)})
-        args = launch_best.tensor_map_args(spec.params[1])
+        args = kt_launch.tensor_map_args(spec.params[1])
         # bf16 is cuda.h's CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 (9); the row pitch is 40 bf16 = 80 bytes.
         self.assertEqual((args.dtype, args.rank, args.dims, args.strides, args.box), (9, 2, [40, 96], [80], [64, 128]))
         self.assertEqual(args.swizzle, 3)  # CU_TENSOR_MAP_SWIZZLE_128B
-        self.assertEqual(launch_best.tensor_map_args(spec.params[2]).swizzle, 2)  # 64B
+        self.assertEqual(kt_launch.tensor_map_args(spec.params[2]).swizzle, 2)  # 64B
         bad = dict(launch, params=[{"type": "tensor_map", "buffer": "A", "dims": [40, 96], "box": [64],
                                     "swizzle_bytes": 128}])
         with self.assertRaisesRegex(ValueError, "one box entry per dim"):
-            launch_best.launch_spec_from_launch(bad)
-        odd = launch_best.Param("A", "tensor_map", dtype="bf16", dims=[40, 96], box=[64, 64], swizzle_bytes=16)
+            kt_launch.launch_spec_from_launch(bad)
+        odd = kt_launch.Param("A", "tensor_map", dtype="bf16", dims=[40, 96], box=[64, 64], swizzle_bytes=16)
         with self.assertRaisesRegex(ValueError, "swizzle 16"):
-            launch_best.tensor_map_args(odd)
+            kt_launch.tensor_map_args(odd)
 
     def test_without_launch_it_says_so(self) -> None:
         best = kerntune.Best.from_json({"family": "gemm", "dtype": "bf16", "job_id": 1, "variant_id": 2,
                                         "median_us": 1.0, "template": "t"})
         with self.assertRaisesRegex(ValueError, "no launch object"):
-            launch_best.launch_spec_from_best(best)
+            kt_launch.launch_spec_from_best(best)
 
 
 class Packing(unittest.TestCase):
     def test_each_pointer_points_at_its_value_in_the_parameters_c_type(self) -> None:
-        params = [launch_best.Param("C", "buffer"), launch_best.Param("M", "i32"),
-                  launch_best.Param("alpha", "f32"), launch_best.Param("n", "i64")]
-        array, keep = launch_best.pack_kernel_params(params, [0x7F0000001000, 4096, 0.5, -3])
+        params = [kt_launch.Param("C", "buffer"), kt_launch.Param("M", "i32"),
+                  kt_launch.Param("alpha", "f32"), kt_launch.Param("n", "i64")]
+        array, keep = kt_launch.pack_kernel_params(params, [0x7F0000001000, 4096, 0.5, -3])
         self.assertEqual(len(array), 4)
         self.assertEqual(len(keep), 4)
         read = lambda i, t: ctypes.cast(array[i], ctypes.POINTER(t)).contents.value  # noqa: E731
@@ -89,35 +90,35 @@ class Packing(unittest.TestCase):
         self.assertEqual(read(3, ctypes.c_int64), -3)
         self.assertEqual(ctypes.sizeof(keep[1]), 4)  # an i32 is passed as 4 bytes, not 8
         with self.assertRaises(ValueError):
-            launch_best.pack_kernel_params(params, [1, 2])
+            kt_launch.pack_kernel_params(params, [1, 2])
         with self.assertRaises(ValueError):
-            launch_best.pack_kernel_params([launch_best.Param("x", "f16")], [1])
+            kt_launch.pack_kernel_params([kt_launch.Param("x", "f16")], [1])
 
     def test_a_tensor_map_is_passed_by_value_from_a_128_byte_aligned_address(self) -> None:
-        tensor_map = launch_best.TensorMap()
+        tensor_map = kt_launch.TensorMap()
         self.assertEqual(tensor_map.address % 128, 0)
-        params = [launch_best.Param("A", "tensor_map"), launch_best.Param("M", "i32")]
-        array, keep = launch_best.pack_kernel_params(params, [tensor_map, 7])
+        params = [kt_launch.Param("A", "tensor_map"), kt_launch.Param("M", "i32")]
+        array, keep = kt_launch.pack_kernel_params(params, [tensor_map, 7])
         self.assertEqual(array[0], tensor_map.address)
         self.assertIs(keep[0], tensor_map)
         with self.assertRaisesRegex(ValueError, "encoded TensorMap"):
-            launch_best.pack_kernel_params(params, [0x1000, 7])
+            kt_launch.pack_kernel_params(params, [0x1000, 7])
 
     def test_launch_config_matches_the_driver_layout(self) -> None:
         # CUlaunchConfig: 7 uints, then the stream and attrs pointers (8-aligned), then numAttrs.
-        self.assertEqual(launch_best.CUlaunchConfig.hStream.offset, 32)
-        self.assertEqual(launch_best.CUlaunchConfig.attrs.offset, 40)
-        self.assertEqual(ctypes.sizeof(launch_best.CUlaunchConfig), 56)
+        self.assertEqual(kt_launch.CUlaunchConfig.hStream.offset, 32)
+        self.assertEqual(kt_launch.CUlaunchConfig.attrs.offset, 40)
+        self.assertEqual(ctypes.sizeof(kt_launch.CUlaunchConfig), 56)
         # CUlaunchAttribute: a 4-byte id, 4 bytes of padding, a 64-byte value union.
-        self.assertEqual(ctypes.sizeof(launch_best.CUlaunchAttribute), 72)
-        self.assertEqual(launch_best.CUlaunchAttribute.value.offset, 8)
-        spec = launch_best.LaunchSpec("k", (16, 32, 1), (256, 1, 1), (1, 2, 1), 98304)
-        config, attrs = launch_best.launch_config(spec)
+        self.assertEqual(ctypes.sizeof(kt_launch.CUlaunchAttribute), 72)
+        self.assertEqual(kt_launch.CUlaunchAttribute.value.offset, 8)
+        spec = kt_launch.LaunchSpec("k", (16, 32, 1), (256, 1, 1), (1, 2, 1), 98304)
+        config, attrs = kt_launch.launch_config(spec)
         self.assertEqual((config.gridDimX, config.gridDimY, config.blockDimX, config.sharedMemBytes), (16, 32, 256, 98304))
         self.assertEqual(config.numAttrs, 1)
-        self.assertEqual(config.attrs[0].id, launch_best.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        self.assertEqual(config.attrs[0].id, kt_launch.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
         self.assertEqual(list(config.attrs[0].value.clusterDim), [1, 2, 1])
-        plain, _ = launch_best.launch_config(launch_best.LaunchSpec("k", (1, 1, 1), (32, 1, 1), (1, 1, 1), 0))
+        plain, _ = kt_launch.launch_config(kt_launch.LaunchSpec("k", (1, 1, 1), (32, 1, 1), (1, 1, 1), 0))
         self.assertEqual(plain.numAttrs, 0)
 
     def test_shape_argument(self) -> None:
