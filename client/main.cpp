@@ -7,12 +7,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "client/bundle_command.hpp"
 #include "client/cli_context.hpp"
 #include "client/export_command.hpp"
 #include "client/family_command.hpp"
 #include "client/http_transport.hpp"
 #include "client/query_commands.hpp"
 #include "client/submit_command.hpp"
+#include "client/tune_all_command.hpp"
 
 namespace {
 
@@ -132,10 +134,43 @@ int main(int argc, char** argv) {
       ->required();
   std::int64_t export_id = 0;
   std::string export_path;
-  auto* export_cmd =
-      app.add_subcommand("export", "a job's variants as a recorded space for kt-replay");
-  export_cmd->add_option("job_id", export_id, "job id (a whole-space job: budget 0)")->required();
-  export_cmd->add_option("-o,--output", export_path, "file to write (\"-\": stdout)")->required();
+  kt::BundleArgs bundle;
+  auto* export_cmd = app.add_subcommand(
+      "export",
+      "a job's variants as a recorded space for kt-replay (JOB_ID -o FILE), or the tuned kernels "
+      "of a shapes file as a bundle a program loads without a daemon (--bundle DIR --shapes FILE)");
+  export_cmd->add_option("job_id", export_id, "job id (a whole-space job: budget 0)");
+  export_cmd->add_option("-o,--output", export_path, "file to write (\"-\": stdout)");
+  export_cmd->add_option("--bundle", bundle.folder,
+                         "folder to write the bundle into (new, empty or a bundle)");
+  export_cmd->add_option(
+      "--shapes", bundle.shapes_path,
+      "shapes file (kerntune.torch.record's output) whose problems go in the bundle");
+  export_cmd->add_option(
+      "--device", bundle.devices,
+      "GPU model to export answers for (repeatable; default: the daemon's GPUs)");
+
+  kt::TuneAllArgs tune_all;
+  auto* tune_all_cmd = app.add_subcommand(
+      "tune-all",
+      "tune every problem of a shapes file (kerntune.torch.record's output), largest time share "
+      "first, skipping those tuned and current on the GPU");
+  tune_all_cmd->add_option("shapes", tune_all.shapes_path, "shapes file (JSON lines)")->required();
+  tune_all_cmd
+      ->add_option("--budget-per-shape", tune_all.budget_per_shape,
+                   "variants to measure per problem (0: its whole space)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1000000}))
+      ->capture_default_str();
+  tune_all_cmd
+      ->add_option("--minutes", tune_all.minutes,
+                   "cancel what is still running after this long (0: no limit)")
+      ->check(CLI::Range(0.0, 100000.0));
+  tune_all_cmd->add_option("--device", tune_all.device,
+                           "GPU ordinal, UUID or name (default: the first)");
+  tune_all_cmd->add_option("--search", tune_all.search, "exhaustive, random, model or local");
+  tune_all_cmd->add_flag("--retune", tune_all.retune,
+                         "also tune problems already tuned and current");
+  tune_all_cmd->add_flag("--dry-run", tune_all.dry_run, "list what would be tuned; submit nothing");
   auto* family_cmd = app.add_subcommand("family", "register a kernel family over the API");
   family_cmd->require_subcommand(1);
   std::string family_dir;
@@ -179,7 +214,24 @@ int main(int argc, char** argv) {
     if (name == "show") return kt::run_show(ctx, show_id, show_all);
     if (name == "cancel") return kt::run_cancel(ctx, cancel_id);
     if (name == "wait") return kt::run_wait(ctx, wait_id, submit.poll);
-    if (name == "export") return kt::run_export(ctx, export_id, export_path);
+    if (name == "export") {
+      if (!bundle.folder.empty() || !bundle.shapes_path.empty()) {
+        if (bundle.folder.empty() || bundle.shapes_path.empty() || export_id != 0 ||
+            !export_path.empty()) {
+          std::cerr << "kerntune export: a bundle takes --bundle DIR and --shapes FILE, and no job "
+                       "id or -o\n";
+          return kt::kExitError;
+        }
+        return kt::run_export_bundle(ctx, bundle);
+      }
+      if (export_id == 0 || export_path.empty()) {
+        std::cerr << "kerntune export: give JOB_ID -o FILE (a recorded space), or --bundle DIR "
+                     "--shapes FILE\n";
+        return kt::kExitError;
+      }
+      return kt::run_export(ctx, export_id, export_path);
+    }
+    if (name == "tune-all") return kt::run_tune_all(ctx, tune_all);
     if (name == "family") return kt::run_family_add(ctx, family_dir);
     if (name == "kernel")
       return kt::run_kernel(
