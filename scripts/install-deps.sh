@@ -34,6 +34,7 @@ base_packages=(
   clang libclang-rt-dev             # libFuzzer + ASan/UBSan runtimes: the test command's fuzz build
   python3-setuptools python3-pip python3-wheel  # builds and installs the Python client (client/python)
   chromium chromium-driver python3-selenium     # the history page's browser test (tests/browser)
+  python3-torch                     # kerntune.torch's CPU tests: recording, routing, bundles
 )
 
 missing=()

@@ -31,7 +31,7 @@ def required_env(name: str) -> str:
 
 
 class Daemon:
-    def __init__(self, extra_args: Optional[List[str]] = None, seed: bool = True):
+    def __init__(self, extra_args: Optional[List[str]] = None, seed: bool = True, compile_threads: int = 2):
         self.folder = tempfile.TemporaryDirectory(prefix="kerntune-pytest-")
         db = os.path.join(self.folder.name, "kerntune.db")
         self.seed = None
@@ -39,7 +39,7 @@ class Daemon:
             out = subprocess.run([required_env("KT_SEED_STORE"), db], check=True, capture_output=True, text=True)
             self.seed = json.loads(out.stdout)
         command = [required_env("KERNTUNED"), "--listen", "127.0.0.1:0", "--db", db,
-                   "--families", required_env("KERNTUNE_FAMILIES"), "--compile-threads", "2"] + (extra_args or [])
+                   "--families", required_env("KERNTUNE_FAMILIES"), "--compile-threads", str(compile_threads)] + (extra_args or [])
         # A daemon that takes uploads refuses to start where compiles cannot be confined.
         if "--allow-user-families" in command and not landlock_available():
             command.append("--unconfined-compiles")
