@@ -129,36 +129,44 @@ int run_export_bundle(const CliContext& ctx, const BundleArgs& args) {
                            {"kernel_sha256", nullptr}};
       const bool baseline_wins =
           answer.value("baseline_wins", false) || !field(answer, "variant_id").is_number();
-      if (baseline_wins) {
-        ++baseline;
-        entry["route"] = "baseline";
-        table.add_row({problem_label(problem), model,
-                       "baseline won: " + answer.value("baseline", std::string("?"))});
-      } else {
-        const std::int64_t variant = answer["variant_id"].get<std::int64_t>();
-        std::vector<char> cubin;
-        try {
-          cubin = ctx.client.fetch_kernel(variant);
-        } catch (const ClientError& error) {
-          if (error.status() != 404) throw;  // no_kernel: its cubin left the compile cache
-          missing.push_back(problem_label(problem) + " on " + model + ": variant " +
-                            std::to_string(variant) + " has no kernel (" + error.what() + ")");
-          table.add_row(
-              {problem_label(problem), model, "no kernel for variant " + std::to_string(variant)});
+      // Our best variant: the answer, or best_own beside the baseline's answer; its cubin goes in
+      // either way, so a program may still choose it (the launch is always ours).
+      const nlohmann::json& own = baseline_wins ? field(field(answer, "best_own"), "variant_id")
+                                                : field(answer, "variant_id");
+      entry["route"] = baseline_wins ? "baseline" : "ours";
+      std::string row = baseline_wins
+                            ? "baseline won: " + answer.value("baseline", std::string("?"))
+                            : answer.value("template", std::string());
+      if (own.is_number_integer()) {
+        const std::int64_t variant = own.get<std::int64_t>();
+        std::string lost;  // why our variant's kernel cannot go in
+        if (!field(answer, "launch").is_object()) {
+          lost = "variant " + std::to_string(variant) +
+                 " has no launch description (its family or template is no longer loaded)";
+        } else {
+          try {
+            const std::vector<char> cubin = ctx.client.fetch_kernel(variant);
+            const std::string name = "kernels/variant-" + std::to_string(variant) + ".cubin";
+            write_file(folder / name, cubin.data(), cubin.size());
+            entry["kernel"] = name;
+            entry["kernel_sha256"] = sha256_hex(cubin);
+            entry["kernel_variant_id"] = variant;
+            row += (baseline_wins ? "; ours: variant " : " variant ") + std::to_string(variant);
+          } catch (const ClientError& error) {
+            if (error.status() != 404) throw;  // no_kernel: its cubin left the compile cache
+            lost = "variant " + std::to_string(variant) + " has no kernel (" + error.what() + ")";
+          }
+        }
+        if (!lost.empty() && !baseline_wins) {  // the answer is ours, and it cannot be shipped
+          missing.push_back(problem_label(problem) + " on " + model + ": " + lost);
+          table.add_row({problem_label(problem), model, lost});
           ++without_kernel;
           continue;
         }
-        const std::string name = "kernels/variant-" + std::to_string(variant) + ".cubin";
-        write_file(folder / name, cubin.data(), cubin.size());
-        entry["kernel"] = name;
-        entry["kernel_sha256"] = sha256_hex(cubin);
-        entry["route"] = "ours";
-        ++ours;
-        table.add_row({problem_label(problem), model,
-                       "variant " + std::to_string(variant) + " " +
-                           answer.value("template", std::string()) +
-                           (answer.value("stale", false) ? " (stale)" : "")});
       }
+      (baseline_wins ? baseline : ours) += 1;
+      table.add_row(
+          {problem_label(problem), model, row + (answer.value("stale", false) ? " (stale)" : "")});
       entries.push_back(std::move(entry));
     }
   }
@@ -173,8 +181,8 @@ int run_export_bundle(const CliContext& ctx, const BundleArgs& args) {
     ctx.out << bundle.dump(2) << '\n';
   } else {
     table.print(ctx.out);
-    ctx.out << "bundle " << folder.string() << ": " << ours << " kernels, " << baseline
-            << " answered by the baseline, " << missing.size() - without_kernel << " not tuned, "
+    ctx.out << "bundle " << folder.string() << ": " << ours << " answered by our kernels, "
+            << baseline << " by the baseline, " << missing.size() - without_kernel << " not tuned, "
             << without_kernel << " without a kernel\n";
   }
   return kExitOk;
