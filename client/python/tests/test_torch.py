@@ -220,7 +220,8 @@ class BundleRefusals(unittest.TestCase):
                  "kernel_sha256": hashlib.sha256(self.cubin).hexdigest(), "tolerance": {"atol": 1}}
         baseline = json.loads(json.dumps(entry))
         baseline["shape"] = {"M": 1, "N": 16, "K": 32}
-        baseline["answer"].update(baseline_wins=True, variant_id=None, baseline="cublaslt_gemm")
+        baseline["answer"].update(baseline_wins=True, variant_id=None, baseline="cublaslt_gemm",
+                                  template="cublaslt_gemm", config={"algorithm_index": 2, "tile": 27})
         baseline["kernel"] = None
         self.write([entry, baseline])
         x, w = torch.empty(8, 32, dtype=BF16), torch.empty(16, 32, dtype=BF16)
@@ -249,6 +250,13 @@ class BundleRefusals(unittest.TestCase):
         with open(os.path.join(self.folder.name, "kernels", "variant-7.cubin"), "ab") as f:
             f.write(b"changed")
         self.assertIn("SHA-256", bundle.answer(self.problem, "NVIDIA H200", 13000).reason)
+
+    def test_where_the_baseline_won_the_answer_carries_the_jobs_library_call(self) -> None:
+        answer = sources.BundleSource(self.folder.name).answer(self.decode, "NVIDIA H200", 13000)
+        self.assertFalse(answer.ours)
+        self.assertEqual(answer.baseline, {"kind": "cublaslt_gemm", "config": {"algorithm_index": 2, "tile": 27}})
+        self.assertEqual(answer.tolerance, {"atol": 1})
+        self.assertIsNone(sources.baseline_of({"baseline_wins": False, "variant_id": 7, "template": "t"}))
 
     def test_a_folder_that_is_no_bundle_is_refused_at_once(self) -> None:
         with open(os.path.join(self.folder.name, "bundle.json"), "w") as f:

@@ -50,12 +50,25 @@ class Route:
     calls_torch: int = 0
     timing: Optional[Dict[str, float]] = None
     error: Optional[Dict[str, float]] = None
+    # Where the baseline won a gemm: the job's cublasLt algorithm, called instead of a kernel of
+    # ours (`ours` then means routed: checked and timed like a kernel), and its workspace.
+    library: Any = None
+    workspace: Any = None
+
+    @property
+    def name(self) -> str:
+        """"ours", "cublaslt" (the job's algorithm) or "torch"."""
+        return ("cublaslt" if self.library is not None else "ours") if self.ours else "torch"
 
     def fall_back(self, reason: str) -> None:
         self.ours, self.reason = False, reason
         if self.kernel is not None:
             self.kernel.close()
             self.kernel = None
+        if self.library is not None:
+            self.library.close()
+            self.library = None
+        self.workspace = None
         self.scratch.clear()
 
 
@@ -126,6 +139,9 @@ class Router(TorchFunctionMode):
             if route.kernel is not None:
                 route.kernel.close()
                 route.kernel = None
+            if route.library is not None:
+                route.library.close()
+                route.library = None
 
     def __torch_function__(self, func: Any, types: Any, args: Tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -208,8 +224,9 @@ class Router(TorchFunctionMode):
         route.answer = answer
         if not answer.ours:
             route.fall_back(answer.reason)
+            self._library_route(route, answer, device)
             if self.verbose:
-                print(f"kerntune: {problem.describe()}: torch ({answer.reason})")
+                print(f"kerntune: {problem.describe()}: {route.name} ({route.reason})")
             return route
         try:
             spec = kt_launch.launch_spec_from_launch(answer.launch or {})
@@ -228,6 +245,23 @@ class Router(TorchFunctionMode):
         return route
 
     @staticmethod
+    def _library_route(route: Route, answer: Answer, device: int) -> None:
+        """Where cublasLt won a gemm: the algorithm its job measured, if this cuBLAS offers it."""
+        baseline = answer.baseline or {}
+        if route.problem.family != "gemm" or baseline.get("kind") != "cublaslt_gemm":
+            return
+        shape = route.problem.shape_dict
+        try:
+            from .cublaslt import WORKSPACE_BYTES, JobAlgorithm
+            route.library = JobAlgorithm(shape["M"], shape["N"], shape["K"], route.problem.dtype, baseline["config"])
+        except (OSError, ValueError, RuntimeError) as error:
+            route.reason += f"; torch's op runs (the job's cublasLt algorithm cannot: {error})"
+            return
+        route.workspace = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device}")
+        route.ours = True
+        route.reason += "; the job's cublasLt algorithm runs"
+
+    @staticmethod
     def _check_buffers(problem: problems.Problem, spec: kt_launch.LaunchSpec) -> None:
         if RESULT_BUFFER.get(problem.family) not in spec.buffers:
             raise ValueError(f"the launch names no {RESULT_BUFFER.get(problem.family)} buffer")
@@ -235,7 +269,8 @@ class Router(TorchFunctionMode):
     @staticmethod
     def _sizes_match(route: Route, call: problems.Call) -> Optional[str]:
         """Why the launch description is not for this very call's tensors, or None."""
-        assert route.kernel is not None
+        if route.kernel is None:
+            return None  # the library call is made for the problem's own shape
         sizes = route.kernel.spec.buffers
         for name, tensor in call.inputs.items():
             if name not in sizes or sizes[name][1] != tensor.numel():
@@ -243,8 +278,15 @@ class Router(TorchFunctionMode):
         return None
 
     def _launch(self, route: Route, call: problems.Call) -> Any:
-        assert route.kernel is not None
         first = next(iter(call.inputs.values()))
+        if route.library is not None:
+            result = torch.empty(call.out_shape, dtype=first.dtype, device=first.device)
+            route.library(call.inputs["A"].data_ptr(), call.inputs["B"].data_ptr(), result.data_ptr(),
+                          route.workspace.data_ptr(), torch.cuda.current_stream(first.device).cuda_stream)
+            if call.bias is not None:
+                result.add_(call.bias)
+            return result
+        assert route.kernel is not None
         addresses = {name: t.data_ptr() for name, t in call.inputs.items()}
         result = None
         keep = []
@@ -276,7 +318,7 @@ class Router(TorchFunctionMode):
         try:
             got = self._launch(route, call)
             torch.cuda.synchronize(route.device)
-        except kt_launch.CudaError as error:
+        except (kt_launch.CudaError, RuntimeError) as error:
             route.fall_back(f"the launch failed: {error}")
             self._warn_once(("launch", route.problem.key), f"kerntune: {route.problem.describe()}: {route.reason}")
             return expected
@@ -309,7 +351,7 @@ class Router(TorchFunctionMode):
         for route in self.routes.values():
             rows.append({"problem": route.problem.describe(), "family": route.problem.family,
                          "shape": route.problem.shape_dict, "dtype": route.problem.dtype,
-                         "route": "ours" if route.ours else "torch", "reason": route.reason,
+                         "route": route.name, "reason": route.reason,
                          "calls_ours": route.calls_ours, "calls_torch": route.calls_torch,
                          "first_call_us": route.timing, "first_call_error": route.error,
                          "answer": route.answer.detail if route.answer else None})

@@ -28,6 +28,16 @@ class Answer:
     tolerance: Optional[Dict[str, float]] = None
     variant_id: Optional[int] = None
     detail: Dict[str, Any] = field(default_factory=dict)
+    # Where the baseline won: its kind and the choice its job measured (for cublaslt_gemm, the
+    # heuristic rank and configuration of the algorithm), so the router can make that same call.
+    baseline: Optional[Dict[str, Any]] = None
+
+
+def baseline_of(best: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """The library call a /v1/best answer is, when the baseline won; else None."""
+    if best.get("baseline_wins") and best.get("variant_id") is None and best.get("template"):
+        return {"kind": best["template"], "config": dict(best.get("config") or {})}
+    return None
 
 
 def verdict_of(best: Dict[str, Any], where: str) -> Optional[str]:
@@ -77,7 +87,8 @@ class ServerSource:
             return Answer(False, f"{error}")
         refused = verdict_of(best, where)
         if refused:
-            return Answer(False, refused, detail=summary_of(best))
+            return Answer(False, refused, detail=summary_of(best), baseline=baseline_of(best),
+                          tolerance=self.tolerance(problem.family, problem.dtype))
         tolerance = self.tolerance(problem.family, problem.dtype)
         if not tolerance:
             return Answer(False, f"the daemon lists no {problem.dtype} tolerance for {problem.family}")
@@ -128,7 +139,8 @@ class BundleSource:
             return Answer(False, f"{self.describe()} was tuned under driver {bundled_driver}, this one is {driver_version}")
         refused = verdict_of(best, where)
         if refused:
-            return Answer(False, refused, detail=summary_of(best))
+            return Answer(False, refused, detail=summary_of(best), baseline=baseline_of(best),
+                          tolerance=entry.get("tolerance"))
         path = os.path.join(self.folder, entry["kernel"])
         try:
             with open(path, "rb") as f:
