@@ -62,6 +62,10 @@ class Route:
 
     def fall_back(self, reason: str) -> None:
         self.ours, self.reason = False, reason
+        self.release()
+
+    def release(self) -> None:
+        """Unloads the kernel or library call and frees the route's buffers."""
         if self.kernel is not None:
             self.kernel.close()
             self.kernel = None
@@ -136,12 +140,7 @@ class Router(TorchFunctionMode):
         if self.entered:
             self.__exit__(None, None, None)
         for route in self.routes.values():
-            if route.kernel is not None:
-                route.kernel.close()
-                route.kernel = None
-            if route.library is not None:
-                route.library.close()
-                route.library = None
+            route.release()
 
     def __torch_function__(self, func: Any, types: Any, args: Tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
