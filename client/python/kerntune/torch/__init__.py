@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import torch
+import torch  # noqa: F401  (without torch this package fails here, saying so)
 import torch.nn.functional as F
 
 from . import problems, state

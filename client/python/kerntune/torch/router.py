@@ -15,6 +15,7 @@ own op; `Router.report()` says what went where and why.
 from __future__ import annotations
 
 import statistics
+import threading
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -23,7 +24,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from .. import launch as kt_launch
-from . import checks, problems, state
+from . import checks, cublaslt, problems, state
 from .sources import Answer
 
 # The buffer each family's op returns; its other outputs (attention's LSE) are allocated per call.
@@ -43,7 +44,9 @@ class Route:
     reason: str = ""
     kernel: Optional[kt_launch.LoadedKernel] = None
     answer: Optional[Answer] = None
-    scratch: Dict[str, Any] = field(default_factory=dict)
+    scratch_buffers: List[kt_launch.Buffer] = field(default_factory=list)
+    # Per stream: launches on two streams at once must not share a split-K workspace.
+    scratch: Dict[int, Dict[str, Any]] = field(default_factory=dict)
     outputs: List[kt_launch.Buffer] = field(default_factory=list)
     checked: bool = False
     calls_ours: int = 0
@@ -53,7 +56,7 @@ class Route:
     # Where the baseline won a gemm: the job's cublasLt algorithm, called instead of a kernel of
     # ours (`ours` then means routed: checked and timed like a kernel), and its workspace.
     library: Any = None
-    workspace: Any = None
+    workspaces: Dict[int, Any] = field(default_factory=dict)  # per stream, as the scratch buffers
 
     @property
     def name(self) -> str:
@@ -72,7 +75,7 @@ class Route:
         if self.library is not None:
             self.library.close()
             self.library = None
-        self.workspace = None
+        self.workspaces.clear()
         self.scratch.clear()
 
 
@@ -120,6 +123,7 @@ class Router(TorchFunctionMode):
         self.untouched: Dict[Tuple[Any, ...], Tuple[problems.Problem, str, int]] = {}
         self.suspended = 0
         self._warned: set = set()
+        self._lock = threading.Lock()  # routes are resolved once, whichever thread meets them first
         self._driver_version: Optional[int] = None
         self.entered = False
 
@@ -210,7 +214,14 @@ class Router(TorchFunctionMode):
         route = self.routes.get((problem.key, device))
         if route is not None:
             return route
-        route = self.routes[(problem.key, device)] = Route(problem, device)
+        with self._lock:  # published only once resolved: other threads read the dict unlocked
+            route = self.routes.get((problem.key, device))
+            if route is None:
+                route = self.routes[(problem.key, device)] = self._resolve(problem, device)
+            return route
+
+    def _resolve(self, problem: problems.Problem, device: int) -> Route:
+        route = Route(problem, device)
         if self._driver_version is None:
             try:
                 self._driver_version = kt_launch.driver().version()
@@ -237,11 +248,21 @@ class Router(TorchFunctionMode):
             return route
         route.ours, route.reason = True, answer.reason
         for buffer in spec.buffer_list():
-            if buffer.role == "scratch":  # zeroed once: the kernels leave them as they found them
-                route.scratch[buffer.name] = torch.zeros(buffer.nbytes, dtype=torch.uint8, device=f"cuda:{device}")
+            if buffer.role == "scratch":
+                route.scratch_buffers.append(buffer)
             elif buffer.role == "output":
                 route.outputs.append(buffer)
         return route
+
+    @staticmethod
+    def _scratch(route: Route, stream: int, device: Any) -> Dict[str, Any]:
+        """The route's scratch buffers for this stream, zeroed at their first use: the kernels
+        leave them as they found them."""
+        buffers = route.scratch.get(stream)
+        if buffers is None:
+            buffers = route.scratch[stream] = {
+                b.name: torch.zeros(b.nbytes, dtype=torch.uint8, device=device) for b in route.scratch_buffers}
+        return buffers
 
     @staticmethod
     def _library_route(route: Route, answer: Answer, device: int) -> None:
@@ -251,12 +272,10 @@ class Router(TorchFunctionMode):
             return
         shape = route.problem.shape_dict
         try:
-            from .cublaslt import WORKSPACE_BYTES, JobAlgorithm
-            route.library = JobAlgorithm(shape["M"], shape["N"], shape["K"], route.problem.dtype, baseline["config"])
+            route.library = cublaslt.JobAlgorithm(shape["M"], shape["N"], shape["K"], route.problem.dtype, baseline["config"])
         except (OSError, ValueError, RuntimeError) as error:
             route.reason += f"; torch's op runs (the job's cublasLt algorithm cannot: {error})"
             return
-        route.workspace = torch.empty(WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device}")
         route.ours = True
         route.reason += "; the job's cublasLt algorithm runs"
 
@@ -278,10 +297,15 @@ class Router(TorchFunctionMode):
 
     def _launch(self, route: Route, call: problems.Call) -> Any:
         first = next(iter(call.inputs.values()))
+        stream = torch.cuda.current_stream(first.device).cuda_stream
         if route.library is not None:
+            workspace = route.workspaces.get(stream)
+            if workspace is None:
+                workspace = route.workspaces[stream] = torch.empty(cublaslt.WORKSPACE_BYTES, dtype=torch.uint8,
+                                                                   device=first.device)
             result = torch.empty(call.out_shape, dtype=first.dtype, device=first.device)
             route.library(call.inputs["A"].data_ptr(), call.inputs["B"].data_ptr(), result.data_ptr(),
-                          route.workspace.data_ptr(), torch.cuda.current_stream(first.device).cuda_stream)
+                          workspace.data_ptr(), stream)
             if call.bias is not None:
                 result.add_(call.bias)
             return result
@@ -298,9 +322,9 @@ class Router(TorchFunctionMode):
                                      device=first.device)
                 keep.append(tensor)
             addresses[buffer.name] = tensor.data_ptr()
-        for name, tensor in route.scratch.items():
+        for name, tensor in self._scratch(route, stream, first.device).items():
             addresses[name] = tensor.data_ptr()
-        route.kernel.launch(addresses, torch.cuda.current_stream(first.device).cuda_stream)
+        route.kernel.launch(addresses, stream)
         if call.bias is not None:
             result.add_(call.bias)
         return result
