@@ -28,6 +28,24 @@ void add_tuned_options(CLI::App& command, kt::TunedArgs& args) {
   command.add_option("--device", args.device, "GPU model (or ordinal/UUID); default: any");
 }
 
+// A count or a time that may be 0 with a meaning of its own: said in words when it is negative
+// (CLI11's NonNegativeNumber prints its range, up to a 300-digit double).
+CLI::Validator zero_or_more(const std::string& zero_means) {
+  return CLI::Validator(
+      [zero_means](std::string& value) -> std::string {
+        double number = 0;
+        try {
+          std::size_t used = 0;
+          number = std::stod(value, &used);
+          if (used != value.size()) throw std::invalid_argument(value);
+        } catch (const std::exception&) {
+          return "'" + value + "' is not a number";
+        }
+        return number < 0 ? "must be 0 or more (0: " + zero_means + "), not " + value : "";
+      },
+      "0 or more");
+}
+
 // CLI11 reports a mistyped command as "A subcommand is required"; the first argument that is
 // neither an option nor a command is named instead, with the commands there are.
 std::string unknown_command_message(CLI::App& app, int argc, char** argv) {
@@ -77,18 +95,18 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--arch", submit.arch, "target arch for --mode compile, e.g. sm_100a");
   submit_cmd->add_option("--device", submit.device, "GPU ordinal, UUID or name (tune mode)");
   submit_cmd->add_option("--budget", submit.budget, "max variants to run (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(zero_or_more("the whole space"));
   submit_cmd->add_option("--search", submit.search,
                          "exhaustive, random, model or local (default: local with a budget, "
                          "exhaustive without)");
   submit_cmd
       ->add_option("--search-seconds", submit.search_seconds,
                    "stop searching after this many seconds (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(zero_or_more("no limit"));
   submit_cmd
       ->add_option("--search-patience", submit.search_patience,
                    "stop after this many batches without an improvement above 1%")
-      ->check(CLI::NonNegativeNumber);
+      ->check(zero_or_more("no limit"));
   submit_cmd
       ->add_option("--pipeline", submit.pipeline,
                    "pipelined (compile ahead on every core; default) or serial")

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "client/interrupt_notice.hpp"
 #include "client/progress_bar.hpp"
 #include "client/shape_arg.hpp"
 #include "client/text_format.hpp"
@@ -118,8 +119,19 @@ bool follow_events(const CliContext& ctx, nlohmann::json& job, ProgressDisplay& 
 
 }  // namespace
 
+void notice_interrupt_of(std::int64_t job_id) {
+  const std::string id = std::to_string(job_id);
+  set_interrupt_notice("\nkerntune: interrupted; job " + id +
+                       " goes on in the daemon: `kerntune wait " + id +
+                       "` follows it again, `kerntune cancel " + id + "` stops it\n");
+}
+
 nlohmann::json wait_for_job(const CliContext& ctx, std::int64_t job_id,
                             std::chrono::milliseconds poll) {
+  notice_interrupt_of(job_id);
+  struct Restore {
+    ~Restore() { clear_interrupt_notice(); }
+  } restore;
   ProgressDisplay display(ctx.err, ctx.interactive);
   nlohmann::json job = ctx.client.job(job_id);
   if (!is_finished(job.value("status", ""))) follow_events(ctx, job, display);
@@ -182,6 +194,7 @@ int run_submit(const CliContext& ctx, const SubmitArgs& args) {
     return kExitOk;
   }
 
+  notice_interrupt_of(id);  // before the first word about the job: a Ctrl-C from then on says it
   if (!ctx.json) {
     const nlohmann::json& search = field(field(job, "search"), "name");
     ctx.err << "job " << id << ": " << job.value("family", "") << " " << job.value("dtype", "")

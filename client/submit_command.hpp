@@ -35,6 +35,9 @@ nlohmann::json family_entry(const CliContext& ctx, const std::string& family);
 // --configs: inline JSON, or @FILE; throws std::invalid_argument when it is not JSON.
 nlohmann::json configs_arg(const std::string& text);
 
+// From now on Ctrl-C says the job goes on in the daemon, and how to follow or stop it.
+void notice_interrupt_of(std::int64_t job_id);
+
 // Follows the job until it is done, failed or cancelled, with a progress display on ctx.err;
 // returns its last state (GET /v1/jobs/{id}). The progress comes from the job's event stream
 // (GET /v1/jobs/{id}/events); where that cannot be followed, from polling every `poll`.

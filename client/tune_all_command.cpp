@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "client/gpu_models.hpp"
+#include "client/interrupt_notice.hpp"
 #include "client/progress_bar.hpp"
 #include "client/shapes_file.hpp"
 #include "client/text_format.hpp"
@@ -168,9 +169,18 @@ int run_tune_all(const CliContext& ctx, const TuneAllArgs& args) {
   }
   ctx.err << submitted << " submitted, " << skipped << " tuned before, " << refused << " refused\n";
   if (submitted > 0) {
+    std::string ids;
+    for (const BatchEntry& e : entries)
+      if (e.state == "submitted") ids += (ids.empty() ? "" : " ") + std::to_string(e.job_id);
     ctx.err << "(the jobs run on in the daemon if this command stops; kerntune cancel JOB_ID ends "
                "one)\n";
+    set_interrupt_notice("\nkerntune: interrupted; jobs " + ids +
+                         " go on in the daemon: `kerntune tune-all " + args.shapes_path +
+                         "` again skips those that finish, `kerntune cancel ID` stops one\n");
   }
+  struct Restore {
+    ~Restore() { clear_interrupt_notice(); }
+  } restore;
 
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -410,6 +410,9 @@ TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
       {{"history", "--family", "typo"}, "unknown family 'typo'"},
       {{"best", "gemm", "--shape", "96x80x40", "--dtype", "bf16"}, "nothing tuned for"},
       {{"history", "--colour", "red"}, "--colour"},
+      {{"submit", "gemm", "--shape", "96x80x40", "--dtype", "bf16", "--budget", "-3"},
+       "--budget: must be 0 or more (0: the whole space), not -3"},
+      {{"tune-all", "missing-shapes.jsonl"}, "cannot read the shapes file missing-shapes.jsonl"},
       {{"launch"}, "launch"},
   };
   for (const Mistake& mistake : mistakes) {
@@ -447,8 +450,8 @@ TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
   // Both are following the job, each on an event stream, when it is cancelled.
   const HttpTransport metrics(parse_server_url(server), 10s, "");
   EXPECT_TRUE(test::eventually([&] {
-    return test::parse_exposition(metrics.send(http::verb::get, "/metrics").body)
-               ["kerntune_event_streams_open"] >= 2;
+    return test::parse_exposition(
+               metrics.send(http::verb::get, "/metrics").body)["kerntune_event_streams_open"] >= 2;
   })) << daemon.log();
   const CliRun cancel = kerntune(server, {"cancel", id});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
@@ -469,6 +472,36 @@ TEST_F(CliTest, UserMistakesGetClearMessagesAndTheDocumentedExitCodes) {
   const CliRun unknown = kerntune(server, {"wait", "999999"});
   EXPECT_EQ(unknown.exit_code, 1) << unknown.err;
   EXPECT_TRUE(contains(unknown.err, "no job 999999"));
+}
+
+// Ctrl-C while `submit --wait` follows a job: exit 130, and the words say the job goes on in the
+// daemon and how to follow or stop it; the job is indeed still there, running.
+TEST_F(CliTest, CtrlCWhileWaitingSaysTheJobGoesOnAndHowToStopIt) {
+  Daemon daemon(dir_.path(), db_, "interrupt");
+  ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
+  const std::string server = daemon.url();
+  const auto out = dir_.path() / "interrupted.out";
+  const auto err = dir_.path() / "interrupted.err";
+  // A whole-space compile job: minutes of compiling, so it is running when the signal comes.
+  const pid_t waiting = test::spawn(
+      {(test::binary_dir() / "kerntune").string(), "--server", server, "submit", "gemm", "--shape",
+       "m=128,n=128,k=64", "--dtype", "bf16", "--mode", "compile", "--arch", "sm_90a", "--wait"},
+      out, err);
+  std::string id;
+  ASSERT_TRUE(test::eventually([&] {
+    const auto jobs = Client(server).history({"", "", 10, 0})["jobs"];
+    if (!jobs.empty()) id = jobs[0]["id"].dump();
+    return !id.empty() && test::read_text(err).find("job " + id) != std::string::npos;
+  })) << daemon.log();
+  ASSERT_EQ(kill(waiting, SIGINT), 0);
+  EXPECT_EQ(test::wait_exit(waiting, 60s).value_or(-1), 130) << test::read_text(err);
+  const std::string words = test::read_text(err);
+  EXPECT_TRUE(contains(words, "job " + id + " goes on in the daemon"));
+  EXPECT_TRUE(contains(words, "`kerntune wait " + id + "` follows it again"));
+  EXPECT_TRUE(contains(words, "`kerntune cancel " + id + "` stops it"));
+  const std::string status = Client(server).job(std::stoll(id))["status"];
+  EXPECT_TRUE(status == "queued" || status == "running") << status;
+  EXPECT_EQ(kerntune(server, {"cancel", id}).exit_code, 0);
 }
 
 }  // namespace
