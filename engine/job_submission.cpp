@@ -5,6 +5,7 @@
 #include "engine/result_keys.hpp"
 #include "engine/warm_start.hpp"
 #include "tuner/client_values.hpp"
+#include "tuner/nearest_name.hpp"
 #include "tuner/pinned_configs.hpp"
 #include "tuner/search/searcher.hpp"
 #include "tuner/search/warm_start.hpp"
@@ -87,6 +88,7 @@ void search_of(const JobRequest& request, NewJob& job) {
   job.search = request.search.value_or(fallback);
   if (!make_searcher(job.search, 1))
     refuse(SubmissionProblem::invalid_search, "unknown search " + quote_client_text(job.search) +
+                                                  did_you_mean(job.search, searcher_names()) +
                                                   "; expected one of " + joined(searcher_names()));
   if (plan_as_is && job.search != "exhaustive" && job.search != "random")
     refuse(SubmissionProblem::invalid_search,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tuner/client_values.hpp"
+#include "tuner/nearest_name.hpp"
 #include "tuner/text.hpp"
 
 namespace kt {
@@ -24,8 +25,9 @@ JobTarget compile_target(const std::string& arch) {
   if (!limits) {
     std::string known;
     for (const std::string& name : known_archs()) known += (known.empty() ? "" : ", ") + name;
-    throw TargetError(TargetProblem::unknown_arch,
-                      "unknown arch " + quote_client_text(arch) + "; known archs: " + known);
+    throw TargetError(TargetProblem::unknown_arch, "unknown arch " + quote_client_text(arch) +
+                                                       did_you_mean(arch, known_archs()) +
+                                                       "; known archs: " + known);
   }
   return {arch, std::nullopt, std::move(*limits)};
 }

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "tuner/manifest_reader.hpp"  // field_path
+#include "tuner/nearest_name.hpp"
 #include "tuner/text.hpp"
 #include "tuner/variant_space.hpp"
 
@@ -195,7 +196,7 @@ std::int64_t parse_query_integer(const std::string& text, const std::string& nam
 std::string unknown_family_message(const FamilyRegistry& families, const std::string& name) {
   std::vector<std::string> known;
   for (const Family* family : families.all()) known.push_back(family->name);
-  return "unknown family " + quote_client_text(name) +
+  return "unknown family " + quote_client_text(name) + did_you_mean(name, known) +
          "; known families: " + (known.empty() ? std::string("(none loaded)") : joined(known));
 }
 
@@ -209,6 +210,7 @@ void require_dtype(const Family& family, const std::string& dtype) {
   if (std::find(family.dtypes.begin(), family.dtypes.end(), dtype) != family.dtypes.end()) return;
   throw ApiError(HttpStatus::unprocessable_entity, "unknown_dtype",
                  "family " + family.name + " has no dtype " + quote_client_text(dtype) +
+                     did_you_mean(dtype, family.dtypes) +
                      "; it supports: " + joined(family.dtypes));
 }
 

@@ -1,5 +1,6 @@
 #include "tuner/variant_space.hpp"
 #include "tuner/client_values.hpp"
+#include "tuner/nearest_name.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -509,7 +510,8 @@ std::optional<std::string> validate_shape(const Family& family, const Shape& sha
                                           const std::string& dtype) {
   if (!contains(family.dtypes, dtype))
     return "family " + quote_client_text(family.name) + " has no dtype " +
-           quote_client_text(dtype) + " (it has " + join(family.dtypes) + ")";
+           quote_client_text(dtype) + did_you_mean(dtype, family.dtypes) + " (it has " +
+           join(family.dtypes) + ")";
   std::vector<std::string> dim_names;
   for (const DimSpec& dim : family.dims) dim_names.push_back(dim.name);
   for (const auto& [name, value] : shape)
