@@ -14,7 +14,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Union
 
 from .errors import (ApiError, DaemonUnreachable, FamilyNotRegistered, JobFailed, NotTunedYet, TokenError,
                      error_from_response)
-from .models import Best, Job, JobEvent, Kernel, ParetoFront, Variant
+from .models import Best, Family, Job, JobEvent, Kernel, ParetoFront, Variant
 from .progress import ProgressBar
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -117,8 +117,9 @@ class Client:
     def health(self) -> Dict[str, Any]:
         return self._json("GET", "/healthz")
 
-    def families(self) -> List[Dict[str, Any]]:
-        return self._json("GET", "/v1/families")["families"]
+    def families(self) -> List[Family]:
+        """The loaded families, typed (family["name"] still reads the JSON)."""
+        return [Family.from_json(f) for f in self._json("GET", "/v1/families")["families"]]
 
     def devices(self) -> Dict[str, Any]:
         return self._json("GET", "/v1/devices")

@@ -9,11 +9,28 @@ class KerntuneError(Exception):
     """Base class of the client's errors."""
 
 
+# The daemon's hints name the HTTP API's parameters; a Python user passes them as arguments.
+PYTHON_HINTS = (
+    ("nearest=1", "nearest=True"),
+    ("tune_on_miss=1", "tune_on_miss=True"),
+    ("retune_stale=1", "retune_stale=True"),
+    ('use "mode":"compile" with "arch"', 'use mode="compile" with arch="sm_90a" (or another arch)'),
+)
+
+
+def in_python_terms(message: str) -> str:
+    for api, python in PYTHON_HINTS:
+        message = message.replace(api, python)
+    return message
+
+
 class ApiError(KerntuneError):
     """The daemon refused the request: `status` (HTTP), `code` and `message` from its error
-    body ({"error": {"code", "message"}}), and the whole body as sent."""
+    body ({"error": {"code", "message"}}, its hints put as this client's arguments), and the
+    whole body as sent."""
 
     def __init__(self, status: int, code: str, message: str, body: Any = None):
+        message = in_python_terms(message)
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code

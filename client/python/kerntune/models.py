@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, TextIO, Union
 
 FINAL_JOB_STATES = ("done", "failed", "cancelled")
 
@@ -207,3 +209,76 @@ class Kernel:
     name: str
     arch: str
     cubin: bytes = field(repr=False)
+
+
+@dataclass
+class Family:
+    """GET /v1/families: a kernel family, its dims, dtypes, tolerance, baseline and templates.
+    Indexing (family["name"]) reads the JSON it was made from, as the dicts this used to be."""
+
+    name: str
+    description: str
+    dims: List[Dict[str, Any]]
+    dtypes: List[str]
+    tolerance: Dict[str, Dict[str, float]]
+    baseline: Dict[str, Any]
+    templates: List[Dict[str, Any]]
+    origin: Optional[str] = None
+    source_hash: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Family":
+        return cls(name=data["name"], description=data.get("description", ""), dims=list(data.get("dims") or []),
+                   dtypes=list(data.get("dtypes") or []), tolerance=dict(data.get("tolerance") or {}),
+                   baseline=dict(data.get("baseline") or {}), templates=list(data.get("templates") or []),
+                   origin=data.get("origin"), source_hash=data.get("source_hash"), raw=data)
+
+    @property
+    def dim_names(self) -> List[str]:
+        """In the manifest's order: the order a positional shape follows."""
+        return [d["name"] for d in self.dims]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.raw.get(key, default)
+
+
+RECORD_FIELDS = ("id", "job_id", "template", "status", "median_us", "tflops", "speedup", "max_abs_error",
+                 "rel_l2_error", "registers", "smem_bytes", "threads", "failed_gate", "reason")
+
+
+def to_records(variants: Iterable[Variant]) -> List[Dict[str, Any]]:
+    """One flat dict per variant: its figures and one column per config parameter, for a
+    DataFrame (pandas.DataFrame(to_records(variants))) or a spreadsheet."""
+    records = []
+    for v in variants:
+        record: Dict[str, Any] = {
+            "id": v.id, "job_id": v.job_id, "template": v.template, "status": v.status,
+            "median_us": v.median_us, "tflops": v.tflops, "speedup": v.speedup,
+            "max_abs_error": v.error.max_abs if v.error else None,
+            "rel_l2_error": v.error.rel_l2 if v.error else None, "registers": v.registers,
+            "smem_bytes": v.smem_bytes, "threads": v.threads, "failed_gate": v.failed_gate, "reason": v.reason}
+        record.update(v.config)
+        records.append(record)
+    return records
+
+
+def to_csv(variants: Iterable[Variant], out: Union[str, TextIO, None] = None) -> str:
+    """The variants as CSV (to_records' columns: the figures, then every config parameter any
+    variant has, sorted); written to `out` (a path or a file) when given, and returned."""
+    records = to_records(variants)
+    parameters = sorted({k for r in records for k in r} - set(RECORD_FIELDS))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(RECORD_FIELDS) + parameters, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    text = buffer.getvalue()
+    if isinstance(out, str):
+        with open(out, "w", newline="") as f:
+            f.write(text)
+    elif out is not None:
+        out.write(text)
+    return text

@@ -9,15 +9,23 @@ from typing import Any, Optional, TextIO
 WIDTH = 30
 
 
+# Finished before anything runs (often most of a space): counted apart, as the CLI does.
+NOT_RUN = ("pruned", "unsupported_arch")
+
+
 def render(job: Any) -> str:
-    """One line: bar, counts, the outcome counts so far and the best time."""
+    """One line: bar and counts of the variants that go through the gates (compile, check,
+    measure), the outcome counts so far, the pruned apart, and the best time."""
     progress = job.progress
-    filled = int(round(WIDTH * progress.fraction))
+    skipped = sum(progress.by_status.get(s, 0) for s in NOT_RUN)
+    total, finished = max(0, progress.total - skipped), max(0, progress.finished - skipped)
+    filled = int(round(WIDTH * finished / total)) if total else 0
     counts = ", ".join(f"{n} {s}" for s, n in sorted(progress.by_status.items())
-                       if n and s not in ("pending", "pruned"))
+                       if n and s not in ("pending",) + NOT_RUN)
     best = f", best {job.best.median_us:.1f} us" if job.best and job.best.median_us is not None else ""
+    pruned = f", {skipped} pruned" if skipped else ""
     return (f"job {job.id} {job.status:<9} [{'#' * filled}{'.' * (WIDTH - filled)}] "
-            f"{progress.finished}/{progress.total}" + (f" ({counts})" if counts else "") + best)
+            f"{finished}/{total} variants" + (f" ({counts})" if counts else "") + pruned + best)
 
 
 class ProgressBar:

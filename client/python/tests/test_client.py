@@ -3,6 +3,7 @@ GPU) and a store seeded with measured variants (for best, pareto and tuned)."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -221,6 +222,9 @@ class ClientRegistersFamilies(unittest.TestCase):
         self.assertTrue(registration["compile"]["ok"])
         listed = {family["name"]: family for family in self.client.families()}
         self.assertEqual(listed["wmma_gemm"]["origin"], "registered")
+        self.assertIsInstance(listed["gemm"], kerntune.Family)  # typed, and indexable as before
+        self.assertEqual((listed["wmma_gemm"].origin, listed["gemm"].dim_names), ("registered", ["M", "N", "K"]))
+        self.assertEqual(sorted(listed["gemm"].tolerance), ["bf16", "fp16"])
         self.assertEqual(listed["wmma_gemm"]["source_hash"], registration["source_hash"])
         again = self.client.register_family(self.EXAMPLE, wait=False)
         self.assertTrue(again["unchanged"])
@@ -314,9 +318,36 @@ class ClientWithoutDaemon(unittest.TestCase):
             "progress": {"total": 10, "finished": 5, "by_status": {"measured": 4, "compile_error": 1, "pending": 5}},
             "best": {"id": 3, "job_id": 7, "status": "measured", "median_us": 12.34}})
         line = kerntune.progress.render(job)
-        self.assertIn("[" + "#" * 15 + "." * 15 + "] 5/10", line)
+        self.assertIn("[" + "#" * 15 + "." * 15 + "] 5/10 variants", line)
         self.assertIn("1 compile_error, 4 measured", line)
         self.assertIn("best 12.3 us", line)
+        # Pruned configs are finished before anything runs: counted apart, not as progress (a
+        # cancelled job with most of its space pruned does not show a full bar).
+        job.progress = kerntune.Progress(1000, 995, {"pruned": 990, "measured": 5, "pending": 5})
+        line = kerntune.progress.render(job)
+        self.assertIn("[" + "#" * 15 + "." * 15 + "] 5/10 variants (5 measured), 990 pruned", line)
+
+    def test_hints_are_put_as_this_clients_arguments(self) -> None:
+        error = kerntune.errors.error_from_response(404, json.dumps({"error": {
+            "code": "not_tuned", "message": "nothing tuned for gemm; nearest=1 answers with the nearest tuned "
+            "shape, tune_on_miss=1 starts a job"}}).encode())
+        self.assertIn("nearest=True answers", error.message)
+        self.assertIn("tune_on_miss=True starts a job", str(error))
+
+    def test_variants_as_records_and_csv_with_a_column_per_parameter(self) -> None:
+        variants = [kerntune.Variant.from_json({"id": 1, "job_id": 2, "template": "t", "status": "measured",
+                                                "config": {"BM": 128, "BN": 64}, "median_us": 10.5,
+                                                "error": {"max_abs": 0.01, "max_rel": 0.1, "rel_l2": 0.001}}),
+                    kerntune.Variant.from_json({"id": 3, "job_id": 2, "template": "u", "status": "wrong_result",
+                                                "config": {"BM": 64, "SPLIT_K": 2}, "reason": "planted, \"quoted\""})]
+        records = kerntune.to_records(variants)
+        self.assertEqual((records[0]["BM"], records[0]["BN"], records[0]["rel_l2_error"]), (128, 64, 0.001))
+        self.assertEqual((records[1]["SPLIT_K"], records[1]["median_us"]), (2, None))
+        text = kerntune.to_csv(variants)
+        rows = list(csv.DictReader(io.StringIO(text)))
+        self.assertEqual(list(rows[0].keys())[-3:], ["BM", "BN", "SPLIT_K"])
+        self.assertEqual((rows[0]["BM"], rows[0]["BN"], rows[1]["BN"]), ("128", "64", ""))
+        self.assertEqual(rows[1]["reason"], 'planted, "quoted"')
 
 
 class ClientWithToken(unittest.TestCase):

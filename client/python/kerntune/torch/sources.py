@@ -72,7 +72,7 @@ class ServerSource:
 
     def tolerance(self, family: str, dtype: str) -> Optional[Dict[str, float]]:
         if self._tolerances is None:
-            self._tolerances = {f["name"]: f.get("tolerance") or {} for f in self.client.families()}
+            self._tolerances = {f.name: f.tolerance for f in self.client.families()}
         return self._tolerances.get(family, {}).get(dtype)
 
     def answer(self, problem: Problem, device_name: str, driver_version: Optional[int]) -> Answer:
