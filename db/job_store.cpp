@@ -13,9 +13,10 @@ namespace kt::db {
 namespace {
 
 // Moves a job into a final or running state. Cancelling also closes its pending variants, so
-// their counts add up to the plan. Runs inside the caller's transaction.
-void write_job_status(db::Connection& db, std::int64_t id, JobStatus status,
-                      const std::string& reason) {
+// their counts add up to the plan; returns how many it closed. Runs inside the caller's
+// transaction.
+std::int64_t write_job_status(db::Connection& db, std::int64_t id, JobStatus status,
+                              const std::string& reason) {
   const std::string now = db::now_sql(db.dialect());
   db::Statement update(db,
                        "UPDATE jobs SET status = ?1, reason = ?2,"
@@ -29,13 +30,13 @@ void write_job_status(db::Connection& db, std::int64_t id, JobStatus status,
   update.bind(1, std::string(to_string(status)));
   update.bind(2, reason);
   update.bind(3, id);
-  if (update.exec() == 0 || status != JobStatus::cancelled) return;
+  if (update.exec() == 0 || status != JobStatus::cancelled) return 0;
   db::Statement close_pending(db,
                               "UPDATE variants SET status = 'cancelled', reason = 'job cancelled',"
                               " lease_owner = NULL, lease_expires_ms = NULL"
                               " WHERE job_id = ? AND status = 'pending'");
   close_pending.bind(1, id);
-  close_pending.exec();
+  return close_pending.exec();
 }
 
 }  // namespace
@@ -141,13 +142,15 @@ std::vector<std::int64_t> JobStore::unfinished_jobs() {
   });
 }
 
-void JobStore::set_job_status(std::int64_t id, JobStatus status, const std::string& reason) {
+std::int64_t JobStore::set_job_status(std::int64_t id, JobStatus status,
+                                      const std::string& reason) {
   std::lock_guard lock(writer_.mutex());
-  db::with_context("set_job_status " + std::to_string(id), [&] {
+  return db::with_context("set_job_status " + std::to_string(id), [&] {
     writer_.touches_job(id);
     db::Transaction transaction(writer_.db(), db::TransactionKind::write);
-    write_job_status(writer_.db(), id, status, reason);
+    const std::int64_t closed = write_job_status(writer_.db(), id, status, reason);
     transaction.commit();
+    return closed;
   });
 }
 

@@ -33,7 +33,8 @@ class JobStore {
   std::vector<JobRecord> jobs(const JobFilter& filter);
   JobPage job_page(const JobFilter& filter, std::int64_t before_id);
   std::vector<std::int64_t> unfinished_jobs();
-  void set_job_status(std::int64_t id, JobStatus status, const std::string& reason);
+  // Returns how many pending variants a cancel closed (0 for other states).
+  std::int64_t set_job_status(std::int64_t id, JobStatus status, const std::string& reason);
   void set_job_reference(std::int64_t id, double reference_us);
   bool request_cancel(std::int64_t id);
 

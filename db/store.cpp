@@ -96,8 +96,8 @@ JobPage Store::job_page(const JobFilter& filter, std::int64_t before_id) {
 std::vector<std::int64_t> Store::unfinished_jobs() {
   return jobs_->unfinished_jobs();
 }
-void Store::set_job_status(std::int64_t id, JobStatus status, const std::string& reason) {
-  jobs_->set_job_status(id, status, reason);
+std::int64_t Store::set_job_status(std::int64_t id, JobStatus status, const std::string& reason) {
+  return jobs_->set_job_status(id, status, reason);
 }
 void Store::set_job_reference(std::int64_t id, double reference_us) {
   jobs_->set_job_reference(id, reference_us);

@@ -82,7 +82,8 @@ class Store {
   // job runs, finished_at when it becomes done/failed/cancelled. A job already in a final state
   // keeps it (the call is a no-op), so a cancel is never overwritten by a late "running".
   // Becoming cancelled also marks the job's pending variants cancelled.
-  void set_job_status(std::int64_t id, JobStatus status, const std::string& reason = "");
+  // Returns how many pending variants a cancel closed as cancelled (0 otherwise).
+  std::int64_t set_job_status(std::int64_t id, JobStatus status, const std::string& reason = "");
   void set_job_reference(std::int64_t id, double reference_us);
   // The baseline as timed on one GPU of the job (jobs.baselines_json["<ordinal>"]); the first one
   // recorded also becomes the job's reference_us. std::invalid_argument for an unknown job.

@@ -33,7 +33,9 @@ EngineMetrics::EngineMetrics(const std::vector<DeviceInfo>& devices)
   auto& variants =
       BuildCounter()
           .Name("kerntune_variants_total")
-          .Help("Variants that went through the gates since the daemon started, by outcome.")
+          .Help(
+              "Variants that went through the gates since the daemon started, by outcome; "
+              "cancelled: left unrun when their job was cancelled.")
           .Register(*registry_);
   for (int i = 0; i <= static_cast<int>(VariantStatus::cancelled); ++i) {
     const auto status = static_cast<VariantStatus>(i);
@@ -108,9 +110,9 @@ void EngineMetrics::job_ended(JobStatus status) {
   if (it != jobs_ended_.end()) it->second->Increment();
 }
 
-void EngineMetrics::variant_ended(VariantStatus status) {
+void EngineMetrics::variant_ended(VariantStatus status, std::int64_t count) {
   const auto it = variants_.find(status);
-  if (it != variants_.end()) it->second->Increment();
+  if (it != variants_.end() && count > 0) it->second->Increment(static_cast<double>(count));
 }
 
 void EngineMetrics::compiled(double seconds) {

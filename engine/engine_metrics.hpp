@@ -38,7 +38,7 @@ class EngineMetrics {
   void job_started();
   void job_stopped();
   void job_ended(JobStatus status);
-  void variant_ended(VariantStatus status);
+  void variant_ended(VariantStatus status, std::int64_t count = 1);
   void compiled(double seconds);
   // A variant's kernel taken from the store's compile cache instead of compiled by NVRTC.
   void compile_cache_hit();

@@ -216,7 +216,9 @@ void JobExecution::finish_interrupted() {
     spdlog::info("job {}: paused for shutdown; it resumes when the daemon restarts", job_.id);
     return;
   }
-  ctx_.store.set_job_status(job_.id, JobStatus::cancelled, "cancelled by request");
+  const std::int64_t closed =
+      ctx_.store.set_job_status(job_.id, JobStatus::cancelled, "cancelled by request");
+  if (ctx_.metrics) ctx_.metrics->variant_ended(VariantStatus::cancelled, closed);
   spdlog::info("job {}: cancelled", job_.id);
 }
 

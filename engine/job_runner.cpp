@@ -24,7 +24,9 @@ void run_job(std::int64_t job_id, JobRunContext& ctx) {
         job->status == JobStatus::cancelled)
       return;
     if (job->cancel_requested) {
-      ctx.store.set_job_status(job_id, JobStatus::cancelled, "cancelled by request");
+      const std::int64_t closed =
+          ctx.store.set_job_status(job_id, JobStatus::cancelled, "cancelled by request");
+      if (ctx.metrics) ctx.metrics->variant_ended(VariantStatus::cancelled, closed);
       return;
     }
     const Family* family = ctx.families.find(job->family);

@@ -507,7 +507,18 @@ TEST_F(CliTest, CtrlCWhileWaitingSaysTheJobGoesOnAndHowToStopIt) {
   EXPECT_TRUE(contains(words, "`kerntune cancel " + id + "` stops it"));
   const std::string status = Client(server).job(std::stoll(id))["status"];
   EXPECT_TRUE(status == "queued" || status == "running") << status;
+  // Once its space is planned (variants pending), a cancel leaves those unrun: counted as
+  // cancelled in /metrics.
+  EXPECT_TRUE(test::eventually([&] {
+    const nlohmann::json job = Client(server).job(std::stoll(id));
+    return job["progress"]["by_status"].value("pending", 0) > 0;
+  })) << daemon.log();
   EXPECT_EQ(kerntune(server, {"cancel", id}).exit_code, 0);
+  const HttpTransport metrics(parse_server_url(server), 10s, "");
+  EXPECT_TRUE(test::eventually([&] {
+    return test::parse_exposition(metrics.send(http::verb::get, "/metrics")
+                                      .body)["kerntune_variants_total{outcome=\"cancelled\"}"] > 0;
+  })) << daemon.log();
 }
 
 }  // namespace
