@@ -334,6 +334,20 @@ class CheckerOnTheCpu(unittest.TestCase):
         self.assertEqual(k, 1)  # the manifest's reduction for attention: each weight is rounded once
 
 
+class CheckerLaunchPath(unittest.TestCase):
+    def test_every_launcher_name_the_checker_uses_exists(self) -> None:
+        """verify.py launches through the Python client's launcher (kerntune.launch); a name it
+        uses that the launcher no longer has would fail every case on the GPU, and only there."""
+        import ast
+        import verify
+        with open(os.path.join(HERE, "verify.py")) as f:
+            tree = ast.parse(f.read())
+        used = {node.attr for node in ast.walk(tree)
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "kt_launch"}
+        self.assertIn("encode_tensor_map", used)
+        self.assertEqual(sorted(name for name in used if not hasattr(verify.kt_launch, name)), [])
+
+
 class Reporting(unittest.TestCase):
     def test_summary_counts_each_kind_of_failure(self) -> None:
         def record(index: int, checks: dict, status: str = "done", source: str = "ours") -> dict:

@@ -1,5 +1,5 @@
 """The GPU side of the conformance sweep: launches a downloaded kernel the way a user does
-(client/python/examples/launch_best.py: the cubin loaded with cuModuleLoadData, the answer's
+(kerntune.launch, as the Python client and kerntune.torch use it: the cubin loaded with cuModuleLoadData, the answer's
 launch object for grid, block, cluster, dynamic shared memory and the parameters in order, TMA
 tensor maps encoded over the buffers, cuLaunchKernelEx) on fresh random inputs, and compares the
 output with a PyTorch reference in fp32 within tolerance.element_bound.
@@ -29,9 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "client", "python"))
-sys.path.insert(0, os.path.join(REPO, "client", "python", "examples"))
 
-import launch_best  # noqa: E402  (the user's launch path: spec parsing, packing, tensor maps)
+from kerntune import launch as kt_launch  # noqa: E402  (the user's launch path: spec, packing, tensor maps)
 import tolerance  # noqa: E402
 
 GUARD_ELEMENTS = 1024  # on each side of an output; keeps the output's start 2 KiB+ aligned
@@ -59,7 +58,7 @@ def start() -> Dict[str, Any]:
     import_torch()
     torch.zeros(1, device="cuda")  # creates the primary context the driver calls below share
     version = ctypes.c_int()
-    driver = launch_best.Driver()
+    driver = kt_launch.Driver()
     driver.call("cuDriverGetVersion", ctypes.byref(version))
     return {"torch": torch.__version__, "device": torch.cuda.get_device_name(0),
             "capability": "sm_%d%d" % torch.cuda.get_device_capability(0), "driver_api": version.value}
@@ -186,14 +185,14 @@ class Launcher:
     """cuModuleLoadData + cuLaunchKernelEx in the primary context PyTorch already made current."""
 
     def __init__(self) -> None:
-        self.cuda = launch_best.Driver()
+        self.cuda = kt_launch.Driver()
         self.cuda.call("cuInit", 0)
         self.device, self.context = ctypes.c_int(), ctypes.c_void_p()
         self.cuda.call("cuDeviceGet", ctypes.byref(self.device), torch.cuda.current_device())
         self.cuda.call("cuDevicePrimaryCtxRetain", ctypes.byref(self.context), self.device)
         self.cuda.call("cuCtxSetCurrent", self.context)
 
-    def launch(self, spec: "launch_best.LaunchSpec", cubin: bytes, buffers: Buffers, repeats: int) -> Optional[float]:
+    def launch(self, spec: "kt_launch.LaunchSpec", cubin: bytes, buffers: Buffers, repeats: int) -> Optional[float]:
         """Launches once (checked), then `repeats` more between CUDA events; the per-launch time in
         microseconds, or None when repeats is 0."""
         module, function = ctypes.c_void_p(), ctypes.c_void_p()
@@ -202,17 +201,17 @@ class Launcher:
             self.cuda.call("cuModuleGetFunction", ctypes.byref(function), module, spec.entry.encode())
             if spec.dynamic_smem_bytes > 48 * 1024:
                 self.cuda.call("cuFuncSetAttribute", function,
-                               launch_best.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, spec.dynamic_smem_bytes)
+                               kt_launch.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, spec.dynamic_smem_bytes)
             values = []
             for param in spec.params:
                 if param.kind == "buffer":
                     values.append(buffers.pointer(param.name))
                 elif param.kind == "tensor_map":
-                    values.append(launch_best.encode_tensor_map(self.cuda, param, buffers.pointer(param.name)))
+                    values.append(kt_launch.encode_tensor_map(self.cuda, param, buffers.pointer(param.name)))
                 else:
                     values.append(param.value)
-            kernel_params, keep = launch_best.pack_kernel_params(spec.params, values)
-            config, attrs = launch_best.launch_config(spec)
+            kernel_params, keep = kt_launch.pack_kernel_params(spec.params, values)
+            config, attrs = kt_launch.launch_config(spec)
             torch.cuda.synchronize()  # the inputs are written before the kernel reads them
             self.cuda.call("cuLaunchKernelEx", ctypes.byref(config), function, kernel_params, None)
             self.synchronize()
@@ -274,7 +273,7 @@ def compare(out: Any, ref: Any, mag: Any, k: int, out_dtype: str, tol: Dict[str,
 def check(request: Dict[str, Any], launcher: Launcher) -> Dict[str, Any]:
     """One downloaded kernel launched and checked; the reply (see sweep.py's use)."""
     launch = request["launch"]
-    spec = launch_best.launch_spec_from_launch(launch)
+    spec = kt_launch.launch_spec_from_launch(launch)
     with open(request["cubin_path"], "rb") as f:
         cubin = f.read()
     shape = {k: int(v) for k, v in request["shape"].items()}
