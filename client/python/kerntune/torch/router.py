@@ -121,11 +121,20 @@ class Router(TorchFunctionMode):
         self.verbose = verbose
         self.routes: Dict[Tuple[Any, int], Route] = {}
         self.untouched: Dict[Tuple[Any, ...], Tuple[problems.Problem, str, int]] = {}
-        self.suspended = 0
+        self._local = threading.local()  # each thread's own depth of suspension
         self._warned: set = set()
         self._lock = threading.Lock()  # routes are resolved once, whichever thread meets them first
         self._driver_version: Optional[int] = None
         self.entered = False
+
+    @property
+    def suspended(self) -> int:
+        """> 0 while this thread runs a routed call's own work (torch's op, the reference)."""
+        return getattr(self._local, "depth", 0)
+
+    @suspended.setter
+    def suspended(self, depth: int) -> None:
+        self._local.depth = depth
 
     # ---- the mode ----
     def __enter__(self) -> "Router":
