@@ -176,7 +176,7 @@ class Router(TorchFunctionMode):
         reason = self._unroutable(call)
         if reason:
             self._count_untouched(call.problem, reason)
-            return self._torch(torch_op)
+            return torch_op()
         device = next(iter(call.inputs.values())).device.index or 0
         route = self._route(call.problem, device)
         if route.ours and not route.checked:
@@ -185,17 +185,13 @@ class Router(TorchFunctionMode):
                                 f"kerntune: {route.problem.describe()} met first inside a CUDA graph capture; it "
                                 "runs as torch's op there (run the model once before capturing)")
                 route.calls_torch += 1
-                return self._torch(torch_op)
+                return torch_op()
             return self._first_call(route, call, torch_op)
         if not route.ours:
             route.calls_torch += 1
-            return self._torch(torch_op)
+            return torch_op()
         route.calls_ours += 1
         return self._launch(route, call)
-
-    @staticmethod
-    def _torch(torch_op: Callable[[], Any]) -> Any:
-        return torch_op()
 
     def _unroutable(self, call: problems.Call) -> Optional[str]:
         problem = call.problem
@@ -341,7 +337,7 @@ class Router(TorchFunctionMode):
     def _first_call(self, route: Route, call: problems.Call, torch_op: Callable[[], Any]) -> Any:
         """Checks the kernel's first result, then (check_speed) times it against torch's op."""
         route.checked = True
-        expected = self._torch(torch_op)
+        expected = torch_op()
         mismatch = self._sizes_match(route, call)
         if mismatch:
             route.fall_back(mismatch)
@@ -365,7 +361,7 @@ class Router(TorchFunctionMode):
             return expected
         if self.check_speed:
             times = median_interleaved_us({"ours": lambda: self._launch(route, call),
-                                           "torch": lambda: self._torch(torch_op)}, self.timing_rounds)
+                                           "torch": lambda: torch_op()}, self.timing_rounds)
             route.timing = times
             if times["ours"] >= times["torch"]:
                 route.fall_back(f"torch's op is as fast here ({times['torch']:.1f} us, ours {times['ours']:.1f} us)")
