@@ -231,6 +231,34 @@ class ErrorBound(unittest.TestCase):
         # Unwritten memory read back as zero: caught wherever the answer is not tiny.
         self.assertFalse(all(ok(0.0, i) for i in range(32)))
 
+    def test_an_fp16_overflow_of_a_result_beyond_its_range_is_correct(self) -> None:
+        tol = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.001}
+        K = 259712
+        inf = float("inf")
+        self.assertTrue(tolerance.element_ok(inf, 70000.0, 1e6, K, "fp16", tol))
+        self.assertTrue(tolerance.element_ok(-inf, -66000.0, 1e6, K, "fp16", tol))
+        self.assertFalse(tolerance.element_ok(-inf, 70000.0, 1e6, K, "fp16", tol))  # wrong sign
+        self.assertFalse(tolerance.element_ok(inf, 30000.0, 1e3, K, "fp16", tol))  # in range
+        self.assertFalse(tolerance.element_ok(float("nan"), 70000.0, 1e6, K, "fp16", tol))
+        self.assertFalse(tolerance.element_ok(inf, 70000.0, 1e6, K, "bf16", tol))  # bf16 holds it
+
+    def test_compare_takes_the_overflow_and_names_a_real_non_finite(self) -> None:
+        import verify
+        torch = verify.import_torch()
+        tol = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.001}
+        ref = torch.tensor([1.0, -70000.0, 3.0, 4.0])
+        mag = ref.abs()
+        out = ref.to(torch.float16)
+        self.assertEqual(out[1].item(), -float("inf"))
+        stats = verify.compare(out, ref, mag, 1, "fp16", tol)
+        self.assertTrue(stats["ok"], stats)
+        self.assertEqual((stats["overflowed"], stats["non_finite"]), (1, 0))
+        out[2] = float("inf")
+        stats = verify.compare(out, ref, mag, 1, "fp16", tol)
+        self.assertFalse(stats["ok"])
+        self.assertEqual(stats["first_non_finite"]["index"], 2)
+        self.assertEqual(stats["first_non_finite"]["ref"], 3.0)
+
     def test_the_bound_grows_like_sqrt_k_with_the_magnitude(self) -> None:
         small = tolerance.element_bound(0.0, 1024 / 4, 1024, "bf16", BF16_GEMM_TOL)
         large = tolerance.element_bound(0.0, 16384 / 4, 16384, "bf16", BF16_GEMM_TOL)

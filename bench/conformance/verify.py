@@ -239,13 +239,21 @@ class Launcher:
             raise FatalCudaError(f"the kernel failed: CUDA error {result} ({(text.value or b'?').decode()})")
 
 
+def _first(mask: Any) -> Any:
+    hits = mask.nonzero().view(-1)
+    return hits[0].item() if hits.numel() else None
+
+
 def compare(out: Any, ref: Any, mag: Any, k: int, out_dtype: str, tol: Dict[str, float]) -> Dict[str, Any]:
     out = out.float().view(-1)
     ref, mag = ref.reshape(-1), mag.reshape(-1)
     diff = (out - ref).abs()
     bound = tolerance.element_bound(ref.abs(), mag, k, out_dtype, tol)
     finite = torch.isfinite(out)
-    bad = (~finite) | (diff > bound)
+    # IEEE overflow of a result beyond the output type's range is correct (tolerance.py).
+    overflowed = (torch.isinf(out) & torch.isfinite(ref) & ((out > 0) == (ref > 0))
+                  & (ref.abs() + bound >= tolerance.OVERFLOW_THRESHOLD[out_dtype]))
+    bad = ((~finite) & ~overflowed) | (finite & (diff > bound))
     bad_count = int(bad.sum().item())
     finite_diff = torch.where(finite, diff, torch.zeros_like(diff))
     ratio = finite_diff / bound
@@ -255,7 +263,11 @@ def compare(out: Any, ref: Any, mag: Any, k: int, out_dtype: str, tol: Dict[str,
     stats = {
         "elements": int(out.numel()),
         "bad_elements": bad_count,
-        "non_finite": int((~finite).sum().item()),
+        "non_finite": int(((~finite) & ~overflowed).sum().item()),
+        "overflowed": int(overflowed.sum().item()),
+        "first_non_finite": ({"index": int(i), "out": float(out[i].item()), "ref": float(ref[i].item()),
+                              "bound": float(bound[i].item())}
+                             if (i := _first(~finite & ~overflowed)) is not None else None),
         "first_bad_index": int(torch.nonzero(bad)[0].item()) if bad_count else -1,
         "max_abs_error": float(finite_diff.max().item()) if out.numel() else 0.0,
         "max_error_over_bound": float(ratio.max().item()) if out.numel() else 0.0,
@@ -292,6 +304,9 @@ def check(request: Dict[str, Any], launcher: Launcher) -> Dict[str, Any]:
         why = (f"{stats['bad_elements']} of {stats['elements']} elements outside the bound "
                f"({stats['non_finite']} non-finite; worst out {worst.get('out')} ref {worst.get('ref')} "
                f"bound {worst.get('bound')}), rel_l2 {stats['rel_l2']:.3g} (limit {stats['rel_l2_limit']})")
+        if stats["first_non_finite"]:
+            first = stats["first_non_finite"]
+            why += f"; first non-finite at {first['index']}: out {first['out']} ref {first['ref']}"
     del buffers, ref, mag
     if torch.cuda.is_available():
         torch.cuda.empty_cache()  # the daemon's workers measure on this GPU next: leave them its memory
