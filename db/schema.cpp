@@ -370,6 +370,37 @@ ALTER TABLE variants ADD COLUMN work_began_ms INTEGER;
       {11, R"sql(
 ALTER TABLE variants ADD COLUMN lease_expiry_owners TEXT NOT NULL DEFAULT '';
 )sql"},
+      // Batches (POST /v1/batches): many problems tuned as one request, largest time share first.
+      // Each problem keeps its plan (submitted, joined an unfinished job, tuned before, refused),
+      // the job that tunes or tuned it and why; the jobs' own rows say how far they are.
+      {12, R"sql(
+CREATE TABLE batches (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  label TEXT NOT NULL DEFAULT '',
+  device TEXT NOT NULL DEFAULT '',
+  device_model TEXT NOT NULL DEFAULT '',
+  budget_per_shape INTEGER NOT NULL DEFAULT 0,
+  search TEXT NOT NULL DEFAULT '',
+  retune INTEGER NOT NULL DEFAULT 0,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE batch_problems (
+  batch_id INTEGER NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  family TEXT NOT NULL,
+  shape_json TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  share REAL NOT NULL DEFAULT 0,
+  calls INTEGER NOT NULL DEFAULT 0,
+  plan TEXT NOT NULL,
+  job_id INTEGER,
+  note TEXT NOT NULL DEFAULT '',
+  error_code TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (batch_id, position)
+);
+CREATE INDEX batch_problems_by_job ON batch_problems(job_id) WHERE job_id IS NOT NULL;
+)sql"},
   };
   return steps;
 }

@@ -44,6 +44,7 @@ Store::Store(const std::filesystem::path& path, int read_connections) {
   convergence_ = std::make_unique<db::ConvergenceStore>(readers);
   families_ = std::make_unique<db::RegisteredFamilyStore>(writer, readers);
   registrations_ = std::make_unique<db::FamilyRegistrationStore>(writer, readers, *leases_);
+  batches_ = std::make_unique<db::BatchStore>(writer, readers);
 }
 
 Store::~Store() = default;
@@ -259,6 +260,20 @@ std::vector<FamilyRegistrationRecord> Store::claim_family_registrations() {
 }
 void Store::finish_family_registration(const FamilyRegistrationRecord& outcome) {
   registrations_->finish_family_registration(outcome);
+}
+
+// Batches.
+std::int64_t Store::create_batch(const NewBatch& batch) {
+  return batches_->create_batch(batch);
+}
+std::optional<BatchRecord> Store::batch(std::int64_t id) {
+  return batches_->batch(id);
+}
+BatchPage Store::batch_page(int limit, std::int64_t before_id) {
+  return batches_->batch_page(limit, before_id);
+}
+bool Store::request_batch_cancel(std::int64_t id) {
+  return batches_->request_batch_cancel(id);
 }
 
 }  // namespace kt

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/batch_store.hpp"
 #include "db/connection.hpp"
 #include "db/family_registration_store.hpp"
 #include "db/job_store.hpp"
@@ -34,6 +35,7 @@ namespace kt {
 inline constexpr int kDefaultReadConnections = 4;
 
 namespace db {
+class BatchStore;
 class ConvergenceStore;
 class DeviceStore;
 class EngineStore;
@@ -233,6 +235,15 @@ class Store {
   // Records the outcome (status, message, compile_json, both hashes) and drops the upload. Keeps
   // the newest kKeptFamilyRegistrations finished registrations.
   void finish_family_registration(const FamilyRegistrationRecord& outcome);
+  // Batches (db/batch_store.cpp): a batch with its problems, written in one transaction; returns
+  // its id (never reused). A batch as stored (nullopt: unknown); a page of them, newest first,
+  // before before_id (0 = from the newest); marks one's cancel (false: unknown id). The jobs a
+  // batch names keep their own state: read them with job().
+  std::int64_t create_batch(const NewBatch& batch);
+  std::optional<BatchRecord> batch(std::int64_t id);
+  BatchPage batch_page(int limit, std::int64_t before_id);
+  bool request_batch_cancel(std::int64_t id);
+
   // Counts as a write that may have changed any answer, without writing: for a change answers
   // depend on that is not in the store (the family registry serving a new version).
   void note_outside_change();
@@ -268,6 +279,7 @@ class Store {
   std::unique_ptr<db::ConvergenceStore> convergence_;
   std::unique_ptr<db::RegisteredFamilyStore> families_;
   std::unique_ptr<db::FamilyRegistrationStore> registrations_;
+  std::unique_ptr<db::BatchStore> batches_;
 };
 
 }  // namespace kt

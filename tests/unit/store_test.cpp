@@ -29,21 +29,21 @@ class SqliteStoreTest : public StoreFixture {};
 TEST_P(StoreTest, FreshDatabaseGetsTheLatestSchemaAndReopensUnchanged) {
   {
     Store store(db_path());
-    EXPECT_EQ(store.schema_version(), 11);
+    EXPECT_EQ(store.schema_version(), 12);
     store.create_job(tune_job());
   }
   {
     Store reopened(db_path());
-    EXPECT_EQ(reopened.schema_version(), 11);
+    EXPECT_EQ(reopened.schema_version(), 12);
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
   if (GetParam() == db::Dialect::postgresql) {
-    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 11);
+    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 12);
     return;
   }
   SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
-  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 11);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 12);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
@@ -79,7 +79,9 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed)
       raw.exec(std::string("ALTER TABLE jobs DROP COLUMN ") + column);
     raw.exec("DROP TABLE registered_families");  // schema 7's, after the keys
     // And what the later steps added (the fleet's leases, durable family registrations, the
-    // mark of begun work).
+    // mark of begun work, batches).
+    raw.exec("DROP TABLE batch_problems");
+    raw.exec("DROP TABLE batches");
     raw.exec("DROP TABLE family_registrations");
     raw.exec("DROP INDEX variants_by_lease");
     raw.exec("DROP TABLE daemons");
@@ -89,7 +91,7 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed)
     raw.exec("PRAGMA user_version = 5");
   }
   Store store(db_path());
-  EXPECT_EQ(store.schema_version(), 11);
+  EXPECT_EQ(store.schema_version(), 12);
   const auto job = store.job(id);
   ASSERT_TRUE(job);
   EXPECT_EQ(job->shape, kShape);
