@@ -2,6 +2,7 @@
 
 #include "server/answer_cache.hpp"
 #include "server/api_document.hpp"
+#include "server/batch_handlers.hpp"
 #include "server/family_handlers.hpp"
 #include "server/job_handlers.hpp"
 #include "server/metrics_text.hpp"
@@ -23,6 +24,11 @@ Router make_api_router() {
   router.add(verb::get, "/v1/jobs/{id}/events", get_job_events);
   router.add(verb::get, "/v1/jobs/{id}/variants", remembered(list_variants, AnswerScope::path_job),
              remembered_answer(AnswerScope::path_job));
+  // Many problems as one request: checked and submitted on the query pool like POST /v1/jobs.
+  router.add(verb::post, "/v1/batches", create_batch);
+  router.add(verb::get, "/v1/batches", list_batches);
+  router.add(verb::get, "/v1/batches/{id}", get_batch);
+  router.add(verb::delete_, "/v1/batches/{id}", cancel_batch);
   router.add(verb::get, "/v1/variants/{id}", get_variant);
   router.add(verb::get, "/v1/variants/{id}/kernel", get_kernel);
   router.add(verb::get, "/v1/variants/{id}/launch", get_launch);

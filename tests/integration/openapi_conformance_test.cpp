@@ -27,6 +27,7 @@
 #include "client/http_transport.hpp"
 #include "server/api_routes.hpp"
 #include "support/in_process_daemon.hpp"
+#include "support/store_fixtures.hpp"
 
 namespace kt {
 namespace {
@@ -219,6 +220,25 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
 
   const std::string problem = "family=gemm&dtype=bf16&M=256&N=256&K=128";
   const std::string untuned = "family=gemm&dtype=bf16&M=8&N=8&K=8";
+  // A batch of the tuned problem (answered) and an untuned one (refused: no GPU here).
+  const std::string batch_body =
+      R"({"problems":[{"family":"gemm","shape":{"M":256,"N":256,"K":128},"dtype":"bf16",
+          "share":0.5},{"family":"gemm","shape":{"M":8,"N":8,"K":8},"dtype":"bf16"}]})";
+  const HttpReply batch_made = send(http::verb::post, "/v1/batches", batch_body);
+  ASSERT_EQ(batch_made.status, 201) << batch_made.body;
+  const std::string batch = "/v1/batches/" + nlohmann::json::parse(batch_made.body)["id"].dump();
+  // A batch with a job of its own still queued (as a daemon stopped mid-batch leaves one), for
+  // DELETE to cancel: this host has no GPU to queue one on.
+  NewJob waiting = test::tune_job();
+  NewBatch open_batch;
+  open_batch.device_model = waiting.device_name;
+  BatchProblemRecord open_problem;
+  open_problem.family = "gemm";
+  open_problem.shape = waiting.shape;
+  open_problem.dtype = "bf16";
+  open_problem.job_id = daemon_.store.create_job(waiting);
+  open_batch.problems = {open_problem};
+  const std::string open = "/v1/batches/" + std::to_string(daemon_.store.create_batch(open_batch));
   const std::vector<Case> cases{
       {http::verb::get, "/healthz", "/healthz", "", 200},
       {http::verb::get, "/v1/openapi.json", "/v1/openapi.json", "", 200},
@@ -248,6 +268,26 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/" + job + "/variants?log=1", "", 200},
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/" + job + "/variants?limit=0", "", 400},
       {http::verb::get, "/v1/jobs/{id}/variants", "/v1/jobs/999999/variants", "", 404},
+      {http::verb::post, "/v1/batches", "/v1/batches", batch_body, 201},
+      {http::verb::post, "/v1/batches", "/v1/batches",
+       R"({"problems":[{"family":"gemm","shape":{"M":256,"N":256,"K":128},"dtype":"bf16"}],
+           "dry_run":true})",
+       200},
+      {http::verb::post, "/v1/batches", "/v1/batches", R"({"problems":[]})", 400},
+      {http::verb::post, "/v1/batches", "/v1/batches", std::string(2 << 20, ' '), 413},
+      {http::verb::post, "/v1/batches", "/v1/batches",
+       R"({"problems":[{"family":"nope","shape":{"M":8},"dtype":"bf16"}]})", 422},
+      {http::verb::post, "/v1/batches", "/v1/batches",
+       R"({"problems":[{"family":"gemm","shape":{"M":8,"N":8,"K":8},"dtype":"bf16"}]})", 503},
+      {http::verb::get, "/v1/batches", "/v1/batches?limit=5", "", 200},
+      {http::verb::get, "/v1/batches", "/v1/batches?limit=x", "", 400},
+      {http::verb::get, "/v1/batches/{id}", batch, "", 200},
+      {http::verb::get, "/v1/batches/{id}", "/v1/batches/x", "", 400},
+      {http::verb::get, "/v1/batches/{id}", "/v1/batches/999999", "", 404},
+      {http::verb::delete_, "/v1/batches/{id}", "/v1/batches/x", "", 400},
+      {http::verb::delete_, "/v1/batches/{id}", "/v1/batches/999999", "", 404},
+      {http::verb::delete_, "/v1/batches/{id}", batch, "", 409},  // nothing of its own running
+      {http::verb::delete_, "/v1/batches/{id}", open, "", 200},
       {http::verb::get, "/v1/variants/{id}", "/v1/variants/" + compiled_variant + "?log=1", "",
        200},
       {http::verb::get, "/v1/variants/{id}", "/v1/variants/0", "", 400},

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/fake_gpu.hpp"
 #include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
 #include "support/test_scheduler_options.hpp"
@@ -14,16 +15,7 @@ namespace {
 const std::string kH100 = "NVIDIA H100 80GB HBM3";
 const Shape kShape{{"M", 1024}, {"N", 256}, {"K", 128}};
 
-DeviceInfo fake_h100() {
-  DeviceInfo device;
-  device.name = kH100;
-  device.uuid = "GPU-aaaa-0000";
-  device.sm_major = 9;
-  device.arch = "sm_90a";
-  device.sm_count = 132;
-  device.driver_version = 13000;
-  return device;
-}
+using test::fake_h100;
 
 JobRequest gemm_request() {
   JobRequest request;

@@ -9,6 +9,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/api_routes.hpp"
 #include "server/app_context.hpp"
+#include "support/fake_gpu.hpp"
 #include "support/routed_app_test.hpp"
 #include "support/shipped_family.hpp"
 #include "support/store_fixtures.hpp"
@@ -22,16 +23,7 @@ namespace http = boost::beast::http;
 
 const std::string kH100 = "NVIDIA H100 80GB HBM3";
 
-DeviceInfo fake_h100(int driver_version) {
-  DeviceInfo device;
-  device.name = kH100;
-  device.uuid = "GPU-aaaa-0000";
-  device.sm_major = 9;
-  device.arch = "sm_90a";
-  device.sm_count = 132;
-  device.driver_version = driver_version;
-  return device;
-}
+using test::fake_h100;
 
 // The scheduler is built but never started: handlers only enqueue, nothing compiles here.
 class KnowledgeHandlersTest : public test::RoutedAppTest {
