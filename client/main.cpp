@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "client/batch_view.hpp"
 #include "client/bundle_command.hpp"
 #include "client/cli_context.hpp"
 #include "client/export_command.hpp"
@@ -189,6 +190,11 @@ int main(int argc, char** argv) {
   tune_all_cmd->add_flag("--retune", tune_all.retune,
                          "also tune problems already tuned and current");
   tune_all_cmd->add_flag("--dry-run", tune_all.dry_run, "list what would be tuned; submit nothing");
+  kt::BatchArgs batch;
+  auto* batch_cmd = app.add_subcommand(
+      "batch", "the newest batches of tune-all, or one batch (ID) problem by problem");
+  batch_cmd->add_option("batch_id", batch.id, "batch id (default: list the newest)");
+  batch_cmd->add_flag("--cancel", batch.cancel, "cancel the batch's unfinished jobs");
   auto* family_cmd = app.add_subcommand("family", "register a kernel family over the API");
   family_cmd->require_subcommand(1);
   std::string family_dir;
@@ -250,6 +256,7 @@ int main(int argc, char** argv) {
       return kt::run_export(ctx, export_id, export_path);
     }
     if (name == "tune-all") return kt::run_tune_all(ctx, tune_all);
+    if (name == "batch") return kt::run_batch(ctx, batch);
     if (name == "family") return kt::run_family_add(ctx, family_dir);
     if (name == "kernel")
       return kt::run_kernel(

@@ -1,6 +1,7 @@
 // kerntune's history page: a small single-page app over the HTTP API (docs/api.md). Routes
-// (location.hash): #/ jobs list, #/jobs/ID one job, #/shapes tuned shapes. Plots: Plotly's basic
-// bundle (web/vendor). No build step: this file is served as written.
+// (location.hash): #/ jobs list, #/jobs/ID one job, #/batches and #/batches/ID (web/batches.js),
+// #/shapes tuned shapes. Plots: Plotly's basic bundle (web/vendor). No build step: the files are
+// served as written.
 "use strict";
 
 const FINAL_JOB_STATES = new Set(["done", "failed", "cancelled"]);
@@ -503,7 +504,10 @@ async function route() {
   const params = Object.fromEntries(new URLSearchParams(query || ""));
   try {
     const job = path.match(/^\/jobs\/(\d+)$/);
+    const batch = path.match(/^\/batches\/(\d+)$/);
     if (job) stopCurrentView = await showJob(view, job[1]);
+    else if (batch) stopCurrentView = await showBatch(view, batch[1]);
+    else if (path === "/batches") stopCurrentView = await showBatches(view);
     else if (path === "/shapes") stopCurrentView = await showShapes(view, params);
     else stopCurrentView = await showJobs(view, params);
     document.body.dataset.ready = location.hash || "#/";  // for tests: the view has drawn

@@ -230,6 +230,35 @@ class HistoryPage(unittest.TestCase):
         self.assertIn("M=4096 N=4096", rows[0].text)
         self.assert_console_clean()
 
+    def test_batches_list_and_a_batch_problem_by_problem(self) -> None:
+        batch = self.client.submit_batch(
+            [{"family": "gemm", "shape": {"M": 2048, "N": 2048, "K": 2048}, "dtype": "bf16", "share": 0.25},
+             {"family": "gemm", "shape": {"M": 77, "N": 4096, "K": 4096}, "dtype": "bf16", "share": 0.5}],
+            device="H100", label="browser-batch")
+        self.open("/batches")
+        rows = [r for r in self.browser.find_elements(By.CSS_SELECTOR, "#batches-table tbody tr")
+                if "browser-batch" in r.text]
+        self.assertEqual(len(rows), 1)
+        self.assertIn("failed", rows[0].text)  # ended: one problem this host cannot tune
+        self.assertIn(H100, rows[0].text)
+        rows[0].click()
+        WebDriverWait(self.browser, 10).until(
+            lambda b: b.execute_script("return location.hash") == f"#/batches/{batch.id}")
+        WebDriverWait(self.browser, 10).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#batch-problems tbody tr"))
+        problems = self.browser.find_elements(By.CSS_SELECTOR, "#batch-problems tbody tr")
+        self.assertEqual(len(problems), 2)
+        self.assertIn("M=77", problems[0].text)  # the largest share first
+        self.assertIn("refused", problems[0].text)
+        self.assertIn("no GPU on this host", problems[0].text)
+        self.assertIn("tuned", problems[1].text)
+        answer = batch.problems[1]["answer"]
+        self.assertIn(f"{answer['answer']} {answer['median_us']:.1f} µs", problems[1].text)
+        self.assertEqual(self.browser.find_element(By.ID, "batch-answered").text, "1")
+        problems[1].click()  # to the job that tuned it
+        WebDriverWait(self.browser, 10).until(
+            lambda b: b.execute_script("return location.hash") == f"#/jobs/{batch.problems[1]['job_id']}")
+        self.assert_console_clean()
+
 
 if __name__ == "__main__":
     started = time.monotonic()

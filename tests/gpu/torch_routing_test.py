@@ -118,6 +118,16 @@ def run(args) -> None:
                                 text=True, timeout=120)
         print(export.stdout)
         expect(export.returncode == 0, "export --bundle")
+        # Last (it leaves partly tuned retunes in the store): a batch cut short: --minutes cancels the daemon's batch, whose own jobs end cancelled.
+        cut = subprocess.run(cli + ["--json", "tune-all", shapes, "--retune", "--budget-per-shape", "200",
+                                    "--minutes", "0.05"], capture_output=True, text=True, timeout=300)
+        states = [p["state"] for p in json.loads(cut.stdout)["problems"]] if cut.stdout.strip() else []
+        expect(cut.returncode == 2 and "cancelled" in states and "reached: cancelling what is left" in cut.stderr,
+               f"--minutes cancels the batch: exit {cut.returncode}, states {states}")
+        shown = subprocess.run(cli + ["--json", "batch"], capture_output=True, text=True, timeout=60)
+        listed = json.loads(shown.stdout)["batches"] if shown.returncode == 0 else []
+        expect(len(listed) == 3 and listed[0]["status"] == "cancelled" and listed[0]["cancel_requested"],
+               f"the daemon keeps the three batches, the newest cancelled: {[b['status'] for b in listed]}")
     finally:
         daemon.stop()
 

@@ -14,7 +14,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Union
 
 from .errors import (ApiError, DaemonUnreachable, FamilyNotRegistered, JobFailed, NotTunedYet, TokenError,
                      error_from_response)
-from .models import Best, Family, Job, JobEvent, Kernel, ParetoFront, Variant
+from . import batches as batch_text
+from .models import Batch, Best, Family, Job, JobEvent, Kernel, ParetoFront, Variant
 from .progress import ProgressBar
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -184,6 +185,84 @@ class Client:
 
     def cancel(self, job_id: int) -> Job:
         return Job.from_json(self._json("DELETE", f"/v1/jobs/{int(job_id)}"))
+
+    def submit_batch(self, problems: Union[str, List[Dict[str, Any]]], *,
+                     device: Optional[Union[int, str]] = None, budget_per_shape: Optional[int] = None,
+                     search: Optional[str] = None, retune: bool = False, label: Optional[str] = None,
+                     dry_run: bool = False) -> Batch:
+        """POST /v1/batches: problems ([{family, shape, dtype, share, calls}], or the path of a
+        shapes file kerntune.torch.record wrote) tuned largest share first; the daemon skips those
+        tuned and current on the GPU model, waits on those already being tuned and refuses, each
+        with its reason, those a job would be refused. budget_per_shape: variants per problem (the
+        daemon's default 64; 0 = the whole space). dry_run: the plan, nothing queued."""
+        if isinstance(problems, str):
+            path = problems
+            problems, _ = batch_text.problems_from_shapes_file(path)
+            if label is None:
+                label = os.path.basename(path)
+            if not problems:
+                raise ValueError(f"{path} holds no problem a family takes")
+        body: Dict[str, Any] = {"problems": list(problems), "retune": retune, "dry_run": dry_run}
+        for name, value in (("device", device), ("budget_per_shape", budget_per_shape), ("search", search),
+                            ("label", label)):
+            if value is not None:
+                body[name] = value
+        return Batch.from_json(self._json("POST", "/v1/batches", body=body))
+
+    def batch(self, batch_id: int) -> Batch:
+        return Batch.from_json(self._json("GET", f"/v1/batches/{int(batch_id)}"))
+
+    def batches(self, limit: int = 100) -> List[Batch]:
+        """The newest batches first, each with its counts (not its problems)."""
+        return [Batch.from_json(b) for b in self._all_pages("/v1/batches", "batches", {}, limit)]
+
+    def cancel_batch(self, batch_id: int) -> Batch:
+        """Cancels the batch's own unfinished jobs (those it joined belong to their requests)."""
+        return Batch.from_json(self._json("DELETE", f"/v1/batches/{int(batch_id)}"))
+
+    def wait_batch(self, batch_id: int, *, progress: bool = True, interval: float = 1.0,
+                   timeout: Optional[float] = None, stream: Optional[TextIO] = None) -> Batch:
+        """Polls the batch until it ends, one progress line on `stream` (stderr) unless
+        progress=False. TimeoutError after `timeout` seconds (the batch goes on in the daemon)."""
+        out = stream or sys.stderr
+        tty = hasattr(out, "isatty") and out.isatty()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        last = None
+        while True:
+            batch = self.batch(batch_id)
+            line = batch_text.render(batch)
+            if progress and line != last:
+                out.write(("\r\x1b[K" + line) if tty else line + "\n")
+                out.flush()
+                last = line
+            if batch.finished:
+                if progress and tty:
+                    out.write("\n")
+                return batch
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"batch {batch_id} still {batch.status} after {timeout} s")
+            time.sleep(interval)
+
+    def tune_all(self, problems: Union[str, List[Dict[str, Any]]], *, budget_per_shape: Optional[int] = None,
+                 minutes: Optional[float] = None, device: Optional[Union[int, str]] = None,
+                 search: Optional[str] = None, retune: bool = False, progress: bool = True,
+                 interval: float = 1.0, stream: Optional[TextIO] = None) -> Batch:
+        """As `kerntune tune-all`: submit_batch, then wait_batch; after `minutes` what is left is
+        cancelled and the batch waited on to its end. The batch as it ended (batch.answers)."""
+        batch = self.submit_batch(problems, device=device, budget_per_shape=budget_per_shape, search=search,
+                                  retune=retune)
+        if batch.finished:
+            return batch
+        try:
+            return self.wait_batch(batch.id, progress=progress, interval=interval, stream=stream,
+                                   timeout=None if minutes is None else minutes * 60.0)
+        except TimeoutError:
+            try:
+                self.cancel_batch(batch.id)
+            except ApiError as error:
+                if error.code != "batch_finished":
+                    raise
+            return self.wait_batch(batch.id, progress=progress, interval=interval, stream=stream)
 
     def events(self, job_id: int) -> Iterator[JobEvent]:
         """Follows GET /v1/jobs/{id}/events: yields JobEvent("status" | "progress" | "best" |

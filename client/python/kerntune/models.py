@@ -282,3 +282,41 @@ def to_csv(variants: Iterable[Variant], out: Union[str, TextIO, None] = None) ->
     elif out is not None:
         out.write(text)
     return text
+
+
+FINAL_BATCH_STATES = ("done", "failed", "cancelled")
+
+
+@dataclass
+class Batch:
+    """POST /v1/batches, GET /v1/batches/{id}: many problems tuned as one request. problems are
+    dicts as the daemon sends them (docs/api.md): family, shape, dtype, share, calls, plan
+    (submitted, joined, tuned, refused), job_id, note, error, job (its state) and answer (once
+    tuned: answer "ours" or "baseline", median_us, speedup with its interval...). status is
+    running, done (every problem answered), failed (ended with one unanswered), cancelled, or
+    planned for a dry run."""
+
+    id: Optional[int]
+    status: str
+    device_model: Optional[str]
+    counts: Dict[str, int]
+    problems: List[Dict[str, Any]] = field(default_factory=list)
+    label: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Batch":
+        return cls(id=data.get("id"), status=data["status"], device_model=data.get("device_model"),
+                   counts=dict(data.get("counts") or {}), problems=list(data.get("problems") or []),
+                   label=data.get("label"), raw=data)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL_BATCH_STATES
+
+    @property
+    def answers(self) -> List[Dict[str, Any]]:
+        """The problems that have an answer, each {family, shape, dtype, answer...}."""
+        return [dict(p["answer"], family=p["family"], shape=p["shape"], dtype=p["dtype"])
+                for p in self.problems if p.get("answer")]
+

@@ -303,22 +303,30 @@ class BatchAndBundleThroughTheCli(unittest.TestCase):
                               text=True, timeout=120)
 
     def test_tune_all_orders_by_share_skips_the_tuned_and_reports_the_refused(self) -> None:
+        # The daemon plans the batch: on this host without a GPU what is tuned is answered and the
+        # rest refused, each with its reason.
+        stored = len(json.loads(self.kerntune("--json", "batch").stdout)["batches"])
         dry = self.kerntune("tune-all", self.shapes, "--device", "H100", "--dry-run")
         self.assertEqual(dry.returncode, 0, dry.stderr)
         rows = [line for line in dry.stdout.splitlines()[1:] if line.strip()]
         self.assertEqual(len(rows), 3, dry.stdout)  # the two ops of 4096^3 are one problem
         self.assertTrue(rows[0].startswith("gemm M=77 "), rows)  # the largest share first
         self.assertIn("50.0%", rows[0])
-        self.assertIn("tune on NVIDIA H100 80GB HBM3, budget 64", rows[0])
+        self.assertIn("refused: no GPU on this host", rows[0])
+        self.assertNotIn("compile", rows[0])  # POST /v1/jobs's hint is not a batch's
         self.assertIn("30.0%", rows[1])
-        self.assertIn("stale (family_hash changed): tune on", rows[1])
+        self.assertIn("stale (family_hash changed): no GPU on this host", rows[1])
         self.assertTrue(rows[2].startswith("gemm M=2048 "), rows)
         self.assertIn("tuned before (job", rows[2])
         self.assertIn("1 recorded line(s) no family takes", dry.stderr)
         self.assertIn("B is [K,N] row-major", dry.stderr)
+        listed = json.loads(self.kerntune("--json", "batch").stdout)
+        self.assertEqual(len(listed["batches"]), stored)  # a dry run stores nothing
+
         run = self.kerntune("--json", "tune-all", self.shapes, "--device", "H100", "--budget-per-shape", "8")
         self.assertEqual(run.returncode, 2, run.stdout + run.stderr)  # not everything got tuned
         summary = json.loads(run.stdout)
+        self.assertEqual(summary["status"], "failed")
         states = {json.dumps(p["shape"], sort_keys=True): p for p in summary["problems"]}
         untuned = states[json.dumps({"K": 4096, "M": 77, "N": 4096}, sort_keys=True)]
         self.assertEqual(untuned["state"], "refused")
@@ -327,11 +335,50 @@ class BatchAndBundleThroughTheCli(unittest.TestCase):
         tuned = states[json.dumps({"K": 2048, "M": 2048, "N": 2048}, sort_keys=True)]
         self.assertEqual(tuned["state"], "tuned")
         self.assertTrue(tuned["answer"].startswith(("ours", "baseline")), tuned["answer"])
-        self.assertIn("tune-all: 3 problems on NVIDIA H100 80GB HBM3: 0 submitted, 1 tuned before, 2 refused",
-                      run.stderr)
+        self.assertRegex(run.stderr, r"tune-all: batch \d+, 3 problems on NVIDIA H100 80GB HBM3: 0 submitted, "
+                                     r"1 tuned before, 2 refused")
+        # The batch is kept: kerntune batch lists it and shows it problem by problem.
+        shown = self.kerntune("batch", str(summary["batch"]))
+        self.assertEqual(shown.returncode, 2, shown.stderr)  # it ended with problems untuned
+        self.assertIn("gemm M=2048 N=2048 K=2048 bf16", shown.stdout)
+        self.assertIn("shapes.jsonl", self.kerntune("batch").stdout)  # its label
+        cancel = self.kerntune("batch", str(summary["batch"]), "--cancel")
+        self.assertEqual(cancel.returncode, 1)
+        self.assertIn("no job of its own left to cancel", cancel.stderr)
         unknown = self.kerntune("tune-all", self.shapes, "--device", "A100")
         self.assertEqual(unknown.returncode, 1)
         self.assertIn("no model of its store matches --device A100 (models with results: ", unknown.stderr)
+
+    def test_the_python_client_tunes_a_shapes_file_as_a_batch(self) -> None:
+        import io
+        import kerntune
+        client = kerntune.Client(self.daemon.url)
+        plan = client.submit_batch(self.shapes, device="H100", dry_run=True)
+        self.assertEqual(plan.status, "planned")
+        self.assertIsNone(plan.id)
+        self.assertEqual(plan.device_model, "NVIDIA H100 80GB HBM3")  # as the store names it
+        self.assertEqual([p["plan"] for p in plan.problems], ["refused", "refused", "tuned"])
+        self.assertAlmostEqual(plan.problems[1]["share"], 0.3)  # linear and matmul of 4096^3
+        log = io.StringIO()
+        batch = client.tune_all(self.shapes, device="H100", budget_per_shape=8, stream=log)
+        self.assertEqual(batch.status, "failed")  # ended with problems this host cannot tune
+        self.assertEqual(batch.label, "shapes.jsonl")
+        self.assertEqual(len(batch.answers), 1)
+        self.assertEqual(batch.answers[0]["shape"], {"M": 2048, "N": 2048, "K": 2048})
+        self.assertIn(batch.answers[0]["answer"], ("ours", "baseline"))
+        self.assertEqual(batch.problems[0]["error"]["code"], "no_device")
+        self.assertIn(batch.id, [b.id for b in client.batches()])
+        self.assertEqual(client.batch(batch.id).problems, batch.problems)
+        with self.assertRaises(kerntune.ApiError) as refused:
+            client.cancel_batch(batch.id)
+        self.assertEqual((refused.exception.status, refused.exception.code), (409, "batch_finished"))
+        with self.assertRaises(kerntune.ApiError) as bad:
+            client.submit_batch([{"family": "gemm", "shape": {"M": "x"}, "dtype": "bf16"}])
+        self.assertEqual(bad.exception.status, 400)
+        self.assertIn("problems[0].shape", bad.exception.message)
+        with self.assertRaises(kerntune.ApiError) as none:
+            client.submit_batch([{"family": "gemm", "shape": {"M": 8, "N": 8, "K": 8}, "dtype": "bf16"}])
+        self.assertEqual((none.exception.status, none.exception.code), (503, "no_device"))
 
     def test_tune_all_refuses_a_bad_file_with_its_line(self) -> None:
         bad = os.path.join(self.folder.name, "bad.jsonl")
