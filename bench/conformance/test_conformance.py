@@ -244,7 +244,9 @@ class ErrorBound(unittest.TestCase):
 
     def test_compare_takes_the_overflow_and_names_a_real_non_finite(self) -> None:
         import verify
-        torch = verify.import_torch()
+        torch = torch_or_none()
+        if torch is None:
+            self.skipTest("PyTorch is not installed (the GPU machine has it)")
         tol = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.001}
         ref = torch.tensor([1.0, -70000.0, 3.0, 4.0])
         mag = ref.abs()
