@@ -30,9 +30,14 @@ void print_summary(const CliContext& ctx, const nlohmann::json& job, double wait
   // long ago waits no time at all); the wait where the job has no time of its own yet.
   const nlohmann::json& wall = field(field(job, "stats"), "wall_seconds");
   const double took = wall.is_number() ? wall.get<double>() : waited_s;
+  // Configs counted as they went: those through the gates, and the pruned apart (most of a
+  // large space, never compiled).
+  const ProgressSnapshot counts = snapshot_from_job(job);
   out << "job " << field(job, "id") << " " << job.value("status", "") << " after "
-      << format_number(took, 1) << " s: " << status_counts(job) << " ("
-      << field(field(job, "progress"), "total") << " variants)" << '\n';
+      << format_number(took, 1) << " s: " << status_counts(job, true) << " (" << counts.total
+      << " config" << (counts.total == 1 ? "" : "s") << " through the gates";
+  if (counts.pruned > 0) out << "; " << counts.pruned << " pruned or for another arch";
+  out << ")\n";
   if (field(job, "reason").is_string())
     out << "reason: " << field(job, "reason").get<std::string>() << '\n';
   const nlohmann::json& best = field(job, "best");
@@ -74,12 +79,14 @@ nlohmann::json configs_arg(const std::string& text) {
   }
 }
 
-std::string status_counts(const nlohmann::json& job) {
+std::string status_counts(const nlohmann::json& job, bool gated_only) {
   std::string text;
   const nlohmann::json& by_status = field(field(job, "progress"), "by_status");
   if (!by_status.is_object()) return "-";
-  for (const auto& [status, count] : by_status.items())
+  for (const auto& [status, count] : by_status.items()) {
+    if (gated_only && (status == "pruned" || status == "unsupported_arch")) continue;
     text += (text.empty() ? "" : ", ") + count.dump() + " " + status;
+  }
   return text.empty() ? "none yet" : text;
 }
 

@@ -51,7 +51,8 @@ int report_finished_job(const CliContext& ctx, const nlohmann::json& job, double
 // `kerntune wait JOB_ID`: follows a job already submitted as submit --wait does.
 int run_wait(const CliContext& ctx, std::int64_t job_id, std::chrono::milliseconds poll);
 
-// "80 measured, 20 pruned, 3 compile_error" from a job's progress.by_status.
-std::string status_counts(const nlohmann::json& job);
+// "80 measured, 20 pruned, 3 compile_error" from a job's progress.by_status; gated_only leaves
+// out the configs that never reached a gate (pruned, unsupported_arch).
+std::string status_counts(const nlohmann::json& job, bool gated_only = false);
 
 }  // namespace kt

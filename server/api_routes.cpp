@@ -29,6 +29,7 @@ Router make_api_router() {
   router.add(verb::get, "/v1/batches", list_batches);
   router.add(verb::get, "/v1/batches/{id}", get_batch);
   router.add(verb::delete_, "/v1/batches/{id}", cancel_batch);
+  router.add(verb::get, "/v1/jobs/{id}/variants.csv", list_variants_csv);
   router.add(verb::get, "/v1/variants/{id}", get_variant);
   router.add(verb::get, "/v1/variants/{id}/kernel", get_kernel);
   router.add(verb::get, "/v1/variants/{id}/launch", get_launch);

@@ -174,6 +174,71 @@ ApiResponse list_variants(const ApiRequest& request, AppContext& context) {
                                         {"variants", variants}});
 }
 
+namespace {
+
+std::string csv_cell(const nlohmann::json& value) {
+  if (value.is_null()) return "";
+  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+ApiResponse list_variants_csv(const ApiRequest& request, AppContext& context) {
+  reject_unknown_params(request, {});
+  const JobRecord job = require_job(context, request);
+  // Every variant that reached a gate, in id order, read a page at a time.
+  std::vector<nlohmann::json> rows;
+  VariantPageQuery query;
+  query.gated_only = true;
+  query.limit = 1000;
+  for (;;) {
+    const VariantPage page = context.store.variant_page(job.id, query);
+    for (const VariantRecord& variant : page.variants) rows.push_back(variant_to_json(variant));
+    if (!page.next_after_id) break;
+    query.after_id = *page.next_after_id;
+  }
+  std::set<std::string> parameters;
+  for (const nlohmann::json& row : rows)
+    for (const auto& [name, value] : row["config"].items()) parameters.insert(name);
+  // The Python client's to_csv columns, then the compile's, then one per parameter (sorted).
+  const std::vector<std::string> fields{
+      "id",      "job_id",        "template",     "status",    "median_us",   "tflops",
+      "speedup", "max_abs_error", "rel_l2_error", "registers", "spill_bytes", "smem_bytes",
+      "threads", "compile_ms",    "failed_gate",  "reason"};
+  std::string csv;
+  for (const std::string& name : fields) csv += (csv.empty() ? "" : ",") + name;
+  for (const std::string& name : parameters) csv += "," + csv_cell(name);
+  csv += '\n';
+  for (const nlohmann::json& row : rows) {
+    const nlohmann::json& error = row["error"];
+    std::string line;
+    for (const std::string& name : fields) {
+      nlohmann::json value = nullptr;
+      if (name == "max_abs_error")
+        value = error.is_object() ? error.value("max_abs", nlohmann::json(nullptr)) : nullptr;
+      else if (name == "rel_l2_error")
+        value = error.is_object() ? error.value("rel_l2", nlohmann::json(nullptr)) : nullptr;
+      else if (row.contains(name))
+        value = row[name];
+      line += (name == fields.front() ? "" : ",") + csv_cell(value);
+    }
+    for (const std::string& name : parameters)
+      line += "," + csv_cell(row["config"].contains(name) ? row["config"][name] : nullptr);
+    csv += line + '\n';
+  }
+  ApiResponse response;
+  response.content_type = "text/csv; charset=utf-8";
+  response.body = std::move(csv);
+  response.headers.emplace_back(
+      "Content-Disposition",
+      "attachment; filename=\"job-" + std::to_string(job.id) + "-variants.csv\"");
+  return response;
+}
+
 ApiResponse cancel_job(const ApiRequest& request, AppContext& context) {
   reject_unknown_params(request, {});
   const JobRecord job = require_job(context, request);

@@ -29,6 +29,9 @@ ApiResponse get_job_events(const ApiRequest& request, AppContext& context);
 // GET /v1/jobs/{id}/variants[?status=S1,S2][&exclude_pruned=1][&log=1][&limit=N][&cursor=C]:
 // one page in id order (server/paging.hpp) with "next", the cursor of the following page.
 ApiResponse list_variants(const ApiRequest& request, AppContext& context);
+// GET /v1/jobs/{id}/variants.csv: every variant that reached a gate, one row each, its figures
+// and one column per config parameter (sorted), as the Python client's to_csv writes them.
+ApiResponse list_variants_csv(const ApiRequest& request, AppContext& context);
 // DELETE /v1/jobs/{id}: requests cancellation; 409 if the job already finished.
 ApiResponse cancel_job(const ApiRequest& request, AppContext& context);
 // GET /v1/variants/{id}[?log=1]

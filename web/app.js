@@ -92,11 +92,40 @@ function footprint(v) {
   if (v.smem_bytes === null || v.registers === null || v.threads === null) return null;
   return v.smem_bytes + 4 * v.registers * v.threads;
 }
+// Configs that never reach a gate (a constraint pruned them, or their template targets another
+// arch): most of a large space, counted apart so that a bar measures the work that runs.
+const NOT_RUN = ["pruned", "unsupported_arch"];
 function progressBar(progress) {
-  const total = progress && progress.total ? progress.total : 0;
-  const done = progress ? progress.finished : 0;
+  const byStatus = (progress && progress.by_status) || {};
+  const apart = NOT_RUN.reduce((sum, s) => sum + (byStatus[s] || 0), 0);
+  const total = progress && progress.total ? Math.max(0, progress.total - apart) : 0;
+  const done = progress ? Math.max(0, progress.finished - apart) : 0;
   const pct = total ? Math.round((100 * done) / total) : 0;
-  return `<span class="progress" title="${done} / ${total}"><div style="width:${pct}%"></div></span> <span class="muted">${done}/${total}</span>`;
+  const pruned = apart ? ` <span class="muted">(${apart} pruned)</span>` : "";
+  return `<span class="progress" title="${done} / ${total}"><div style="width:${pct}%"></div></span> <span class="muted">${done}/${total}</span>${pruned}`;
+}
+// An ISO 8601 UTC timestamp in the browser's time zone; the UTC text on hover.
+function localTime(iso) {
+  if (!iso) return "–";
+  const date = new Date(iso);
+  return isNaN(date) ? esc(iso) : `<span class="time" title="${esc(iso)}">${esc(date.toLocaleString())}</span>`;
+}
+// Every config parameter any of the variants has, in first-seen order: one table column each.
+function parameterNames(variants) {
+  const names = [];
+  for (const v of variants) for (const name of Object.keys(v.config || {})) if (!names.includes(name)) names.push(name);
+  return names;
+}
+// The rows as CSV (a column per parameter), as GET /v1/jobs/{id}/variants lists them.
+function variantsCsv(variants, names) {
+  const cell = (value) => {
+    const text = value === null || value === undefined ? "" : String(value);
+    return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  const head = ["id", "template", ...names, "status", "failed_gate", "median_us", "tflops", "max_rel", "registers", "spill_bytes", "smem_bytes", "compile_ms"];
+  const rows = variants.map((v) => [v.id, v.template, ...names.map((n) => (v.config || {})[n]), v.status, v.failed_gate,
+    v.median_us, v.tflops, v.error ? v.error.max_rel : null, v.registers, v.spill_bytes, v.smem_bytes, v.compile_ms]);
+  return [head, ...rows].map((row) => row.map(cell).join(",")).join("\n") + "\n";
 }
 function showError(error) {
   const banner = document.getElementById("error-banner");
@@ -195,7 +224,7 @@ async function showJobs(view, params) {
           { label: "status", value: (j) => j.status, html: (j) => statusBadge(j.status) + (j.reason ? `<div class="reason">${esc(j.reason)}</div>` : "") },
           { label: "progress", value: (j) => (j.progress.total ? j.progress.finished / j.progress.total : 0), html: (j) => progressBar(j.progress) },
           { label: "best µs", value: (j) => (j.best ? j.best.median_us : null), num: true, html: (j) => fmt(j.best && j.best.median_us) },
-          { label: "created", value: (j) => j.created_at },
+          { label: "created", value: (j) => j.created_at, html: (j) => localTime(j.created_at) },
         ], jobs, (j) => { location.hash = `#/jobs/${j.id}`; });
         // Live progress: unfinished jobs follow their event stream (progress redrawn in place, the
         // list read again when a status changes); past MAX_LIST_STREAMS of them, the list polls.
@@ -281,6 +310,37 @@ function drawScatter(job, measured, onPick) {
   div.on("plotly_click", (event) => { if (event.points.length) onPick(event.points[0].customdata); });
 }
 
+// A compile-only job measures nothing: its plots are what the compiles report.
+function drawCompiled(compiled) {
+  const spills = compiled.map((v) => v.spill_bytes || 0);
+  const maxSpill = Math.max(1, ...spills);
+  Plotly.react("plot-scatter", [{
+    type: "scatter", mode: "markers", name: "compiled",
+    x: compiled.map((v) => v.compile_ms), y: compiled.map((v) => v.registers), customdata: compiled.map((v) => v.id),
+    text: compiled.map((v) => `#${v.id} ${v.template}<br>${configText(v.config)}<br>spills ${v.spill_bytes ?? "?"} B`),
+    hovertemplate: "%{text}<br>%{x:.0f} ms, %{y} registers<extra></extra>",
+    marker: { size: compiled.map((v) => 7 + 18 * Math.sqrt((v.spill_bytes || 0) / maxSpill)), color: "#93c5fd", line: { width: 1, color: "#1f2937" } },
+  }], { title: plotTitle("Compile time vs registers (marker size: spilled bytes)"), margin: { l: 60, r: 10, t: 36, b: 44 },
+        showlegend: false, xaxis: { title: { text: "NVRTC compile (ms)" } }, yaxis: { title: { text: "registers per thread" } } }, PLOT_CONFIG);
+  Plotly.react("plot-convergence", [{
+    type: "bar", x: compiled.map((v) => `#${v.id}`), y: spills, marker: { color: spills.map((b) => (b > 0 ? "#ef4444" : "#10b981")) },
+    hovertemplate: "%{x}: %{y} B spilled<extra></extra>",
+  }], { title: plotTitle("Spilled bytes per compiled variant"), margin: { l: 60, r: 10, t: 36, b: 60 }, showlegend: false,
+        yaxis: { title: { text: "spill bytes" } } }, PLOT_CONFIG);
+}
+
+// Median time by the value of one parameter, every measured variant a point: which parameters
+// matter (a spread within one value that is as wide as across values says: not this one).
+function drawParameter(measured, name) {
+  const values = measured.map((v) => (v.config || {})[name]);
+  Plotly.react("plot-parameter", [{
+    type: "box", boxpoints: "all", jitter: 0.4, pointpos: 0, x: values.map(String), y: measured.map((v) => v.median_us),
+    text: measured.map((v) => `#${v.id} ${configText(v.config)}`), marker: { color: "#2563eb", size: 5 }, line: { width: 1 },
+    hovertemplate: "%{text}<br>%{y:.1f} µs<extra></extra>",
+  }], { title: plotTitle(`Median time by ${name}`), margin: { l: 60, r: 10, t: 36, b: 44 }, showlegend: false,
+        xaxis: { title: { text: name }, type: "category" }, yaxis: { title: { text: "median time (µs)" } } }, PLOT_CONFIG);
+}
+
 function drawConvergence(job, measured) {
   // Variants in measurement order (the store's id order) and the best median so far.
   let best = Infinity;
@@ -307,7 +367,8 @@ function drawOutcomes(job) {
     type: "bar", x: counts.map(([s]) => s), y: counts.map(([, n]) => n), text: counts.map(([, n]) => String(n)),
     textposition: "auto", marker: { color: counts.map(([s]) => (s === "measured" || s === "compiled" ? "#10b981" : s === "pruned" || s === "pending" ? "#9ca3af" : "#ef4444")) },
     hovertemplate: "%{x}: %{y}<extra></extra>",
-  }], { title: plotTitle("Variants by outcome"), margin: { l: 50, r: 10, t: 36, b: 90 }, xaxis: { tickangle: -30 }, yaxis: { title: { text: "variants" } } }, PLOT_CONFIG);
+  }], { title: plotTitle("Variants by outcome (log scale)"), margin: { l: 50, r: 10, t: 36, b: 90 }, xaxis: { tickangle: -30 },
+        yaxis: { title: { text: "variants" }, type: "log" } }, PLOT_CONFIG);
 }
 
 async function showVariant(id) {
@@ -370,9 +431,15 @@ async function showJob(view, jobId) {
       <div class="card"><div id="plot-convergence" class="plot"></div></div>
       <div class="card"><div id="plot-outcomes" class="plot"></div></div>
       <div class="card"><h2>Best</h2><div id="job-best"></div></div>
+      <div class="card" id="parameter-card"><label>Parameter <select id="parameter-select"></select></label>
+        <div id="plot-parameter" class="plot"></div></div>
     </div>
     <h2>Variants <span id="variant-count" class="muted"></span></h2>
+    <div class="filters"><label>Filter <input id="variant-filter" placeholder="e.g. BM=128 measured" size="30"></label>
+      <a id="variants-csv" href="#" download="job-${esc(jobId)}-variants.csv">Download CSV</a>
+      <span class="muted">(all variants: <a href="/v1/jobs/${esc(jobId)}/variants.csv">GET /v1/jobs/${esc(jobId)}/variants.csv</a>)</span></div>
     <table id="variant-table"></table>`;
+  let filterText = "", chosenParameter = null;
   const pick = (id) => showVariant(id).catch(showError);
   const render = async () => {
     const job = await api(`/v1/jobs/${jobId}`);
@@ -389,17 +456,38 @@ async function showJob(view, jobId) {
                                        : k === "progress" ? `<span id="job-progress">${progressBar(job.progress)}</span>`
                                        : k === "results" ? staleness(job)
                                        : k === "warm start" ? warmStart(job.warm_start) : esc(v)}</div>`).join("");
+    const compileOnly = job.mode === "compile";
+    const compiled = variants.filter((v) => v.status === "compiled" || (compileOnly && v.registers !== null));
     document.getElementById("job-best").innerHTML = best
       ? `<p><a href="#" id="best-link">variant ${best.id}</a> <code>${esc(best.template)} ${esc(configText(best.config))}</code></p>
          <p>${fmt(best.median_us)} µs${best.tflops ? `, ${fmt(best.tflops)} TFLOP/s` : ""}</p>${versusBaseline(job, best)}`
-      : `<p class="muted">nothing measured yet</p>`;
+      : compileOnly ? `<p class="muted" id="compile-only-note">a compile-only job for ${esc(job.arch)}: nothing is measured;
+          ${compiled.length} variant(s) compiled (registers and spills in the plots and the table)</p>`
+      : FINAL_JOB_STATES.has(job.status) ? `<p class="muted">no variant was measured</p>` : `<p class="muted">nothing measured yet</p>`;
     const bestLink = document.getElementById("best-link");
     if (bestLink) bestLink.addEventListener("click", (e) => { e.preventDefault(); pick(best.id); });
-    drawScatter(job, measured, pick);
-    drawConvergence(job, measured);
+    if (compileOnly) drawCompiled(compiled);
+    else { drawScatter(job, measured, pick); drawConvergence(job, measured); }
     drawOutcomes(job);
+    const names = parameterNames(variants);
+    const select = document.getElementById("parameter-select");
+    if (!chosenParameter || !names.includes(chosenParameter)) chosenParameter = names[0] || null;
+    select.innerHTML = names.map((n) => `<option ${n === chosenParameter ? "selected" : ""}>${esc(n)}</option>`).join("");
+    select.onchange = () => { chosenParameter = select.value; drawParameter(measured, chosenParameter); };
+    document.getElementById("parameter-card").hidden = !measured.length || !names.length;
+    if (measured.length && chosenParameter) drawParameter(measured, chosenParameter);
+    // The filter: every word must be in the row's text (template, parameters as NAME=VALUE, status).
+    const words = filterText.toLowerCase().split(/\s+/).filter(Boolean);
+    const rowText = (v) => `${v.id} ${v.template} ${configText(v.config)} ${v.status} ${v.failed_gate || ""}`.toLowerCase();
+    const shown = variants.filter((v) => words.every((w) => rowText(v).includes(w)));
     document.getElementById("variant-count").textContent =
-      `${variants.length} that reached the gates (${job.progress.by_status.pruned || 0} pruned not listed)`;
+      `${variants.length} that reached the gates (${job.progress.by_status.pruned || 0} pruned not listed)` +
+      (shown.length !== variants.length ? `, ${shown.length} shown` : "");
+    const csvLink = document.getElementById("variants-csv");
+    csvLink.href = URL.createObjectURL(new Blob([variantsCsv(shown, names)], { type: "text/csv" }));
+    const filter = document.getElementById("variant-filter");
+    filter.value = filterText;
+    filter.onchange = () => { filterText = filter.value; render().catch(showError); };
     sortableTable(document.getElementById("variant-table"), [
       { label: "id", value: (v) => v.id, num: true },
       { label: "template", value: (v) => v.template },
@@ -412,7 +500,11 @@ async function showJob(view, jobId) {
       { label: "regs", value: (v) => v.registers, num: true },
       { label: "smem B", value: (v) => v.smem_bytes, num: true },
       { label: "footprint B", value: (v) => footprint(v), num: true },
-    ], variants, (v, tr) => {
+      { label: "spills B", value: (v) => v.spill_bytes, num: true },
+      { label: "compile ms", value: (v) => v.compile_ms, num: true, html: (v) => fmt(v.compile_ms, 0) },
+      // One column per parameter, after the fixed ones.
+      ...names.map((n) => ({ label: n, value: (v) => (v.config || {})[n], num: true })),
+    ], shown, (v, tr) => {
       document.querySelectorAll("#variant-table tr.selected").forEach((row) => row.classList.remove("selected"));
       tr.classList.add("selected");
       pick(v.id);

@@ -150,6 +150,67 @@ class HistoryPage(unittest.TestCase):
             self.browser.save_screenshot(os.environ["KERNTUNE_SCREENSHOT"])
         self.assert_console_clean()
 
+    def test_the_variant_table_analyses_a_job(self) -> None:
+        job = self.seed["main_job"]
+        outcomes = self.seed["main_job_outcomes"]
+        self.open(f"/jobs/{job}")
+        gated = self.seed["main_job_total"] - outcomes["pruned"]
+        # One column per config parameter, after the fixed ones.
+        headers = [th.text.replace(" ▲", "").replace(" ▼", "")
+                   for th in self.browser.find_elements(By.CSS_SELECTOR, "#variant-table th")]
+        variants = self.client.variants(job, exclude_pruned=True)
+        parameters = []
+        for v in variants:
+            parameters += [n for n in v.config if n not in parameters]
+        self.assertEqual(headers[-len(parameters):], parameters)
+        # Sorting by a parameter orders its column.
+        column = headers.index(parameters[0]) + 1
+        self.browser.find_elements(By.CSS_SELECTOR, "#variant-table th")[column - 1].click()
+        cells = [td.text for td in self.browser.find_elements(
+            By.CSS_SELECTOR, f"#variant-table tbody tr td:nth-child({column})")]
+        known = [float(c) for c in cells if c != "–"]
+        self.assertEqual(known, sorted(known))
+        # The filter keeps the rows with every word: here the measured ones.
+        box = self.browser.find_element(By.ID, "variant-filter")
+        box.send_keys("measured\n")
+        WebDriverWait(self.browser, 10).until(lambda b: len(b.find_elements(
+            By.CSS_SELECTOR, "#variant-table tbody tr")) == outcomes["measured"])
+        self.assertIn(f"{gated} that reached the gates", self.browser.find_element(By.ID, "variant-count").text)
+        # The CSV download holds the rows shown, a column per parameter.
+        csv_text = self.js("return fetch(document.getElementById('variants-csv').href).then(r => r.text())")
+        lines = csv_text.strip().split("\n")
+        self.assertEqual(len(lines), outcomes["measured"] + 1)
+        for name in parameters:
+            self.assertIn(name, lines[0].split(","))
+        # Which parameters matter: median time by the chosen parameter, a point per measured variant.
+        self.assertEqual(self.js("return document.getElementById('plot-parameter').data[0].y.length"), outcomes["measured"])
+        # The outcome chart is on a log scale (a large pruned count would hide the rest).
+        self.assertEqual(self.js("return document.getElementById('plot-outcomes').layout.yaxis.type"), "log")
+        # The progress bar counts the configs that ran, the pruned apart.
+        progress = self.browser.find_element(By.ID, "job-progress").text
+        self.assertIn(f"{gated - outcomes.get('unsupported_arch', 0)}/{gated - outcomes.get('unsupported_arch', 0)}", progress)
+        self.assertIn(f"({outcomes['pruned'] + outcomes.get('unsupported_arch', 0)} pruned)", progress)
+        # Times in the browser's time zone, the UTC text on hover.
+        self.open("/")
+        created = self.browser.find_elements(By.CSS_SELECTOR, "#jobs-table tbody tr td:last-child .time")
+        self.assertTrue(created)
+        self.assertRegex(created[0].get_attribute("title"), r"^\d{4}-\d\d-\d\dT")
+        self.assertNotIn("T", created[0].text.split(",")[0])
+        self.assert_console_clean()
+
+    def test_a_compile_only_job_shows_its_compiles(self) -> None:
+        job = self.client.submit("gemm", {"M": 96, "N": 96, "K": 96}, "bf16", mode="compile", arch="sm_90a", budget=3)
+        self.client.wait(job.id, progress=False, timeout=240)
+        self.open(f"/jobs/{job.id}")
+        self.assertIn("nothing is measured", self.browser.find_element(By.ID, "compile-only-note").text)
+        self.assertIn("Compile time vs registers",
+                      self.js("return document.getElementById('plot-scatter').layout.title.text"))
+        compiled = self.client.job(job.id).progress.by_status.get("compiled", 0)
+        self.assertEqual(self.js("return document.getElementById('plot-scatter').data[0].x.length"), compiled)
+        self.assertGreater(min(self.js("return document.getElementById('plot-scatter').data[0].y")), 0)  # registers
+        self.assertIn("Spilled bytes", self.js("return document.getElementById('plot-convergence').layout.title.text"))
+        self.assert_console_clean()
+
     def test_the_best_card_gives_the_final_comparison_with_its_interval(self) -> None:
         job = self.seed["small_job"]
         final = self.client.best("gemm", {"M": 2048, "N": 2048, "K": 2048}, "bf16", device=H100)

@@ -224,6 +224,12 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
     job_id = match[1];
     EXPECT_TRUE(contains(submit.err, "variants"));  // the progress line
     EXPECT_TRUE(contains(submit.err, "compiled"));
+    // The summary counts the configs that went through the gates, and the pruned apart.
+    EXPECT_TRUE(std::regex_search(
+        submit.out,
+        std::regex(R"(\(\d+ configs? through the gates; \d+ pruned or for another arch\))")))
+        << submit.out;
+    EXPECT_FALSE(contains(submit.out, " pruned, ")) << submit.out;
 
     const CliRun history = kerntune(server, {"history"});
     EXPECT_EQ(history.exit_code, 0) << history.err;

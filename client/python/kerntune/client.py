@@ -157,10 +157,15 @@ class Client:
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"family {registration['family']} still compiling after {timeout} s")
             time.sleep(interval)
-            registration = self._json("GET", "/v1/families/registrations/" + registration["id"])
+            registration = self.family_registration(registration["id"])
         if registration["status"] == "failed":
             raise FamilyNotRegistered(registration)
         return registration
+
+    def family_registration(self, registration_id: str) -> Dict[str, Any]:
+        """GET /v1/families/registrations/{id}: a registration's state (compiling, registered,
+        failed) with the compile's outcome, also after a restart of the daemon."""
+        return self._json("GET", "/v1/families/registrations/" + urllib.parse.quote(str(registration_id), safe=""))
 
     def submit(self, family: str, shape: Dict[str, int], dtype: str, *, mode: str = "tune",
                arch: Optional[str] = None, device: Optional[Union[int, str]] = None,
@@ -400,6 +405,16 @@ class Client:
             "log": "1" if log else None,
         }
         return [Variant.from_json(v) for v in self._all_pages(f"/v1/jobs/{int(job_id)}/variants", "variants", query)]
+
+    def variants_csv(self, job_id: int, path: Optional[str] = None) -> str:
+        """GET /v1/jobs/{id}/variants.csv: every variant that reached a gate as CSV, the figures
+        and one column per config parameter; written to `path` when given, and returned."""
+        payload, _ = self._request("GET", f"/v1/jobs/{int(job_id)}/variants.csv")
+        text = payload.decode("utf-8")
+        if path is not None:
+            with open(path, "w", newline="") as f:
+                f.write(text)
+        return text
 
     def show(self, job_id: int, *, all_variants: bool = False) -> "tuple[Job, List[Variant]]":
         """Like `kerntune show`: the job and the variants that reached the compiler (all with

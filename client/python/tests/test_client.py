@@ -45,6 +45,32 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertIn("local", str(refused.exception))
         self.client.wait(job.id, interval=0.2, timeout=240, stream=io.StringIO())
 
+    def test_the_variants_of_a_seeded_job_as_csv_with_a_column_per_parameter(self) -> None:
+        job_id = self.daemon.seed["main_job"]
+        folder = tempfile.mkdtemp(prefix="kerntune-csv-")
+        path = os.path.join(folder, "variants.csv")
+        text = self.client.variants_csv(job_id, path)
+        with open(path) as f:
+            self.assertEqual(f.read(), text)
+        rows = list(csv.DictReader(io.StringIO(text)))
+        gated = self.client.variants(job_id, exclude_pruned=True)
+        self.assertEqual(len(rows), len(gated))  # every variant that reached a gate, pruned ones not
+        parameters = sorted({name for v in gated for name in v.config})
+        header = text.splitlines()[0].split(",")
+        self.assertEqual(header[:4], ["id", "job_id", "template", "status"])
+        self.assertEqual(header[-len(parameters):], parameters)
+        by_id = {int(r["id"]): r for r in rows}
+        for v in gated:
+            row = by_id[v.id]
+            self.assertEqual(row["status"], v.status)
+            for name, value in v.config.items():
+                self.assertEqual(row[name], str(value))
+            if v.median_us is not None:
+                self.assertAlmostEqual(float(row["median_us"]), v.median_us)
+        with self.assertRaises(kerntune.ApiError) as unknown:
+            self.client.variants_csv(999999)
+        self.assertEqual(unknown.exception.status, 404)
+
     def test_submit_wait_show_and_download_a_compile_job(self) -> None:
         job = self.client.submit("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=2)
         self.assertIsInstance(job, kerntune.Job)
@@ -282,6 +308,28 @@ class ClientRegistersFamilies(unittest.TestCase):
         with self.assertRaises(kerntune.ApiError) as caught:
             self.client.register_family(manifest={"name": "../etc"}, sources={})
         self.assertEqual((caught.exception.status, caught.exception.code), (400, "invalid_family_name"))
+
+
+class OperationIds(unittest.TestCase):
+    """docs/openapi.json's operationIds are the Python client's method names: a client generated
+    from the document and this one name each operation alike."""
+
+    NOT_IN_THE_CLIENT = {"metrics", "openapi", "page", "page_ui", "page_file", "page_vendor_file"}
+
+    def test_every_operation_is_named_after_its_client_method(self) -> None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "docs", "openapi.json")
+        with open(path) as f:
+            document = json.load(f)
+        ids = [op.get("operationId") for ops in document["paths"].values() for op in ops.values()]
+        self.assertNotIn(None, ids, "an operation without an operationId")
+        self.assertEqual(len(ids), len(set(ids)), "operationIds repeat")
+        for name in set(ids) - self.NOT_IN_THE_CLIENT:
+            self.assertTrue(callable(getattr(kerntune.Client, name, None)), f"no kerntune.Client.{name}")
+        # And every method that makes one request is one operation's.
+        for name in ("health", "families", "devices", "register_family", "family_registration", "submit", "job",
+                     "cancel", "events", "variants", "variants_csv", "submit_batch", "batch", "batches", "cancel_batch", "variant",
+                     "kernel", "launch", "best", "pareto", "history", "tuned"):
+            self.assertIn(name, ids)
 
 
 class ClientWithoutDaemon(unittest.TestCase):
