@@ -10,6 +10,7 @@
 #include "client/batch_view.hpp"
 #include "client/bundle_command.hpp"
 #include "client/cli_context.hpp"
+#include "client/cli_hints.hpp"
 #include "client/export_command.hpp"
 #include "client/family_command.hpp"
 #include "client/http_transport.hpp"
@@ -265,7 +266,7 @@ int main(int argc, char** argv) {
     std::cerr << "kerntune: unknown command " << name << '\n';
     return kt::kExitError;
   } catch (const kt::ClientError& error) {
-    std::cerr << "kerntune: " << error.what();
+    std::cerr << "kerntune: " << kt::with_cli_hints(error.what());
     if (error.status() != 0)
       std::cerr << " (HTTP " << error.status() << ", " << error.code() << ")";
     std::cerr << '\n';

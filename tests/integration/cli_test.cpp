@@ -171,7 +171,8 @@ TEST_F(CliTest, BestSaysWhereANearestOrStaleAnswerCameFrom) {
                                       "--dtype", "bf16"};
   const CliRun plain = kerntune(daemon.url(), miss);
   EXPECT_EQ(plain.exit_code, 1);
-  EXPECT_TRUE(contains(plain.err, "nearest=1"));
+  EXPECT_TRUE(contains(plain.err, "--nearest answers with the nearest tuned shape")) << plain.err;
+  EXPECT_FALSE(contains(plain.err, "nearest=1"));
 
   std::vector<std::string> nearest = miss;
   nearest.push_back("--nearest");
@@ -254,10 +255,15 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
         kerntune(server, {"submit", "gemm", "--shape", "m=64,n=64,k=64", "--dtype", "bf16"});
     EXPECT_EQ(tune.exit_code, 1);
     EXPECT_TRUE(contains(tune.err, "no GPU on this host"));
+    // The hint in the CLI's words, not the API's.
+    EXPECT_TRUE(contains(tune.err, "use --mode compile --arch sm_90a")) << tune.err;
+    EXPECT_FALSE(contains(tune.err, "\"mode\"")) << tune.err;
     const CliRun best =
         kerntune(server, {"best", "gemm", "--shape", "M=96,N=80,K=40", "--dtype", "bf16"});
     EXPECT_EQ(best.exit_code, 1);
     EXPECT_TRUE(contains(best.err, "nothing tuned for"));
+    EXPECT_TRUE(contains(best.err, "--nearest answers")) << best.err;
+    EXPECT_TRUE(contains(best.err, "--tune-on-miss starts a job")) << best.err;
     const CliRun missing = kerntune(server, {"show", "99999"});
     EXPECT_EQ(missing.exit_code, 1);
     EXPECT_TRUE(contains(missing.err, "no job 99999"));
