@@ -12,6 +12,7 @@
 #include "engine/job_scheduler.hpp"
 #include "server/access_control.hpp"
 #include "server/answer_cache.hpp"
+#include "server/http_metrics.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 #include "tuner/paths.hpp"
@@ -42,6 +43,8 @@ struct AppContext {
   std::shared_ptr<AnswerCache> answers = std::make_shared<AnswerCache>();
   // Families over the API (kerntuned --allow-user-families); null: POST /v1/families is refused.
   FamilyRegistrar* registrar = nullptr;
+  // Requests by route and status, their latency, the process (GET /metrics); shared like answers.
+  std::shared_ptr<HttpMetrics> http_metrics = std::make_shared<HttpMetrics>();
   // The open event streams against their cap; set by HttpServer::start (null before).
   std::shared_ptr<EventStreamSlots> event_streams = nullptr;
 };

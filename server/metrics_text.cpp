@@ -8,8 +8,12 @@
 
 namespace kt {
 
-std::string metrics_text(const JobScheduler& scheduler, const EventStreamSlots* streams) {
+std::string metrics_text(const JobScheduler& scheduler, const EventStreamSlots* streams,
+                         const HttpMetrics* http, const std::string& version) {
   std::vector<prometheus::MetricFamily> families = scheduler.metric_families();
+  if (http)
+    for (prometheus::MetricFamily& family : http->collect(version))
+      families.push_back(std::move(family));
   if (streams) {
     prometheus::MetricFamily family;
     family.name = "kerntune_event_streams_open";
@@ -26,7 +30,8 @@ std::string metrics_text(const JobScheduler& scheduler, const EventStreamSlots* 
 ApiResponse get_metrics(const ApiRequest&, AppContext& context) {
   ApiResponse response;
   response.content_type = "text/plain; version=0.0.4; charset=utf-8";
-  response.body = metrics_text(context.scheduler, context.event_streams.get());
+  response.body = metrics_text(context.scheduler, context.event_streams.get(),
+                               context.http_metrics.get(), context.version);
   return response;
 }
 

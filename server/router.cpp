@@ -139,6 +139,20 @@ bool Router::match(const Route& route, const std::vector<std::string>& segments,
   return true;
 }
 
+std::string Router::pattern_of(const HttpRequest& request) const {
+  const std::string target(request.target());
+  auto parsed = boost::urls::parse_origin_form(target);
+  if (!parsed) return "";
+  std::vector<std::string> segments;
+  for (const auto& segment : parsed->segments()) segments.push_back(segment);
+  for (const Route& candidate : routes_) {
+    std::map<std::string, std::string> captured;
+    if (match(candidate, segments, captured) && serves(candidate.method, request.method()))
+      return candidate.pattern;
+  }
+  return "";
+}
+
 ApiResponse Router::dispatch(const HttpRequest& request, AppContext& context) const {
   // A request never waits out an outage of the database: it is answered 503 at once.
   const db::FailFastOnOutage fail_fast;

@@ -58,6 +58,9 @@ class Router {
   // True for a route added with RunOn::io_thread, and for requests answered without a handler
   // (a malformed target, no such path or method).
   bool runs_on_io_thread(const HttpRequest& request) const;
+  // The pattern of the route that serves the request ("/v1/jobs/{id}"), "" when none does (no
+  // such path or method, a malformed target): what the request metrics are labelled with.
+  std::string pattern_of(const HttpRequest& request) const;
   // Every (method, pattern) added, in order: what the OpenAPI conformance test checks.
   std::vector<std::pair<boost::beast::http::verb, std::string>> routes() const;
   // The answer when it can be given on the I/O thread: a RunOn::io_thread route's, a route's

@@ -181,6 +181,10 @@ void Session::answer(ApiResponse api, std::chrono::steady_clock::time_point star
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started);
   spdlog::debug("{} {} -> {} ({:.1f} ms)", std::string(request.method_string()),
                 std::string(request.target()), static_cast<unsigned>(api.status), elapsed.count());
+  if (settings_.context->http_metrics)
+    settings_.context->http_metrics->observe(
+        settings_.router->pattern_of(request), std::string(request.method_string()),
+        static_cast<unsigned>(api.status), elapsed.count() / 1000.0);
   if (api.event_stream && request.method() == http::verb::get && api.status == HttpStatus::ok)
     return start_event_stream(std::move(api));
   if (api.event_stream && request.method() == http::verb::head && api.status == HttpStatus::ok)

@@ -72,5 +72,43 @@ TEST(Metrics, CountWhatACompileJobDid) {
   EXPECT_EQ(after.at("kerntune_compile_process_restarts_total"), 0);
 }
 
+TEST(Metrics, CountRequestsByRouteAndStatusAndDescribeTheProcess) {
+  test::InProcessDaemon daemon;
+  const HttpTransport transport(parse_server_url(daemon.url), 60s, "");
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(transport.send(http::verb::get, "/v1/jobs/999").status, 404);
+  EXPECT_EQ(transport.send(http::verb::get, "/v1/families").status, 200);
+  EXPECT_EQ(transport.send(http::verb::get, "/no/such/path").status, 404);
+  EXPECT_EQ(transport.send(http::verb::delete_, "/v1/families").status, 405);
+  const auto scraped = parse_exposition(transport.send(http::verb::get, "/metrics").body);
+  // By the route's pattern, never the raw path (the labels stay few whatever clients ask for).
+  EXPECT_EQ(scraped.at("kerntune_http_requests_total{method=\"GET\",route=\"/v1/jobs/{id}\","
+                       "status=\"404\"}"),
+            3);
+  EXPECT_EQ(scraped.at("kerntune_http_requests_total{method=\"GET\",route=\"/v1/families\","
+                       "status=\"200\"}"),
+            1);
+  EXPECT_EQ(scraped.at("kerntune_http_requests_total{method=\"GET\",route=\"unmatched\","
+                       "status=\"404\"}"),
+            1);
+  EXPECT_EQ(scraped.at("kerntune_http_requests_total{method=\"DELETE\",route=\"unmatched\","
+                       "status=\"405\"}"),
+            1);
+  for (const auto& [name, value] : scraped)
+    EXPECT_EQ(name.find("/v1/jobs/999"), std::string::npos) << name;
+  EXPECT_EQ(scraped.at("kerntune_http_request_duration_seconds_count{method=\"GET\",route=\"/v1/"
+                       "jobs/{id}\"}"),
+            3);
+  EXPECT_GT(scraped.at("kerntune_http_request_duration_seconds_sum{method=\"GET\",route=\"/v1/"
+                       "jobs/{id}\"}"),
+            0);
+  EXPECT_EQ(scraped.at("kerntune_build_info{version=\"" + daemon.context.version + "\"}"), 1);
+  EXPECT_GT(scraped.at("process_resident_memory_bytes"), 1e6);
+  EXPECT_GT(scraped.at("process_open_fds"), 3);
+  EXPECT_GE(scraped.at("process_max_fds"), scraped.at("process_open_fds"));
+  EXPECT_GT(scraped.at("process_cpu_seconds_total"), 0);
+  EXPECT_GT(scraped.at("process_start_time_seconds"), 1.7e9);  // after 2023
+}
+
 }  // namespace
 }  // namespace kt
