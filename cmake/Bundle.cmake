@@ -12,6 +12,8 @@ function(kt_bundle_runtime_libs target)
         VERBATIM)
     endif()
   endforeach()
-  set_target_properties(${target} PROPERTIES BUILD_RPATH "$ORIGIN;${CUDAToolkit_LIBRARY_DIR}"
-                                             INSTALL_RPATH "$ORIGIN;${CUDAToolkit_LIBRARY_DIR}")
+  # Installed (cmake/Install.cmake), the bundled libraries are in ../lib/kerntune.
+  set_target_properties(${target} PROPERTIES
+    BUILD_RPATH "$ORIGIN;${CUDAToolkit_LIBRARY_DIR}"
+    INSTALL_RPATH "$ORIGIN/../lib/kerntune;$ORIGIN;${CUDAToolkit_LIBRARY_DIR}")
 endfunction()
