@@ -124,10 +124,12 @@ HttpAnswer http_get(unsigned short port, const std::string& path,
 // as another user (both set in the child alone). Stopped and reaped with the object.
 class Kerntuned : public harness::DaemonProcess {
  public:
+  // exe: the daemon to start; a dropped user runs a copy it can reach (reachable_daemon).
   Kerntuned(const fs::path& dir, const std::string& tag, const fs::path& db,
             std::vector<std::string> args, std::optional<rlim_t> open_files_limit = std::nullopt,
-            std::optional<uid_t> run_as = std::nullopt)
-      : DaemonProcess(test::binary_dir() / "kerntuned", db, dir / (tag + ".log"),
+            std::optional<uid_t> run_as = std::nullopt,
+            const fs::path& exe = test::binary_dir() / "kerntuned")
+      : DaemonProcess(exe, db, dir / (tag + ".log"),
                       options(std::move(args), open_files_limit, run_as)) {}
 
   // Descriptors the daemon holds now.
@@ -164,6 +166,23 @@ class DaemonLimitsTest : public ::testing::Test {
                                      fs::perms::group_exec | fs::perms::others_read |
                                      fs::perms::others_exec);
     return kUnprivileged;
+  }
+
+  // The daemon as a dropped user can run it wherever the checkout is (a clone in a 0700 home
+  // folder): the daemon, its worker and the libraries beside them copied into the test's own
+  // folder, which unprivileged_daemon opened to everyone.
+  fs::path reachable_daemon() {
+    const fs::path bin = dir_.path() / "bin";
+    if (fs::exists(bin / "kerntuned")) return bin / "kerntuned";
+    fs::create_directories(bin);
+    for (const auto& entry : fs::directory_iterator(test::binary_dir())) {
+      const std::string name = entry.path().filename().string();
+      if (name == "kerntuned" || name == "kerntune-worker" || name.find(".so") != std::string::npos)
+        fs::copy(entry.path(), bin / name, fs::copy_options::copy_symlinks);
+    }
+    fs::permissions(bin, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    return bin / "kerntuned";
   }
 
   std::vector<std::string> with_families(std::vector<std::string> args) const {
@@ -220,7 +239,8 @@ TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFileIsRefusedNamingThePathAndTheFix) {
       EXPECT_TRUE(contains(error.what(), db.string()));
     }
   }
-  Kerntuned daemon(dir_.path(), "read-only-file", db, with_families({}), std::nullopt, run_as);
+  Kerntuned daemon(dir_.path(), "read-only-file", db, with_families({}), std::nullopt, run_as,
+                   run_as ? reachable_daemon() : test::binary_dir() / "kerntuned");
   const auto code = daemon.exit_code_within(kStartupCheckLimit);
   ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
   EXPECT_NE(*code, 0);
@@ -239,7 +259,8 @@ TEST_F(DaemonLimitsTest, ReadOnlyDatabaseFolderIsRefusedNamingTheFolder) {
     ASSERT_EQ(chown(folder.c_str(), *run_as, *run_as), 0);
   }
   Kerntuned daemon(dir_.path(), "read-only-folder", (folder / "kerntune.db"), with_families({}),
-                   std::nullopt, run_as);
+                   std::nullopt, run_as,
+                   run_as ? reachable_daemon() : test::binary_dir() / "kerntuned");
   const auto code = daemon.exit_code_within(kStartupCheckLimit);
   fs::permissions(folder, fs::perms::owner_all);  // so that the temp folder can be removed
   ASSERT_TRUE(code.has_value()) << "still running; log:\n" << daemon.log();
