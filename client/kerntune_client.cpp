@@ -150,7 +150,7 @@ nlohmann::json Client::family_registration(const std::string& id) const {
   return call(http::verb::get, "/v1/families/registrations/" + id);
 }
 
-nlohmann::json Client::submit_job(const JobSpec& spec) const {
+nlohmann::json Client::submit_job(const JobSpec& spec, bool dry_run) const {
   nlohmann::json body = {
       {"family", spec.family}, {"shape", spec.shape}, {"dtype", spec.dtype}, {"mode", spec.mode}};
   if (!spec.arch.empty()) body["arch"] = spec.arch;
@@ -161,7 +161,7 @@ nlohmann::json Client::submit_job(const JobSpec& spec) const {
   if (spec.search_patience > 0) body["search_patience"] = spec.search_patience;
   if (!spec.pipeline.empty()) body["pipeline"] = spec.pipeline;
   if (!spec.configs.is_null()) body["configs"] = spec.configs;
-  return call(http::verb::post, "/v1/jobs", body.dump());
+  return call(http::verb::post, dry_run ? "/v1/jobs?dry_run=1" : "/v1/jobs", body.dump());
 }
 
 nlohmann::json Client::job(std::int64_t id) const {

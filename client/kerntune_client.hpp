@@ -94,7 +94,8 @@ class Client {
   nlohmann::json register_family(const nlohmann::ordered_json& upload) const;
   nlohmann::json family_registration(const std::string& id) const;
 
-  nlohmann::json submit_job(const JobSpec& spec) const;
+  // dry_run: POST /v1/jobs?dry_run=1, the job's preview (nothing queued).
+  nlohmann::json submit_job(const JobSpec& spec, bool dry_run = false) const;
   nlohmann::json job(std::int64_t id) const;
   // Every variant of the job: follows the server's pages ("next") to the end and answers as one
   // page would, {"job_id", "status", "count", "total", "skipped", "next": null, "variants"}.

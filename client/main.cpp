@@ -71,6 +71,38 @@ std::string unknown_command_message(CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
+// A job's options, for `submit` and for `plan` (which asks the daemon what the job would be).
+void add_job_options(CLI::App& command, kt::SubmitArgs& args) {
+  command.add_option("family", args.family, "kernel family, e.g. gemm")->required();
+  command.add_option("--shape", args.shape, kShapeHelp)->required();
+  command.add_option("--dtype", args.dtype, "element type, e.g. bf16")->required();
+  command.add_option("--mode", args.mode, "tune (on a GPU) or compile (NVRTC only)")
+      ->check(CLI::IsMember({"tune", "compile"}))
+      ->capture_default_str();
+  command.add_option("--arch", args.arch, "target arch for --mode compile, e.g. sm_100a");
+  command.add_option("--device", args.device, "GPU ordinal, UUID or name (tune mode)");
+  command.add_option("--budget", args.budget, "max variants to run (0: all)")
+      ->check(zero_or_more("the whole space"));
+  command.add_option("--search", args.search,
+                     "exhaustive, random, model or local (default: local with a budget, "
+                     "exhaustive without)");
+  command
+      .add_option("--search-seconds", args.search_seconds,
+                  "stop searching after this many seconds (0: no limit)")
+      ->check(zero_or_more("no limit"));
+  command
+      .add_option("--search-patience", args.search_patience,
+                  "stop after this many batches without an improvement above 1%")
+      ->check(zero_or_more("no limit"));
+  command
+      .add_option("--pipeline", args.pipeline,
+                  "pipelined (compile ahead on every core; default) or serial")
+      ->check(CLI::IsMember({"pipelined", "serial"}));
+  command.add_option(
+      "--configs", args.configs,
+      "measure only these configs: a JSON array such as '[{\"BM\":128,...}]', or @FILE");
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"kerntune: submit CUDA kernel tuning jobs to kerntuned and read their results"};
   app.require_subcommand(1);
@@ -88,35 +120,15 @@ int main(int argc, char** argv) {
 
   kt::SubmitArgs submit;
   auto* submit_cmd = app.add_subcommand("submit", "submit a tuning (or compile-only) job");
-  submit_cmd->add_option("family", submit.family, "kernel family, e.g. gemm")->required();
-  submit_cmd->add_option("--shape", submit.shape, kShapeHelp)->required();
-  submit_cmd->add_option("--dtype", submit.dtype, "element type, e.g. bf16")->required();
-  submit_cmd->add_option("--mode", submit.mode, "tune (on a GPU) or compile (NVRTC only)")
-      ->check(CLI::IsMember({"tune", "compile"}))
-      ->capture_default_str();
-  submit_cmd->add_option("--arch", submit.arch, "target arch for --mode compile, e.g. sm_100a");
-  submit_cmd->add_option("--device", submit.device, "GPU ordinal, UUID or name (tune mode)");
-  submit_cmd->add_option("--budget", submit.budget, "max variants to run (0: all)")
-      ->check(zero_or_more("the whole space"));
-  submit_cmd->add_option("--search", submit.search,
-                         "exhaustive, random, model or local (default: local with a budget, "
-                         "exhaustive without)");
-  submit_cmd
-      ->add_option("--search-seconds", submit.search_seconds,
-                   "stop searching after this many seconds (0: no limit)")
-      ->check(zero_or_more("no limit"));
-  submit_cmd
-      ->add_option("--search-patience", submit.search_patience,
-                   "stop after this many batches without an improvement above 1%")
-      ->check(zero_or_more("no limit"));
-  submit_cmd
-      ->add_option("--pipeline", submit.pipeline,
-                   "pipelined (compile ahead on every core; default) or serial")
-      ->check(CLI::IsMember({"pipelined", "serial"}));
-  submit_cmd->add_option(
-      "--configs", submit.configs,
-      "measure only these configs: a JSON array such as '[{\"BM\":128,...}]', or @FILE");
+  add_job_options(*submit_cmd, submit);
   submit_cmd->add_flag("--wait", submit.wait, "follow the job with a progress bar until it ends");
+  kt::SubmitArgs plan;
+  plan.plan = true;
+  add_job_options(*app.add_subcommand("plan",
+                                      "what a job would be, before it runs: feasible configs per "
+                                      "template, pruned ones by constraint, the budget's share "
+                                      "and an estimated time; nothing is queued"),
+                  plan);
 
   kt::TunedArgs best;
   auto* best_cmd = app.add_subcommand("best", "best measured config for a problem");
@@ -233,6 +245,7 @@ int main(int argc, char** argv) {
     if (name == "families") return kt::run_families(ctx);
     if (name == "devices") return kt::run_devices(ctx);
     if (name == "submit") return kt::run_submit(ctx, submit);
+    if (name == "plan") return kt::run_submit(ctx, plan);
     if (name == "best") return kt::run_best(ctx, best);
     if (name == "pareto") return kt::run_pareto(ctx, pareto);
     if (name == "history") return kt::run_history(ctx, history);

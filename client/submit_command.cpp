@@ -1,5 +1,6 @@
 #include "client/submit_command.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -171,6 +172,57 @@ int run_wait(const CliContext& ctx, std::int64_t job_id, std::chrono::millisecon
       ctx, last, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 }
 
+namespace {
+
+// `kerntune plan`: the daemon's preview of the job, per template.
+int print_plan(const CliContext& ctx, const nlohmann::json& preview) {
+  if (ctx.json) {
+    ctx.out << preview.dump(2) << '\n';
+    return kExitOk;
+  }
+  ctx.out << preview.value("family", "") << " " << preview.value("dtype", "") << " "
+          << format_shape(field(preview, "shape")) << " on " << target_of(preview) << '\n';
+  TextTable table({"TEMPLATE", "FEASIBLE", "PRUNED", ""});
+  for (const nlohmann::json& t : field(preview, "templates"))
+    table.add_row({t.value("name", ""), std::to_string(t.value("feasible", std::int64_t{0})),
+                   std::to_string(t.value("pruned", std::int64_t{0})),
+                   t.value("other_arch", false) ? "for another arch" : ""});
+  table.print(ctx.out);
+  const std::int64_t feasible = preview.value("feasible", std::int64_t{0});
+  const std::int64_t to_run = preview.value("to_run", std::int64_t{0});
+  ctx.out << feasible << " feasible config" << (feasible == 1 ? "" : "s") << ", "
+          << preview.value("pruned", std::int64_t{0}) << " pruned; the job runs " << to_run;
+  if (feasible > 0 && to_run < feasible)
+    ctx.out << " (" << format_number(100.0 * static_cast<double>(to_run) / feasible, 1)
+            << "% of them, its budget)";
+  ctx.out << '\n';
+  const nlohmann::json& seconds = field(preview, "estimated_seconds");
+  if (seconds.is_number())
+    ctx.out << "estimated: " << format_number(seconds, 0)
+            << " s at this daemon's rates so far (an upper bound: compiles and measurements "
+               "overlap)\n";
+  else
+    ctx.out << "no estimate: this daemon has not compiled or measured anything yet\n";
+  nlohmann::json groups = field(preview, "pruned_groups");
+  if (groups.is_array() && !groups.empty()) {
+    std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+      return a.value("count", std::int64_t{0}) > b.value("count", std::int64_t{0});
+    });
+    ctx.out << "pruned by (the largest counts):\n";
+    int shown = 0;
+    for (const nlohmann::json& g : groups) {
+      if (++shown > 5) break;
+      ctx.out << "  " << g.value("count", std::int64_t{0}) << " " << g.value("template", "") << ": "
+              << g.value("reason", "") << '\n';
+    }
+    if (groups.size() > 5)
+      ctx.out << "  ... (" << groups.size() - 5 << " more; --json lists all)\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_submit(const CliContext& ctx, const SubmitArgs& args) {
   JobSpec spec;
   spec.family = args.family;
@@ -185,6 +237,7 @@ int run_submit(const CliContext& ctx, const SubmitArgs& args) {
   spec.search_patience = args.search_patience;
   spec.pipeline = args.pipeline;
   if (!args.configs.empty()) spec.configs = configs_arg(args.configs);
+  if (args.plan) return print_plan(ctx, ctx.client.submit_job(spec, true));
   const auto started = std::chrono::steady_clock::now();
   const nlohmann::json job = ctx.client.submit_job(spec);
   const std::int64_t id = job.at("id").get<std::int64_t>();

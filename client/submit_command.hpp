@@ -24,6 +24,7 @@ struct SubmitArgs {
   std::string pipeline;  // "" = the server's default
   std::string configs;   // JSON array, or @FILE holding one; "" = the whole space
   bool wait = false;
+  bool plan = false;  // `kerntune plan`: ask what the job would be (dry_run=1), queue nothing
   std::chrono::milliseconds poll{1000};
 };
 

@@ -40,6 +40,7 @@ JobScheduler::JobScheduler(Store& store, const FamilyRegistry& families, Schedul
   unsigned threads = options_.compile_threads > 0
                          ? static_cast<unsigned>(options_.compile_threads)
                          : std::max(1u, std::thread::hardware_concurrency());
+  compile_threads_ = static_cast<int>(threads);
   compile_pool_ = std::make_unique<ThreadPool>(threads, options_.compile_nice);
   gpu_pool_ = std::make_unique<GpuPool>(devices_, options_.worker_exe, options_.run_as);
   seed_ = options_.seed != 0 ? options_.seed : (std::random_device{}() | 1ull);

@@ -61,6 +61,8 @@ class JobScheduler {
   const std::vector<DeviceInfo>& devices() const { return devices_; }
   // Live progress of the jobs, for the event streams.
   JobEventHub& events() { return events_; }
+  // Threads the compiles run on (a job's estimate divides its compiles among them).
+  int compile_threads() const { return compile_threads_; }
   // GET /metrics: the engine's counters (EngineMetrics), worker restarts included.
   std::vector<prometheus::MetricFamily> metric_families() const;
   // How many times workers were started again after their first start (a crash, a hang, an
@@ -81,6 +83,7 @@ class JobScheduler {
   SchedulerOptions options_;
   std::vector<DeviceInfo> devices_;
   std::unique_ptr<ThreadPool> compile_pool_;
+  int compile_threads_ = 1;
   std::unique_ptr<GpuPool> gpu_pool_;
   std::vector<std::unique_ptr<Queue>> queues_;  // [0]: compile-only; then one per GPU model
   EngineMetrics metrics_{devices_};

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "engine/final_figures.hpp"
+#include "engine/job_preview.hpp"
 #include "engine/job_stats.hpp"
 #include "engine/variant_launch.hpp"
 #include "engine/warm_start.hpp"
@@ -92,10 +93,53 @@ TuneOnRequest start_tuning(AppContext& context, const ProblemQuery& problem,
   }
 }
 
+namespace {
+
+nlohmann::json optional_seconds(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// POST /v1/jobs?dry_run=1: what the job would be, nothing stored (engine/job_preview.hpp).
+ApiResponse preview_response(const JobSubmission& submission, AppContext& context) {
+  const NewJob& job = submission.job;
+  const Family& family = require_family(context.families, job.family);
+  const JobPreview preview = preview_job(submission, family, context.scheduler.metric_families(),
+                                         context.scheduler.compile_threads());
+  nlohmann::json templates = nlohmann::json::array();
+  for (const TemplatePreview& t : preview.templates)
+    templates.push_back({{"name", t.name},
+                         {"feasible", t.feasible},
+                         {"pruned", t.pruned},
+                         {"other_arch", t.other_arch}});
+  return json_response(HttpStatus::ok,
+                       {{"dry_run", true},
+                        {"family", job.family},
+                        {"shape", to_json(job.shape)},
+                        {"dtype", job.dtype},
+                        {"mode", std::string(to_string(job.mode))},
+                        {"arch", job.arch},
+                        {"device_name", job.device_name.empty() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(job.device_name)},
+                        {"budget", job.budget},
+                        {"templates", templates},
+                        {"feasible", preview.feasible},
+                        {"pruned", preview.pruned_total},
+                        {"to_run", preview.to_run},
+                        {"pruned_groups", pruned_groups_to_json(preview.pruned)},
+                        {"rates",
+                         {{"compile_seconds_each", optional_seconds(preview.compile_seconds_each)},
+                          {"measure_seconds_each", optional_seconds(preview.measure_seconds_each)},
+                          {"compile_threads", preview.compile_threads}}},
+                        {"estimated_seconds", optional_seconds(preview.estimated_seconds)}});
+}
+
+}  // namespace
+
 ApiResponse create_job(const ApiRequest& request, AppContext& context) {
-  reject_unknown_params(request, {});
-  const JobRecord stored =
-      submit_job(plan_job_request(request.http.body(), context), context.store, context.scheduler);
+  reject_unknown_params(request, {"dry_run"});
+  JobSubmission submission = plan_job_request(request.http.body(), context);
+  if (request.flag_param("dry_run")) return preview_response(submission, context);
+  const JobRecord stored = submit_job(std::move(submission), context.store, context.scheduler);
   ApiResponse response = json_response(HttpStatus::accepted, job_view(context, stored));
   response.headers.emplace_back("Location", "/v1/jobs/" + std::to_string(stored.id));
   return response;

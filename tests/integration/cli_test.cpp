@@ -232,6 +232,29 @@ TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
         << submit.out;
     EXPECT_FALSE(contains(submit.out, " pruned, ")) << submit.out;
 
+    // plan: the same job before it runs, counted per template, with an estimate now that this
+    // daemon has compiled something; nothing is queued.
+    const CliRun plan =
+        kerntune(server, {"plan", "gemm", "--shape", "m=96,n=80,k=40", "--dtype", "bf16", "--mode",
+                          "compile", "--arch", "sm_90a", "--budget", "2"});
+    ASSERT_EQ(plan.exit_code, 0) << plan.err;
+    EXPECT_TRUE(contains(plan.out, "FEASIBLE")) << plan.out;
+    EXPECT_TRUE(std::regex_search(
+        plan.out, std::regex(R"(\d+ feasible configs?, \d+ pruned; the job runs 2)")))
+        << plan.out;
+    EXPECT_TRUE(contains(plan.out, "estimated: ")) << plan.out;
+    EXPECT_TRUE(contains(plan.out, "pruned by (the largest counts):")) << plan.out;
+    const CliRun plan_json =
+        kerntune(server, {"--json", "plan", "gemm", "--shape", "m=96,n=80,k=40", "--dtype", "bf16",
+                          "--mode", "compile", "--arch", "sm_90a"});
+    ASSERT_EQ(plan_json.exit_code, 0) << plan_json.err;
+    const nlohmann::json preview = nlohmann::json::parse(plan_json.out);
+    std::int64_t feasible = 0;
+    for (const auto& t : preview["templates"]) feasible += t["feasible"].get<std::int64_t>();
+    EXPECT_EQ(preview["feasible"], feasible);
+    EXPECT_EQ(preview["to_run"], feasible);  // no budget: all of them
+    EXPECT_GT(preview["rates"]["compile_seconds_each"].get<double>(), 0);
+
     const CliRun history = kerntune(server, {"history"});
     EXPECT_EQ(history.exit_code, 0) << history.err;
     EXPECT_TRUE(contains(history.out, "done"));

@@ -244,6 +244,7 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
       {http::verb::get, "/v1/openapi.json", "/v1/openapi.json", "", 200},
       {http::verb::get, "/metrics", "/metrics", "", 200},
       {http::verb::post, "/v1/jobs", "/v1/jobs", compile_job, 202},
+      {http::verb::post, "/v1/jobs", "/v1/jobs?dry_run=1", compile_job, 200},
       {http::verb::post, "/v1/jobs", "/v1/jobs", "{", 400},
       {http::verb::post, "/v1/jobs", "/v1/jobs", std::string(2 << 20, ' '), 413},
       {http::verb::post, "/v1/jobs", "/v1/jobs",

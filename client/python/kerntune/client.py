@@ -185,6 +185,18 @@ class Client:
                 body[name] = value
         return Job.from_json(self._json("POST", "/v1/jobs", body=body))
 
+    def plan(self, family: str, shape: Dict[str, int], dtype: str, *, mode: str = "tune",
+             arch: Optional[str] = None, device: Optional[Union[int, str]] = None,
+             budget: Optional[int] = None, search: Optional[str] = None) -> Dict[str, Any]:
+        """POST /v1/jobs?dry_run=1, as `kerntune plan`: what the job would be before it runs
+        (feasible configs per template, pruned counts by constraint, what the budget runs, an
+        estimated time from the daemon's rates); nothing is queued."""
+        body: Dict[str, Any] = {"family": family, "shape": dict(shape), "dtype": dtype, "mode": mode}
+        for name, value in (("arch", arch), ("device", device), ("budget", budget), ("search", search)):
+            if value is not None:
+                body[name] = value
+        return self._json("POST", "/v1/jobs", {"dry_run": "1"}, body=body)
+
     def job(self, job_id: int) -> Job:
         return Job.from_json(self._json("GET", f"/v1/jobs/{int(job_id)}"))
 

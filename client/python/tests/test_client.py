@@ -45,6 +45,15 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertIn("local", str(refused.exception))
         self.client.wait(job.id, interval=0.2, timeout=240, stream=io.StringIO())
 
+    def test_plan_counts_a_job_before_it_runs_and_queues_nothing(self) -> None:
+        before = len(self.client.history(limit=1000))
+        preview = self.client.plan("gemm", SMALL, "bf16", mode="compile", arch="sm_90a", budget=3)
+        self.assertTrue(preview["dry_run"])
+        self.assertEqual(preview["feasible"], sum(t["feasible"] for t in preview["templates"]))
+        self.assertEqual(preview["to_run"], min(3, preview["feasible"]))
+        self.assertGreater(preview["pruned"], 0)
+        self.assertEqual(len(self.client.history(limit=1000)), before)
+
     def test_the_variants_of_a_seeded_job_as_csv_with_a_column_per_parameter(self) -> None:
         job_id = self.daemon.seed["main_job"]
         folder = tempfile.mkdtemp(prefix="kerntune-csv-")
