@@ -8,12 +8,11 @@ import json
 from typing import Any, Dict, List, Tuple
 
 
-def problems_from_shapes_file(path: str) -> Tuple[List[Dict[str, Any]], List[str]]:
-    """The problems of a shapes file, one per family, shape and dtype (the shares and calls of its
-    ops added), and the recorded lines no family takes ("gemm M=5 N=16 K=64 bf16 (mm): reason").
-    ValueError naming the file and line of the first line that is not a problem."""
-    problems: Dict[str, Dict[str, Any]] = {}
-    unsupported: List[str] = []
+def read_shapes_lines(path: str) -> List[Tuple[int, Dict[str, Any]]]:
+    """The lines of a shapes file with their line numbers, each a JSON object with family, shape
+    (an object) and dtype (strings). ValueError naming the file and line of the first that is
+    not."""
+    lines = []
     with open(path) as f:
         for number, text in enumerate(f, start=1):
             if not text.strip():
@@ -22,26 +21,41 @@ def problems_from_shapes_file(path: str) -> Tuple[List[Dict[str, Any]], List[str
                 line = json.loads(text)
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
-            if not isinstance(line, dict) or not isinstance(line.get("family"), str) \
-                    or not isinstance(line.get("dtype"), str) or not isinstance(line.get("shape"), dict):
-                raise ValueError(f"{path}:{number}: a problem needs family, shape and dtype")
-            shape = line["shape"]
-            for dim, extent in shape.items():
-                if not isinstance(extent, int) or isinstance(extent, bool) or extent < 0:
-                    raise ValueError(f"{path}:{number}: dim {dim} is not a non-negative integer")
-            label = f"{line['family']} " + " ".join(f"{d}={e}" for d, e in shape.items()) + f" {line['dtype']}"
-            if line.get("supported") is False:
-                unsupported.append(f"{label} ({line.get('op', '?')}): {line.get('reason', 'unsupported')}")
-                continue
-            key = json.dumps([line["family"], line["dtype"], sorted(shape.items())])
-            share = float(line.get("share") or 0.0)
-            calls = int(line.get("calls") or 0)
-            if key in problems:
-                problems[key]["share"] += share
-                problems[key]["calls"] += calls
-            else:
-                problems[key] = {"family": line["family"], "shape": dict(shape), "dtype": line["dtype"],
-                                 "share": share, "calls": calls}
+            if not isinstance(line, dict):
+                raise ValueError(f"{path}:{number}: not a JSON object")
+            for name, kind in (("family", str), ("shape", dict), ("dtype", str)):
+                if name not in line:
+                    raise ValueError(f"{path}:{number}: no {name!r}")
+                if not isinstance(line[name], kind):
+                    raise ValueError(f"{path}:{number}: {name!r} is not a JSON {'string' if kind is str else 'object'}")
+            lines.append((number, line))
+    return lines
+
+
+def problems_from_shapes_file(path: str) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """The problems of a shapes file, one per family, shape and dtype (the shares and calls of its
+    ops added), and the recorded lines no family takes ("gemm M=5 N=16 K=64 bf16 (mm): reason").
+    ValueError naming the file and line of the first line that is not a problem."""
+    problems: Dict[str, Dict[str, Any]] = {}
+    unsupported: List[str] = []
+    for number, line in read_shapes_lines(path):
+        shape = line["shape"]
+        for dim, extent in shape.items():
+            if not isinstance(extent, int) or isinstance(extent, bool) or extent < 0:
+                raise ValueError(f"{path}:{number}: dim {dim} is not a non-negative integer")
+        label = f"{line['family']} " + " ".join(f"{d}={e}" for d, e in shape.items()) + f" {line['dtype']}"
+        if line.get("supported") is False:
+            unsupported.append(f"{label} ({line.get('op', '?')}): {line.get('reason', 'unsupported')}")
+            continue
+        key = json.dumps([line["family"], line["dtype"], sorted(shape.items())])
+        share = float(line.get("share") or 0.0)
+        calls = int(line.get("calls") or 0)
+        if key in problems:
+            problems[key]["share"] += share
+            problems[key]["calls"] += calls
+        else:
+            problems[key] = {"family": line["family"], "shape": dict(shape), "dtype": line["dtype"],
+                             "share": share, "calls": calls}
     out = sorted(problems.values(), key=lambda p: -p["share"])
     for problem in out:
         problem["share"] = min(max(problem["share"], 0.0), 1.0)

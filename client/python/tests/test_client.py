@@ -341,6 +341,36 @@ class OperationIds(unittest.TestCase):
             self.assertIn(name, ids)
 
 
+class ShapesFiles(unittest.TestCase):
+    def test_a_shapes_file_folds_into_problems_largest_share_first(self) -> None:
+        from kerntune import batches
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "shapes.jsonl")
+            with open(path, "w") as f:
+                for line in ({"family": "gemm", "shape": {"M": 1, "N": 2, "K": 3}, "dtype": "bf16", "share": 0.1,
+                              "calls": 2, "op": "linear"},
+                             {"family": "gemm", "shape": {"M": 4, "N": 2, "K": 3}, "dtype": "bf16", "share": 0.3},
+                             {"family": "gemm", "shape": {"K": 3, "M": 1, "N": 2}, "dtype": "bf16", "share": 0.25,
+                              "calls": 1, "op": "matmul"},
+                             {"family": "gemm", "shape": {"M": 5, "N": 16, "K": 64}, "dtype": "bf16",
+                              "supported": False, "op": "mm", "reason": "B is [K,N] row-major"}):
+                    f.write(json.dumps(line) + "\n")
+                f.write("\n")
+            problems, unsupported = batches.problems_from_shapes_file(path)
+            self.assertEqual([p["shape"]["M"] for p in problems], [1, 4])  # 0.35 before 0.3
+            self.assertAlmostEqual(problems[0]["share"], 0.35)
+            self.assertEqual(problems[0]["calls"], 3)
+            self.assertEqual(unsupported, ["gemm M=5 N=16 K=64 bf16 (mm): B is [K,N] row-major"])
+            with open(path, "a") as f:
+                f.write('{"family": "gemm", "shape": {"M": -1}, "dtype": "bf16"}\n')
+            with self.assertRaisesRegex(ValueError, r"shapes.jsonl:6: dim M is not a non-negative integer"):
+                batches.problems_from_shapes_file(path)
+            with open(path, "w") as f:
+                f.write('{"family": "gemm", "shape": [1], "dtype": "bf16"}\n')
+            with self.assertRaisesRegex(ValueError, r"shapes.jsonl:1: 'shape' is not a JSON object"):
+                kerntune.Client("http://127.0.0.1:9").submit_batch(path)
+
+
 class ClientWithoutDaemon(unittest.TestCase):
     def test_a_closed_port_is_daemon_unreachable(self) -> None:
         with socket.socket() as s:

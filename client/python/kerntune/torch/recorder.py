@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ..batches import read_shapes_lines
 from . import problems, state
 
 FORMAT = "kerntune-shapes/1"
@@ -179,20 +180,7 @@ def merge(old: List[Dict[str, Any]], new: List[Dict[str, Any]], new_region_us: f
 def read(path: str) -> List[Dict[str, Any]]:
     """The lines of a shapes file (kerntune.torch.record's output), each checked for the fields
     tune-all and export read."""
-    lines = []
-    with open(path) as f:
-        for number, text in enumerate(f, 1):
-            if not text.strip():
-                continue
-            try:
-                line = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
-            for name in ("family", "shape", "dtype"):
-                if name not in line:
-                    raise ValueError(f"{path}:{number}: no {name!r}")
-            lines.append(line)
-    return lines
+    return [line for _, line in read_shapes_lines(path)]
 
 
 def write(path: str, lines: List[Dict[str, Any]]) -> None:
