@@ -1,6 +1,6 @@
 // kerntune's history page: a small single-page app over the HTTP API (docs/api.md). Routes
 // (location.hash): #/ jobs list, #/jobs/ID one job, #/batches and #/batches/ID (web/batches.js),
-// #/shapes tuned shapes. Plots: Plotly's basic bundle (web/vendor). No build step: the files are
+// #/compare?a=ID&b=ID (web/compare.js), #/shapes tuned shapes. Plots: Plotly's basic bundle (web/vendor). No build step: the files are
 // served as written.
 "use strict";
 
@@ -434,12 +434,19 @@ async function showJob(view, jobId) {
       <div class="card" id="parameter-card"><label>Parameter <select id="parameter-select"></select></label>
         <div id="plot-parameter" class="plot"></div></div>
     </div>
+    <form id="compare-form" class="filters"><label>Compare with job <input id="compare-with" size="6" inputmode="numeric"></label>
+      <button type="submit">Compare</button></form>
     <h2>Variants <span id="variant-count" class="muted"></span></h2>
     <div class="filters"><label>Filter <input id="variant-filter" placeholder="e.g. BM=128 measured" size="30"></label>
       <a id="variants-csv" href="#" download="job-${esc(jobId)}-variants.csv">Download CSV</a>
       <span class="muted">(all variants: <a href="/v1/jobs/${esc(jobId)}/variants.csv">GET /v1/jobs/${esc(jobId)}/variants.csv</a>)</span></div>
     <table id="variant-table"></table>`;
   let filterText = "", chosenParameter = null;
+  document.getElementById("compare-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const other = document.getElementById("compare-with").value.trim();
+    if (other) location.hash = `#/compare?a=${encodeURIComponent(jobId)}&b=${encodeURIComponent(other)}`;
+  });
   const pick = (id) => showVariant(id).catch(showError);
   const render = async () => {
     const job = await api(`/v1/jobs/${jobId}`);
@@ -600,6 +607,7 @@ async function route() {
     if (job) stopCurrentView = await showJob(view, job[1]);
     else if (batch) stopCurrentView = await showBatch(view, batch[1]);
     else if (path === "/batches") stopCurrentView = await showBatches(view);
+    else if (path === "/compare") stopCurrentView = await showCompare(view, params);
     else if (path === "/shapes") stopCurrentView = await showShapes(view, params);
     else stopCurrentView = await showJobs(view, params);
     document.body.dataset.ready = location.hash || "#/";  // for tests: the view has drawn

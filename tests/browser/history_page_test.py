@@ -211,6 +211,33 @@ class HistoryPage(unittest.TestCase):
         self.assertIn("Spilled bytes", self.js("return document.getElementById('plot-convergence').layout.title.text"))
         self.assert_console_clean()
 
+    def test_two_jobs_side_by_side(self) -> None:
+        a, b = self.seed["main_job"], self.seed["small_job"]
+        self.open(f"/jobs/{a}")
+        self.browser.find_element(By.ID, "compare-with").send_keys(str(b) + "\n")
+        WebDriverWait(self.browser, 30).until(
+            lambda b_: b_.execute_script("return document.body.dataset.ready") == f"#/compare?a={a}&b={b}")
+        rows = self.browser.find_elements(By.CSS_SELECTOR, "#compare-table tbody tr")
+        best = {}
+        for job in (a, b):
+            for v in self.client.variants(job, status=["measured"]):
+                if v.median_us is not None:
+                    best.setdefault(job, {})
+                    if v.template not in best[job] or v.median_us < best[job][v.template]:
+                        best[job][v.template] = v.median_us
+        templates = set(best[a]) | set(best[b])
+        self.assertEqual(len(rows), len(templates) + 1)  # and the best of all
+        last = rows[-1].text
+        self.assertIn("best of all", last)
+        ratio = min(best[b].values()) / min(best[a].values())
+        self.assertIn(f"{ratio:.3f}", last)
+        for row in rows[:-1]:
+            template = row.find_element(By.CSS_SELECTOR, "td").text
+            self.assertIn(template, templates)
+            if template in best[a] and template in best[b]:
+                self.assertIn(f"{best[b][template] / best[a][template]:.3f}", row.text)
+        self.assert_console_clean()
+
     def test_the_best_card_gives_the_final_comparison_with_its_interval(self) -> None:
         job = self.seed["small_job"]
         final = self.client.best("gemm", {"M": 2048, "N": 2048, "K": 2048}, "bf16", device=H100)
