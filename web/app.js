@@ -332,13 +332,19 @@ function drawCompiled(compiled) {
 // Median time by the value of one parameter, every measured variant a point: which parameters
 // matter (a spread within one value that is as wide as across values says: not this one).
 function drawParameter(measured, name) {
-  const values = measured.map((v) => (v.config || {})[name]);
+  // A strip plot (Plotly's basic bundle has no box trace): the values as categories, each point
+  // jittered sideways within its category so that equal times stay visible.
+  const values = [...new Set(measured.map((v) => (v.config || {})[name]))].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  const index = new Map(values.map((value, i) => [value, i]));
+  const jitter = (id) => ((id * 2654435761) % 1000) / 1000 * 0.5 - 0.25;  // the same for a variant every time
   Plotly.react("plot-parameter", [{
-    type: "box", boxpoints: "all", jitter: 0.4, pointpos: 0, x: values.map(String), y: measured.map((v) => v.median_us),
-    text: measured.map((v) => `#${v.id} ${configText(v.config)}`), marker: { color: "#2563eb", size: 5 }, line: { width: 1 },
+    type: "scatter", mode: "markers",
+    x: measured.map((v) => index.get((v.config || {})[name]) + jitter(v.id)), y: measured.map((v) => v.median_us),
+    text: measured.map((v) => `#${v.id} ${v.template}<br>${configText(v.config)}`), marker: { color: "#2563eb", size: 6, opacity: 0.7 },
     hovertemplate: "%{text}<br>%{y:.1f} µs<extra></extra>",
   }], { title: plotTitle(`Median time by ${name}`), margin: { l: 60, r: 10, t: 36, b: 44 }, showlegend: false,
-        xaxis: { title: { text: name }, type: "category" }, yaxis: { title: { text: "median time (µs)" } } }, PLOT_CONFIG);
+        xaxis: { title: { text: name }, tickvals: values.map((_, i) => i), ticktext: values.map(String), range: [-0.6, values.length - 0.4] },
+        yaxis: { title: { text: "median time (µs)" } } }, PLOT_CONFIG);
 }
 
 function drawConvergence(job, measured) {
@@ -368,7 +374,7 @@ function drawOutcomes(job) {
     textposition: "auto", marker: { color: counts.map(([s]) => (s === "measured" || s === "compiled" ? "#10b981" : s === "pruned" || s === "pending" ? "#9ca3af" : "#ef4444")) },
     hovertemplate: "%{x}: %{y}<extra></extra>",
   }], { title: plotTitle("Variants by outcome (log scale)"), margin: { l: 50, r: 10, t: 36, b: 90 }, xaxis: { tickangle: -30 },
-        yaxis: { title: { text: "variants" }, type: "log" } }, PLOT_CONFIG);
+        yaxis: { title: { text: "variants" }, type: "log", dtick: 1 } }, PLOT_CONFIG);
 }
 
 async function showVariant(id) {
@@ -498,7 +504,6 @@ async function showJob(view, jobId) {
     sortableTable(document.getElementById("variant-table"), [
       { label: "id", value: (v) => v.id, num: true },
       { label: "template", value: (v) => v.template },
-      { label: "config", value: (v) => v.config_key, html: (v) => `<code>${esc(configText(v.config))}</code>` },
       { label: "status", value: (v) => v.status, html: (v) => statusBadge(v.status) },
       { label: "failed gate / reason", value: (v) => v.failed_gate, html: (v) => (v.failed_gate ? `<b>${esc(v.failed_gate)}</b> ` : "") + `<span class="reason">${esc(v.reason || "")}</span>` },
       { label: "median µs", value: (v) => v.median_us, num: true, html: (v) => fmt(v.median_us) },
