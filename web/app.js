@@ -446,8 +446,10 @@ async function showJob(view, jobId) {
     <div class="filters"><label>Filter <input id="variant-filter" placeholder="e.g. BM=128 measured" size="30"></label>
       <a id="variants-csv" href="#" download="job-${esc(jobId)}-variants.csv">Download CSV</a>
       <span class="muted">(all variants: <a href="/v1/jobs/${esc(jobId)}/variants.csv">GET /v1/jobs/${esc(jobId)}/variants.csv</a>)</span></div>
+    <details id="variant-columns" class="filters"></details>
     <table id="variant-table"></table>`;
   let filterText = "", chosenParameter = null;
+  const hiddenColumns = new Set();  // labels of the columns the user unchecked
   document.getElementById("compare-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const other = document.getElementById("compare-with").value.trim();
@@ -501,7 +503,7 @@ async function showJob(view, jobId) {
     const filter = document.getElementById("variant-filter");
     filter.value = filterText;
     filter.onchange = () => { filterText = filter.value; render().catch(showError); };
-    sortableTable(document.getElementById("variant-table"), [
+    const columns = [
       { label: "id", value: (v) => v.id, num: true },
       { label: "template", value: (v) => v.template },
       { label: "status", value: (v) => v.status, html: (v) => statusBadge(v.status) },
@@ -516,7 +518,16 @@ async function showJob(view, jobId) {
       { label: "compile ms", value: (v) => v.compile_ms, num: true, html: (v) => fmt(v.compile_ms, 0) },
       // One column per parameter, after the fixed ones.
       ...names.map((n) => ({ label: n, value: (v) => (v.config || {})[n], num: true })),
-    ], shown, (v, tr) => {
+    ];
+    // The columns chooser: every column a checkbox; the unchecked stay hidden across redraws.
+    const chooser = document.getElementById("variant-columns");
+    chooser.innerHTML = "<summary>Columns</summary>" + columns.map((c) =>
+      `<label><input type="checkbox" data-column="${esc(c.label)}" ${hiddenColumns.has(c.label) ? "" : "checked"}> ${esc(c.label)}</label>`).join(" ");
+    chooser.querySelectorAll("input").forEach((box) => box.addEventListener("change", () => {
+      if (box.checked) hiddenColumns.delete(box.dataset.column); else hiddenColumns.add(box.dataset.column);
+      render().catch(showError);
+    }));
+    sortableTable(document.getElementById("variant-table"), columns.filter((c) => !hiddenColumns.has(c.label)), shown, (v, tr) => {
       document.querySelectorAll("#variant-table tr.selected").forEach((row) => row.classList.remove("selected"));
       tr.classList.add("selected");
       pick(v.id);

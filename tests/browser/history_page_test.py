@@ -182,6 +182,13 @@ class HistoryPage(unittest.TestCase):
         self.assertEqual(len(lines), outcomes["measured"] + 1)
         for name in parameters:
             self.assertIn(name, lines[0].split(","))
+        # Columns can be chosen: an unchecked one leaves the table, and stays out when it redraws.
+        self.browser.find_element(By.CSS_SELECTOR, "#variant-columns summary").click()
+        self.browser.find_element(By.CSS_SELECTOR, '#variant-columns input[data-column="footprint B"]').click()
+        WebDriverWait(self.browser, 10).until(lambda b: "footprint B" not in [
+            th.text for th in b.find_elements(By.CSS_SELECTOR, "#variant-table th")])
+        self.assertIn(parameters[0], [th.text.replace(" ▲", "").replace(" ▼", "")
+                                      for th in self.browser.find_elements(By.CSS_SELECTOR, "#variant-table th")])
         # Which parameters matter: median time by the chosen parameter, a point per measured variant.
         self.assertEqual(self.js("return document.getElementById('plot-parameter').data[0].y.length"), outcomes["measured"])
         # The outcome chart is on a log scale (a large pruned count would hide the rest).
