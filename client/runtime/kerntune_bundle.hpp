@@ -2,7 +2,8 @@
 //
 // A bundle is the folder `kerntune export --bundle DIR --shapes SHAPES` writes (docs/torch.md):
 // bundle.json, each problem's answer with its launch description, and the cubins. Header-only;
-// needs <cuda.h> (the toolkit's driver API header) and nlohmann/json. The driver library is
+// needs <cuda.h> (the toolkit's driver API header), nlohmann/json and OpenSSL's libcrypto (link
+// -lcrypto: each cubin is checked against the SHA-256 the bundle recorded). The driver library is
 // opened at run time (libcuda.so.1), so a program that includes this links nothing more and
 // starts on a host without a GPU (Kernel::load then throws, saying so).
 //
@@ -18,6 +19,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -44,8 +46,9 @@ struct BundleError : std::runtime_error {
 struct Entry {
   std::string family, dtype, device, route;  // route: "ours" or "baseline"
   std::map<std::string, std::int64_t> shape;
-  std::string kernel_path;  // relative to the bundle; "" when the baseline is the answer
-  nlohmann::json answer;    // /v1/best's answer as exported: launch, keys, final, ...
+  std::string kernel_path;    // relative to the bundle; "" when the baseline is the answer
+  std::string kernel_sha256;  // of the cubin as exported (hex); "" when the bundle has none
+  nlohmann::json answer;      // /v1/best's answer as exported: launch, keys, final, ...
 };
 
 struct Lookup {
@@ -85,6 +88,8 @@ class Bundle {
       const nlohmann::json shape = e.value("shape", nlohmann::json::object());
       for (const auto& [dim, extent] : shape.items()) entry.shape[dim] = extent.get<std::int64_t>();
       if (e.contains("kernel") && e["kernel"].is_string()) entry.kernel_path = e["kernel"];
+      if (e.contains("kernel_sha256") && e["kernel_sha256"].is_string())
+        entry.kernel_sha256 = e["kernel_sha256"];
       entry.answer = e.value("answer", nlohmann::json::object());
       bundle.entries_.push_back(std::move(entry));
     }
@@ -357,6 +362,21 @@ inline int driver_version() {
   return version;
 }
 
+// The lowercase hex SHA-256 of bytes (OpenSSL's EVP digest).
+inline std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1)
+    throw BundleError("SHA-256 of a cubin failed (OpenSSL)");
+  static const char* const kHex = "0123456789abcdef";
+  std::string text;
+  for (unsigned int i = 0; i < length; ++i) {
+    text += kHex[digest[i] >> 4];
+    text += kHex[digest[i] & 15];
+  }
+  return text;
+}
+
 // ---- a loaded kernel --------------------------------------------------------------------------
 
 // A bundle entry's cubin loaded into a device's primary context (the one the CUDA runtime and
@@ -372,6 +392,11 @@ class Kernel {
       throw BundleError(bundle.folder() + "/" + entry.kernel_path + ": cannot read the cubin");
     std::stringstream bytes;
     bytes << in.rdbuf();
+    // A cubin changed since the export (or another file put in its place) is never loaded.
+    if (!entry.kernel_sha256.empty() && sha256_hex(bytes.str()) != entry.kernel_sha256)
+      throw BundleError(bundle.folder() + "/" + entry.kernel_path +
+                        ": the cubin does not match the SHA-256 the bundle recorded for it (" +
+                        entry.kernel_sha256.substr(0, 12) + "...): not loaded");
     Kernel kernel;
     kernel.plan_ = launch_plan(entry.answer.value("launch", nlohmann::json()));
     kernel.cubin_ = bytes.str();

@@ -138,6 +138,26 @@ TEST_F(BundleRuntime, AFolderThatIsNoBundleIsRefused) {
   EXPECT_THROW(kerntune::Bundle::open((dir.path() / "missing").string()), kerntune::BundleError);
 }
 
+TEST_F(BundleRuntime, ACubinThatDoesNotMatchItsRecordedHashIsNotLoaded) {
+  EXPECT_EQ(kerntune::sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");  // FIPS 180-2
+  nlohmann::json tampered = entry("NVIDIA H200", 77, "ours", 13000);
+  tampered["kernel_sha256"] = kerntune::sha256_hex("the cubin as exported");
+  write({{"format", "kerntune-bundle/1"}, {"entries", {tampered}}});
+  const kerntune::Bundle bundle = kerntune::Bundle::open(dir.path().string());
+  const kerntune::Lookup found =
+      bundle.find("dual_gemm_silu", shape(77), "bf16", "NVIDIA H200", 13000);
+  ASSERT_NE(found.entry, nullptr);
+  EXPECT_EQ(found.entry->kernel_sha256, tampered["kernel_sha256"]);
+  try {
+    kerntune::Kernel::load(bundle, *found.entry, 0);  // checked before any driver call
+    FAIL() << "loaded a cubin whose hash does not match";
+  } catch (const kerntune::BundleError& error) {
+    EXPECT_NE(std::string(error.what()).find("does not match the SHA-256"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST_F(BundleRuntime, LoadingWithoutADriverSaysSo) {
   if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) || fs::exists("/dev/nvidiactl"))
     GTEST_SKIP() << "this host has an NVIDIA driver (tests/gpu loads and launches bundles)";
