@@ -33,6 +33,8 @@ nlohmann::json batch_request(const ShapesFile& file, const TuneAllArgs& args) {
                          {"dry_run", args.dry_run}};
   if (!args.device.empty()) body["device"] = args.device;
   if (!args.search.empty()) body["search"] = args.search;
+  // The daemon holds the deadline too: it cancels what is left if this command is gone by then.
+  if (args.minutes > 0) body["minutes"] = args.minutes;
   return body;
 }
 

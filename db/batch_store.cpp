@@ -40,7 +40,7 @@ namespace {
 
 const char* const kBatchSelect =
     "SELECT id, label, device, device_model, budget_per_shape, search, retune, cancel_requested,"
-    " created_at FROM batches";
+    " created_at, minutes, deadline_ms FROM batches";
 
 BatchRecord read_batch(const Statement& row) {
   BatchRecord batch;
@@ -53,6 +53,8 @@ BatchRecord read_batch(const Statement& row) {
   batch.retune = row.column("retune").int64() != 0;
   batch.cancel_requested = row.column("cancel_requested").int64() != 0;
   batch.created_at = row.column("created_at").text();
+  if (!row.column("minutes").is_null()) batch.minutes = row.column("minutes").real();
+  if (!row.column("deadline_ms").is_null()) batch.deadline_ms = row.column("deadline_ms").int64();
   return batch;
 }
 
@@ -97,7 +99,10 @@ std::int64_t BatchStore::create_batch(const NewBatch& batch) {
     {
       Statement insert(writer_.db(),
                        "INSERT INTO batches (label, device, device_model, budget_per_shape,"
-                       " search, retune, created_at) VALUES (?, ?, ?, ?, ?, ?, " +
+                       " search, retune, minutes, deadline_ms, created_at)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+                       " CASE WHEN ?8 < 0 THEN NULL ELSE " +
+                           now_ms_sql(writer_.db().dialect()) + " + ?8 END, " +
                            now_sql(writer_.db().dialect()) + ") RETURNING id");
       insert.bind(1, batch.label);
       insert.bind(2, batch.device);
@@ -105,6 +110,12 @@ std::int64_t BatchStore::create_batch(const NewBatch& batch) {
       insert.bind(4, batch.budget_per_shape);
       insert.bind(5, batch.search);
       insert.bind(6, static_cast<std::int64_t>(batch.retune ? 1 : 0));
+      if (batch.minutes)
+        insert.bind(7, *batch.minutes);
+      else
+        insert.bind_null(7);
+      insert.bind(8, batch.minutes ? static_cast<std::int64_t>(*batch.minutes * 60000.0)
+                                   : std::int64_t{-1});
       if (!insert.step()) throw std::runtime_error("insert returned no batch id");
       id = insert.column(0).int64();
       insert.step();
@@ -171,6 +182,23 @@ BatchPage BatchStore::batch_page(int limit, std::int64_t before_id) {
     }
     for (BatchRecord& batch : page.batches) load_problems(*reader, batch);
     return page;
+  });
+}
+
+std::vector<BatchRecord> BatchStore::batches_past_deadline() {
+  const auto reader = readers_.acquire();
+  return with_context("batches past their deadline", [&] {
+    Transaction transaction(*reader, TransactionKind::snapshot);
+    std::vector<BatchRecord> due;
+    {
+      Statement query(*reader, std::string(kBatchSelect) +
+                                   " WHERE cancel_requested = 0 AND deadline_ms IS NOT NULL AND"
+                                   " deadline_ms <= " +
+                                   now_ms_sql((*reader).dialect()) + " ORDER BY id");
+      while (query.step()) due.push_back(read_batch(query));
+    }
+    for (BatchRecord& batch : due) load_problems(*reader, batch);
+    return due;
   });
 }
 

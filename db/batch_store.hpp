@@ -42,13 +42,16 @@ struct NewBatch {
   std::int64_t budget_per_shape = 0;
   std::string search;  // "" = each job's default
   bool retune = false;
+  // Cancel the batch's own jobs left unfinished this long after it was stored (nullopt: never).
+  std::optional<double> minutes;
   std::vector<BatchProblemRecord> problems;
 };
 
 struct BatchRecord : NewBatch {
   std::int64_t id = 0;
   bool cancel_requested = false;
-  std::string created_at;  // ISO 8601 UTC
+  std::optional<std::int64_t> deadline_ms;  // when `minutes` runs out, the database's clock
+  std::string created_at;                   // ISO 8601 UTC
 };
 
 struct BatchPage {
@@ -71,6 +74,7 @@ class BatchStore {
   std::optional<BatchRecord> batch(std::int64_t id);
   BatchPage batch_page(int limit, std::int64_t before_id);
   bool request_batch_cancel(std::int64_t id);
+  std::vector<BatchRecord> batches_past_deadline();
 
  private:
   StoreWriter& writer_;

@@ -401,6 +401,12 @@ CREATE TABLE batch_problems (
 );
 CREATE INDEX batch_problems_by_job ON batch_problems(job_id) WHERE job_id IS NOT NULL;
 )sql"},
+      // A batch's deadline held by the daemon (ms since the epoch, the database's clock): its own
+      // unfinished jobs are cancelled once it passes, whether or not a client is still watching.
+      {13, R"sql(
+ALTER TABLE batches ADD COLUMN minutes REAL;
+ALTER TABLE batches ADD COLUMN deadline_ms INTEGER;
+)sql"},
   };
   return steps;
 }

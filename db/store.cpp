@@ -275,5 +275,8 @@ BatchPage Store::batch_page(int limit, std::int64_t before_id) {
 bool Store::request_batch_cancel(std::int64_t id) {
   return batches_->request_batch_cancel(id);
 }
+std::vector<BatchRecord> Store::batches_past_deadline() {
+  return batches_->batches_past_deadline();
+}
 
 }  // namespace kt

@@ -243,6 +243,8 @@ class Store {
   std::optional<BatchRecord> batch(std::int64_t id);
   BatchPage batch_page(int limit, std::int64_t before_id);
   bool request_batch_cancel(std::int64_t id);
+  // The batches whose deadline (NewBatch::minutes) has passed and that are not cancelled yet.
+  std::vector<BatchRecord> batches_past_deadline();
 
   // Counts as a write that may have changed any answer, without writing: for a change answers
   // depend on that is not in the store (the family registry serving a new version).

@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include <spdlog/spdlog.h>
+
 #include "engine/job_events.hpp"
 #include "engine/problem_query.hpp"
 
@@ -126,6 +128,23 @@ BatchRecord submit_batch(NewBatch batch, std::vector<BatchCandidate> candidates,
   auto stored = store.batch(id);
   if (!stored) throw std::runtime_error("batch " + std::to_string(id) + " vanished after insert");
   return std::move(*stored);
+}
+
+int cancel_batches_past_deadline(Store& store, JobScheduler& scheduler) {
+  int cancelled = 0;
+  for (const BatchRecord& batch : store.batches_past_deadline()) {
+    store.request_batch_cancel(batch.id);
+    int jobs = 0;
+    for (const BatchProblemRecord& problem : batch.problems) {
+      if (problem.plan != BatchPlan::submitted || !problem.job_id) continue;
+      const auto job = store.job(*problem.job_id);
+      if (job && !is_finished(job->status) && scheduler.cancel(job->id)) ++jobs;
+    }
+    spdlog::info("batch {}: its {} minute(s) ran out; {} unfinished job(s) of its own cancelled",
+                 batch.id, batch.minutes.value_or(0), jobs);
+    ++cancelled;
+  }
+  return cancelled;
 }
 
 BatchState batch_state(const BatchRecord& batch,

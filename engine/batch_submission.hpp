@@ -56,6 +56,11 @@ std::vector<BatchCandidate> plan_batch(std::vector<BatchCandidate> candidates,
 BatchRecord submit_batch(NewBatch batch, std::vector<BatchCandidate> candidates, Store& store,
                          JobScheduler& scheduler);
 
+// Every batch whose deadline (NewBatch::minutes) has passed: marked cancelled and its own
+// unfinished jobs cancelled (those it joined are left to their requests). The scheduler calls it
+// at each heartbeat, so the deadline holds when no client is watching. Returns how many batches.
+int cancel_batches_past_deadline(Store& store, JobScheduler& scheduler);
+
 // What a batch has come to, from its problems' jobs as stored now.
 struct BatchState {
   // running (a job it waits on is unfinished; once cancelled, only its own count), done (every

@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "engine/batch_submission.hpp"
+
 namespace kt {
 
 struct JobScheduler::Queue {
@@ -115,6 +117,7 @@ void JobScheduler::keep_leases() {
             expiry.returned, expiry.unstarted, expiry.faulted, kLeaseExpiriesToFault,
             kLeaseOwnersToFault);
       take_up_unfinished_jobs();
+      cancel_batches_past_deadline(store_, *this);
     } catch (const std::exception& e) {
       spdlog::warn("heartbeat: {}", e.what());
     }

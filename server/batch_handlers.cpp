@@ -17,7 +17,7 @@ namespace kt {
 namespace {
 
 const std::set<std::string> kBatchFields{"problems", "device", "budget_per_shape", "search",
-                                         "retune",   "label",  "dry_run"};
+                                         "retune",   "label",  "dry_run",          "minutes"};
 const std::set<std::string> kProblemFields{"family", "shape", "dtype", "share", "calls"};
 
 ApiError invalid(const std::string& message) {
@@ -206,6 +206,9 @@ nlohmann::json batch_view(AppContext& context, const BatchRecord& batch, bool wi
       {"budget_per_shape", batch.budget_per_shape},
       {"search", batch.search.empty() ? nlohmann::json(nullptr) : nlohmann::json(batch.search)},
       {"retune", batch.retune},
+      {"minutes", batch.minutes ? nlohmann::json(*batch.minutes) : nlohmann::json(nullptr)},
+      {"deadline_ms",
+       batch.deadline_ms ? nlohmann::json(*batch.deadline_ms) : nlohmann::json(nullptr)},
       {"counts",
        {{"problems", state.problems},
         {"answered", state.answered},
@@ -267,7 +270,7 @@ ApiResponse create_batch(const ApiRequest& request, AppContext& context) {
       throw ApiError(HttpStatus::bad_request, "unknown_field",
                      "unknown field " + quote_client_text(name) +
                          "; expected problems, device, budget_per_shape, search, retune, label, "
-                         "dry_run");
+                         "minutes, dry_run");
   if (!body.contains("problems") || !body.at("problems").is_array() || body.at("problems").empty())
     throw invalid("field 'problems' must be a non-empty array of {family, shape, dtype}");
   const nlohmann::json& sent = body.at("problems");
@@ -280,6 +283,14 @@ ApiResponse create_batch(const ApiRequest& request, AppContext& context) {
   batch.search = text_field(body, "search", kMaxNameChars);
   batch.retune = flag_field(body, "retune");
   const bool dry_run = flag_field(body, "dry_run");
+  if (body.contains("minutes") && !body.at("minutes").is_null()) {
+    const nlohmann::json& minutes = body.at("minutes");
+    if (!minutes.is_number() || !(minutes.get<double>() > 0) || minutes.get<double>() > 1e6)
+      throw ApiError(HttpStatus::unprocessable_entity, "invalid_minutes",
+                     "minutes must be a number of minutes above 0 (and at most 10^6), got " +
+                         describe_client_value(minutes));
+    batch.minutes = minutes.get<double>();
+  }
   nlohmann::json device = body.contains("device") ? body.at("device") : nlohmann::json(nullptr);
   if (!device.is_null() && !device.is_string() && !device.is_number_unsigned())
     throw invalid("field 'device' must be an ordinal, a UUID or a name, got " +

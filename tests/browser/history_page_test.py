@@ -173,7 +173,7 @@ class HistoryPage(unittest.TestCase):
         # The filter keeps the rows with every word: here the measured ones.
         box = self.browser.find_element(By.ID, "variant-filter")
         box.send_keys("measured\n")
-        WebDriverWait(self.browser, 10).until(lambda b: len(b.find_elements(
+        WebDriverWait(self.browser, 30).until(lambda b: len(b.find_elements(
             By.CSS_SELECTOR, "#variant-table tbody tr")) == outcomes["measured"])
         self.assertIn(f"{gated} that reached the gates", self.browser.find_element(By.ID, "variant-count").text)
         # The CSV download holds the rows shown, a column per parameter.
@@ -185,7 +185,7 @@ class HistoryPage(unittest.TestCase):
         # Columns can be chosen: an unchecked one leaves the table, and stays out when it redraws.
         self.browser.find_element(By.CSS_SELECTOR, "#variant-columns summary").click()
         self.browser.find_element(By.CSS_SELECTOR, '#variant-columns input[data-column="footprint B"]').click()
-        WebDriverWait(self.browser, 10).until(lambda b: "footprint B" not in [
+        WebDriverWait(self.browser, 30).until(lambda b: "footprint B" not in [
             th.text for th in b.find_elements(By.CSS_SELECTOR, "#variant-table th")])
         self.assertIn(parameters[0], [th.text.replace(" ▲", "").replace(" ▼", "")
                                       for th in self.browser.find_elements(By.CSS_SELECTOR, "#variant-table th")])
@@ -337,9 +337,9 @@ class HistoryPage(unittest.TestCase):
         self.assertIn("failed", rows[0].text)  # ended: one problem this host cannot tune
         self.assertIn(H100, rows[0].text)
         rows[0].click()
-        WebDriverWait(self.browser, 10).until(
+        WebDriverWait(self.browser, 30).until(
             lambda b: b.execute_script("return location.hash") == f"#/batches/{batch.id}")
-        WebDriverWait(self.browser, 10).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#batch-problems tbody tr"))
+        WebDriverWait(self.browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#batch-problems tbody tr"))
         problems = self.browser.find_elements(By.CSS_SELECTOR, "#batch-problems tbody tr")
         self.assertEqual(len(problems), 2)
         self.assertIn("M=77", problems[0].text)  # the largest share first
@@ -350,7 +350,7 @@ class HistoryPage(unittest.TestCase):
         self.assertIn(f"{answer['answer']} {answer['median_us']:.1f} µs", problems[1].text)
         self.assertEqual(self.browser.find_element(By.ID, "batch-answered").text, "1")
         problems[1].click()  # to the job that tuned it
-        WebDriverWait(self.browser, 10).until(
+        WebDriverWait(self.browser, 30).until(
             lambda b: b.execute_script("return location.hash") == f"#/jobs/{batch.problems[1]['job_id']}")
         self.assert_console_clean()
 

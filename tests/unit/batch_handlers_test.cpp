@@ -5,7 +5,11 @@
 // batch's own jobs; bad input is a 4xx that stores nothing.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "db/store.hpp"
+#include "engine/batch_submission.hpp"
 #include "support/fake_gpu.hpp"
 #include "support/routed_app_test.hpp"
 #include "support/store_fixtures.hpp"
@@ -201,6 +205,32 @@ TEST_F(BatchHandlersTest, BadInputIsA4xxThatStoresNothing) {
   EXPECT_EQ(call(http::verb::get, "/v1/batches?limit=0").status, HttpStatus::bad_request);
   EXPECT_EQ(job_count(), 0u);
   EXPECT_EQ(batch_count(), 0);
+}
+
+TEST_F(BatchHandlersTest, TheDaemonCancelsWhatIsLeftOnceItsMinutesRunOut) {
+  const auto response = post({{"problems", {gemm(77, 4096, 4096, 0.5), gemm(96, 4096, 4096, 0.2)}},
+                              {"minutes", 0.0005}});  // 30 ms
+  ASSERT_EQ(response.status, HttpStatus::created) << response.body;
+  EXPECT_DOUBLE_EQ(response.json()["minutes"].get<double>(), 0.0005);
+  EXPECT_TRUE(response.json()["deadline_ms"].is_number_integer());
+  EXPECT_EQ(response.json()["status"], "running");
+  const auto none = post({{"problems", {gemm(128, 4096, 4096, 0.5)}}});  // no deadline
+  EXPECT_TRUE(none.json()["deadline_ms"].is_null());
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(cancel_batches_past_deadline(store_, scheduler_), 1);  // what the heartbeat runs
+  const auto after =
+      call(http::verb::get, "/v1/batches/" + std::to_string(response.json()["id"].get<int>()));
+  EXPECT_EQ(after.json()["status"], "cancelled");
+  EXPECT_EQ(after.json()["counts"]["cancelled"], 2);
+  EXPECT_EQ(cancel_batches_past_deadline(store_, scheduler_), 0);  // once
+  EXPECT_EQ(store_.job(none.json()["problems"][0]["job_id"].get<std::int64_t>())->status,
+            JobStatus::queued);
+  for (const nlohmann::json& minutes :
+       {nlohmann::json(0), nlohmann::json(-1), nlohmann::json("5")}) {
+    const auto bad = post({{"problems", {gemm(64, 64, 64, 0.1)}}, {"minutes", minutes}});
+    EXPECT_EQ(bad.status, HttpStatus::unprocessable_entity) << minutes;
+    EXPECT_EQ(bad.json()["error"]["code"], "invalid_minutes");
+  }
 }
 
 class BatchWithoutGpuTest : public BatchHandlersTest {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "support/store_fixtures.hpp"
 
 namespace kt {
@@ -88,6 +91,28 @@ TEST_P(BatchStoreTest, PagesRunNewestFirstWithACursor) {
   EXPECT_EQ(last.batches[2].id, ids[0]);
   EXPECT_FALSE(last.next_before_id);
   EXPECT_THROW(store.batch_page(0, 0), std::invalid_argument);
+}
+
+TEST_P(BatchStoreTest, ABatchPastItsDeadlineIsFoundUntilItIsCancelled) {
+  Store store(db_path());
+  NewBatch soon = two_problem_batch("soon");
+  soon.minutes = 0.0002;  // 12 ms
+  NewBatch later = two_problem_batch("later");
+  later.minutes = 60;
+  const std::int64_t due = store.create_batch(soon);
+  store.create_batch(later);
+  store.create_batch(two_problem_batch("never"));
+  const auto stored = store.batch(due);
+  ASSERT_TRUE(stored->deadline_ms);
+  EXPECT_DOUBLE_EQ(*stored->minutes, 0.0002);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::vector<BatchRecord> past = store.batches_past_deadline();
+  ASSERT_EQ(past.size(), 1u);
+  EXPECT_EQ(past[0].id, due);
+  EXPECT_EQ(past[0].problems.size(), 2u);
+  store.request_batch_cancel(due);
+  EXPECT_TRUE(store.batches_past_deadline().empty());
+  EXPECT_FALSE(store.batch(due + 2)->deadline_ms);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BatchStoreTest, kStoreBackends, backend_name);

@@ -123,7 +123,7 @@ TEST(PostgresqlStore, TwoStoresOpeningAFreshDatabaseAtOnceMigrateItOnce) {
   Store store(uri);
   other.join();
   EXPECT_EQ(failure, "");
-  EXPECT_EQ(store.schema_version(), 12);
+  EXPECT_EQ(store.schema_version(), 13);
   EXPECT_GT(store.create_job({}), 0);
 }
 

@@ -29,21 +29,21 @@ class SqliteStoreTest : public StoreFixture {};
 TEST_P(StoreTest, FreshDatabaseGetsTheLatestSchemaAndReopensUnchanged) {
   {
     Store store(db_path());
-    EXPECT_EQ(store.schema_version(), 12);
+    EXPECT_EQ(store.schema_version(), 13);
     store.create_job(tune_job());
   }
   {
     Store reopened(db_path());
-    EXPECT_EQ(reopened.schema_version(), 12);
+    EXPECT_EQ(reopened.schema_version(), 13);
     EXPECT_EQ(reopened.jobs({}).size(), 1u);
   }
   if (GetParam() == db::Dialect::postgresql) {
-    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 12);
+    EXPECT_EQ(query_int("SELECT version FROM kerntune_schema"), 13);
     return;
   }
   SQLite::Database raw(db_path(), SQLite::OPEN_READONLY);
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
-  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 12);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 13);
 }
 
 TEST_F(SqliteStoreTest, RefusesADatabaseFromANewerKerntuneWithoutTouchingIt) {
@@ -91,7 +91,7 @@ TEST_F(SqliteStoreTest, AStoreFromBeforeTheResultKeysMigratesWithItsJobsUnkeyed)
     raw.exec("PRAGMA user_version = 5");
   }
   Store store(db_path());
-  EXPECT_EQ(store.schema_version(), 12);
+  EXPECT_EQ(store.schema_version(), 13);
   const auto job = store.job(id);
   ASSERT_TRUE(job);
   EXPECT_EQ(job->shape, kShape);

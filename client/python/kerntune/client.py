@@ -206,12 +206,13 @@ class Client:
     def submit_batch(self, problems: Union[str, List[Dict[str, Any]]], *,
                      device: Optional[Union[int, str]] = None, budget_per_shape: Optional[int] = None,
                      search: Optional[str] = None, retune: bool = False, label: Optional[str] = None,
-                     dry_run: bool = False) -> Batch:
+                     dry_run: bool = False, minutes: Optional[float] = None) -> Batch:
         """POST /v1/batches: problems ([{family, shape, dtype, share, calls}], or the path of a
         shapes file kerntune.torch.record wrote) tuned largest share first; the daemon skips those
         tuned and current on the GPU model, waits on those already being tuned and refuses, each
         with its reason, those a job would be refused. budget_per_shape: variants per problem (the
-        daemon's default 64; 0 = the whole space). dry_run: the plan, nothing queued."""
+        daemon's default 64; 0 = the whole space). minutes: the daemon cancels the batch's own jobs
+        left unfinished after this long, watched or not. dry_run: the plan, nothing queued."""
         if isinstance(problems, str):
             path = problems
             problems, _ = batch_text.problems_from_shapes_file(path)
@@ -221,7 +222,7 @@ class Client:
                 raise ValueError(f"{path} holds no problem a family takes")
         body: Dict[str, Any] = {"problems": list(problems), "retune": retune, "dry_run": dry_run}
         for name, value in (("device", device), ("budget_per_shape", budget_per_shape), ("search", search),
-                            ("label", label)):
+                            ("label", label), ("minutes", minutes)):
             if value is not None:
                 body[name] = value
         return Batch.from_json(self._json("POST", "/v1/batches", body=body))
@@ -267,7 +268,7 @@ class Client:
         """As `kerntune tune-all`: submit_batch, then wait_batch; after `minutes` what is left is
         cancelled and the batch waited on to its end. The batch as it ended (batch.answers)."""
         batch = self.submit_batch(problems, device=device, budget_per_shape=budget_per_shape, search=search,
-                                  retune=retune)
+                                  retune=retune, minutes=minutes)
         if batch.finished:
             return batch
         try:
