@@ -24,13 +24,6 @@ ApiError invalid(const std::string& message) {
   return ApiError(HttpStatus::bad_request, "invalid_field", message);
 }
 
-void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed) {
-  for (const auto& [name, value] : request.query)
-    if (!allowed.count(name))
-      throw ApiError(HttpStatus::bad_request, "unknown_parameter",
-                     "unknown query parameter " + quote_client_text(name));
-}
-
 bool flag_field(const nlohmann::json& body, const std::string& name) {
   if (!body.contains(name) || body.at(name).is_null()) return false;
   if (!body.at(name).is_boolean())

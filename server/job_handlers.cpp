@@ -31,13 +31,6 @@ VariantRecord require_variant(AppContext& context, const ApiRequest& request) {
   return *variant;
 }
 
-void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed) {
-  for (const auto& [name, value] : request.query)
-    if (!allowed.count(name))
-      throw ApiError(HttpStatus::bad_request, "unknown_parameter",
-                     "unknown query parameter " + quote_client_text(name));
-}
-
 std::optional<nlohmann::json> launch_of(AppContext& context, const JobRecord& job,
                                         const VariantRecord& variant, std::string* why) {
   return stored_variant_launch(context.families, context.scheduler.devices(), job, variant, why);

@@ -270,4 +270,11 @@ Shape shape_from_query(const Family& family, const std::map<std::string, std::st
   return result;
 }
 
+void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed) {
+  for (const auto& [name, value] : request.query)
+    if (!allowed.count(name))
+      throw ApiError(HttpStatus::bad_request, "unknown_parameter",
+                     "unknown query parameter " + quote_client_text(name));
+}
+
 }  // namespace kt

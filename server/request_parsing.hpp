@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api_response.hpp"
+#include "server/router.hpp"
 #include "tuner/client_values.hpp"  // quote_client_text: every message quoting a client's value
 #include "tuner/config.hpp"
 #include "tuner/family.hpp"
@@ -39,6 +41,8 @@ std::string describe_client_value(const nlohmann::json& value);
 // "a, b, c"
 std::string joined(const std::vector<std::string>& items);
 
+// 400 unknown_parameter for a query parameter of the request that is not in `allowed`.
+void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed);
 // A positive decimal id; 400 invalid_id otherwise.
 std::int64_t parse_id(const std::string& text, const std::string& what);
 // A non-negative decimal integer from a query parameter; 400 invalid_parameter otherwise.
