@@ -130,16 +130,24 @@ BatchRecord submit_batch(NewBatch batch, std::vector<BatchCandidate> candidates,
   return std::move(*stored);
 }
 
+int cancel_batch(const BatchRecord& batch, Store& store, JobScheduler& scheduler) {
+  std::vector<std::int64_t> open;
+  for (const BatchProblemRecord& problem : batch.problems) {
+    if (problem.plan != BatchPlan::submitted || !problem.job_id) continue;
+    const auto job = store.job(*problem.job_id);
+    if (job && !is_finished(job->status)) open.push_back(job->id);
+  }
+  if (open.empty()) return 0;
+  store.request_batch_cancel(batch.id);  // first: a view read meanwhile says it is cancelling
+  for (std::int64_t id : open) scheduler.cancel(id);  // false: it ended meanwhile
+  return static_cast<int>(open.size());
+}
+
 int cancel_batches_past_deadline(Store& store, JobScheduler& scheduler) {
   int cancelled = 0;
   for (const BatchRecord& batch : store.batches_past_deadline()) {
-    store.request_batch_cancel(batch.id);
-    int jobs = 0;
-    for (const BatchProblemRecord& problem : batch.problems) {
-      if (problem.plan != BatchPlan::submitted || !problem.job_id) continue;
-      const auto job = store.job(*problem.job_id);
-      if (job && !is_finished(job->status) && scheduler.cancel(job->id)) ++jobs;
-    }
+    const int jobs = cancel_batch(batch, store, scheduler);
+    if (jobs == 0) store.request_batch_cancel(batch.id);  // so that it is not found again
     spdlog::info("batch {}: its {} minute(s) ran out; {} unfinished job(s) of its own cancelled",
                  batch.id, batch.minutes.value_or(0), jobs);
     ++cancelled;

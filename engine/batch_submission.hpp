@@ -56,6 +56,11 @@ std::vector<BatchCandidate> plan_batch(std::vector<BatchCandidate> candidates,
 BatchRecord submit_batch(NewBatch batch, std::vector<BatchCandidate> candidates, Store& store,
                          JobScheduler& scheduler);
 
+// Marks the batch cancelled and cancels its own unfinished jobs (those it joined are left to their
+// requests); returns how many it found unfinished. A batch with none of its own left unfinished is
+// left as it was (0).
+int cancel_batch(const BatchRecord& batch, Store& store, JobScheduler& scheduler);
+
 // Every batch whose deadline (NewBatch::minutes) has passed: marked cancelled and its own
 // unfinished jobs cancelled (those it joined are left to their requests). The scheduler calls it
 // at each heartbeat, so the deadline holds when no client is watching. Returns how many batches.

@@ -4,7 +4,6 @@
 #include <set>
 
 #include "engine/batch_submission.hpp"
-#include "engine/job_events.hpp"
 #include "engine/job_target.hpp"
 #include "engine/problem_query.hpp"
 #include "server/best_answer.hpp"
@@ -22,14 +21,6 @@ const std::set<std::string> kProblemFields{"family", "shape", "dtype", "share", 
 
 ApiError invalid(const std::string& message) {
   return ApiError(HttpStatus::bad_request, "invalid_field", message);
-}
-
-bool flag_field(const nlohmann::json& body, const std::string& name) {
-  if (!body.contains(name) || body.at(name).is_null()) return false;
-  if (!body.at(name).is_boolean())
-    throw invalid("field '" + name + "' must be true or false, got " +
-                  describe_client_value(body.at(name)));
-  return body.at(name).get<bool>();
 }
 
 std::string text_field(const nlohmann::json& body, const std::string& name, std::size_t limit) {
@@ -274,8 +265,8 @@ ApiResponse create_batch(const ApiRequest& request, AppContext& context) {
   batch.label = text_field(body, "label", 200);
   batch.budget_per_shape = budget_field(body);
   batch.search = text_field(body, "search", kMaxNameChars);
-  batch.retune = flag_field(body, "retune");
-  const bool dry_run = flag_field(body, "dry_run");
+  batch.retune = optional_flag(body, "retune", false);
+  const bool dry_run = optional_flag(body, "dry_run", false);
   if (body.contains("minutes") && !body.at("minutes").is_null()) {
     const nlohmann::json& minutes = body.at("minutes");
     if (!minutes.is_number() || !(minutes.get<double>() > 0) || minutes.get<double>() > 1e6)
@@ -326,12 +317,9 @@ ApiResponse create_batch(const ApiRequest& request, AppContext& context) {
       const ApiError error = api_error_of(*candidate.refusal);
       candidate.record.error_code = error.code();
     }
-  std::size_t refused = 0;
-  for (const BatchCandidate& candidate : candidates) {
-    refused += candidate.record.plan == BatchPlan::refused;
-    if (candidate.submission && !candidate.submission->job.device_name.empty())
-      batch.device_model = candidate.submission->job.device_name;
-  }
+  const std::size_t refused = std::count_if(
+      candidates.begin(), candidates.end(),
+      [](const BatchCandidate& candidate) { return candidate.record.plan == BatchPlan::refused; });
   if (refused == candidates.size()) {
     // One reason for all (no GPU, say) keeps its status; mixed ones are the batch's 422.
     HttpStatus status = HttpStatus::unprocessable_entity;
@@ -380,17 +368,7 @@ ApiResponse get_batch(const ApiRequest& request, AppContext& context) {
 ApiResponse cancel_batch(const ApiRequest& request, AppContext& context) {
   reject_unknown_params(request, {});
   const BatchRecord batch = require_batch(context, request);
-  std::vector<std::int64_t> open;
-  for (const BatchProblemRecord& problem : batch.problems) {
-    if (problem.plan != BatchPlan::submitted || !problem.job_id) continue;
-    const auto job = context.store.job(*problem.job_id);
-    if (job && !is_finished(job->status)) open.push_back(job->id);
-  }
-  // Marked first: a view read meanwhile says the batch is being cancelled.
-  if (!open.empty()) context.store.request_batch_cancel(batch.id);
-  std::int64_t cancelled = 0;
-  for (std::int64_t id : open) cancelled += context.scheduler.cancel(id) ? 1 : 0;
-  if (cancelled == 0 && open.empty())
+  if (kt::cancel_batch(batch, context.store, context.scheduler) == 0)
     throw ApiError(HttpStatus::conflict, "batch_finished",
                    "batch " + std::to_string(batch.id) +
                        " has no job of its own left to cancel (jobs it joined belong to their "

@@ -186,13 +186,7 @@ JobRequest parse_job_request(const std::string& body_text, const AppContext& con
     request.configs = body.at("configs");
   }
   search_of(body, request);
-  if (body.contains("warm_start") && !body.at("warm_start").is_null()) {
-    if (!body.at("warm_start").is_boolean())
-      throw ApiError(HttpStatus::bad_request, "invalid_field",
-                     "field 'warm_start' must be true or false, got " +
-                         describe_client_value(body.at("warm_start")));
-    request.warm_start = body.at("warm_start").get<bool>();
-  }
+  request.warm_start = optional_flag(body, "warm_start", true);
   return request;
 }
 

@@ -270,6 +270,15 @@ Shape shape_from_query(const Family& family, const std::map<std::string, std::st
   return result;
 }
 
+bool optional_flag(const nlohmann::json& body, const std::string& name, bool fallback) {
+  if (!body.contains(name) || body.at(name).is_null()) return fallback;
+  if (!body.at(name).is_boolean())
+    throw ApiError(
+        HttpStatus::bad_request, "invalid_field",
+        "field '" + name + "' must be true or false, got " + describe_client_value(body.at(name)));
+  return body.at(name).get<bool>();
+}
+
 void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed) {
   for (const auto& [name, value] : request.query)
     if (!allowed.count(name))

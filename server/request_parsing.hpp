@@ -41,6 +41,9 @@ std::string describe_client_value(const nlohmann::json& value);
 // "a, b, c"
 std::string joined(const std::vector<std::string>& items);
 
+// A body's optional true/false field: `fallback` when absent or null; 400 invalid_field naming it
+// when it is anything but a boolean.
+bool optional_flag(const nlohmann::json& body, const std::string& name, bool fallback);
 // 400 unknown_parameter for a query parameter of the request that is not in `allowed`.
 void reject_unknown_params(const ApiRequest& request, const std::set<std::string>& allowed);
 // A positive decimal id; 400 invalid_id otherwise.
