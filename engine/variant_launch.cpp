@@ -66,11 +66,14 @@ nlohmann::json variant_launch_json(const Family& family, const JobRecord& job,
   for (std::size_t i = 0; i < problem.args.size() && i < specs.size(); ++i)
     params.push_back(param_json(specs[i], problem.args[i]));
   nlohmann::json buffers = nlohmann::json::array();
-  for (const BufferInstance& buffer : problem.buffers)
+  for (const BufferInstance& buffer : problem.buffers) {
     buffers.push_back({{"name", buffer.name},
                        {"role", buffer.role},
                        {"dtype", buffer.dtype},
                        {"elements", buffer.elements}});
+    if (buffer.range_low != -1.0 || buffer.range_high != 1.0)
+      buffers.back()["range"] = {buffer.range_low, buffer.range_high};
+  }
   return {{"variant_id", variant.id},
           {"kernel", tmpl->kernel},
           {"arch", arch},

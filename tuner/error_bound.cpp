@@ -10,6 +10,8 @@ double unit_roundoff(const std::string& dtype) {
   if (dtype == "bf16") return 0x1p-8;   // 8 significant bits
   if (dtype == "fp16") return 0x1p-11;  // 11
   if (dtype == "f32") return 0x1p-24;   // 24
+  if (dtype == "e4m3") return 0x1p-4;   // 4
+  if (dtype == "e5m2") return 0x1p-3;   // 3
   throw std::invalid_argument("no unit roundoff for dtype '" + dtype + "'");
 }
 

@@ -19,8 +19,10 @@
 namespace kt {
 namespace {
 
-const std::set<std::string> kJobDtypes{"bf16", "fp16", "f32"};
-const std::set<std::string> kBufferDtypes{"in", "bf16", "fp16", "f32", "i32", "u32"};
+// e4m3 and e5m2: fp8 problems, named by the dtype of their "in" operand (outputs are declared).
+const std::set<std::string> kJobDtypes{"bf16", "fp16", "f32", "e4m3", "e5m2"};
+const std::set<std::string> kBufferDtypes{"in",  "bf16", "fp16", "f32",
+                                          "i32", "u32",  "e4m3", "e5m2"};
 const std::set<std::string> kBufferRoles{"input", "output", "scratch"};
 
 // A family's file, its error one of the family's (load_family's callers catch FamilyError).
@@ -68,12 +70,24 @@ void parse_buffers(ManifestReader& r, const ManifestJson& root, Family& family) 
     const std::string where = field_path("buffers", i);
     const ManifestJson& spec = (*buffers)[i];
     if (!r.expect_object(spec, where)) continue;
-    r.reject_unknown_keys(spec, {"name", "role", "dtype", "elements", "description"}, where);
+    r.reject_unknown_keys(spec, {"name", "role", "dtype", "elements", "range", "description"},
+                          where);
     BufferSpec buffer;
     buffer.name = r.string_field(spec, "name", where, true).value_or("");
     buffer.role = r.string_field(spec, "role", where, true).value_or("");
     buffer.dtype = r.string_field(spec, "dtype", where, true).value_or("");
     buffer.elements = r.expression_field(spec, "elements", where, true).value_or("1");
+    if (const ManifestJson* range = r.member(spec, "range", where, false)) {
+      if (range->is_array() && range->size() == 2 && (*range)[0].is_number() &&
+          (*range)[1].is_number() && (*range)[0].get<double>() < (*range)[1].get<double>() &&
+          std::abs((*range)[0].get<double>()) <= 1e4 &&
+          std::abs((*range)[1].get<double>()) <= 1e4) {
+        buffer.range_low = (*range)[0].get<double>();
+        buffer.range_high = (*range)[1].get<double>();
+      } else {
+        r.error(field_path(where, "range"), "must be [low, high] with -1e4 <= low < high <= 1e4");
+      }
+    }
     if (!buffer.name.empty() && !is_identifier(buffer.name))
       r.error(field_path(where, "name"), quote_client_text(buffer.name) + " is not an identifier");
     if (!buffer.role.empty() && !kBufferRoles.count(buffer.role))
@@ -81,7 +95,8 @@ void parse_buffers(ManifestReader& r, const ManifestJson& root, Family& family) 
               quote_client_text(buffer.role) + " is not input, output or scratch");
     if (!buffer.dtype.empty() && !kBufferDtypes.count(buffer.dtype))
       r.error(field_path(where, "dtype"),
-              quote_client_text(buffer.dtype) + " is not one of in, bf16, fp16, f32, i32, u32");
+              quote_client_text(buffer.dtype) +
+                  " is not one of in, bf16, fp16, f32, i32, u32, e4m3, e5m2");
     for (const BufferSpec& other : family.buffers)
       if (!buffer.name.empty() && other.name == buffer.name)
         r.error(field_path(where, "name"),
@@ -131,10 +146,15 @@ std::optional<double> magnitude_constant(ManifestReader& r, const ManifestJson& 
   const std::optional<double> c = tolerance_number(r, spec, "magnitude", where);
   if (!c) return std::nullopt;
   const std::string path = field_path(where, "magnitude");
-  if (kJobDtypes.count(dtype) && *c * unit_roundoff(dtype) >= 1) {
+  // The bound is on the output, whose dtype an fp8 family declares (the job's is its inputs').
+  std::string output_dtype = dtype;
+  for (const BufferSpec& buffer : family.buffers)
+    if (buffer.role == "output" && buffer.dtype != "in" && kJobDtypes.count(buffer.dtype))
+      output_dtype = buffer.dtype;
+  if (kJobDtypes.count(output_dtype) && *c * unit_roundoff(output_dtype) >= 1) {
     r.error(path, fmt::format("must be below {} (1 / the unit roundoff of {}: at that an all-zero "
                               "output would pass)",
-                              1 / unit_roundoff(dtype), dtype));
+                              1 / unit_roundoff(output_dtype), output_dtype));
     return std::nullopt;
   }
   if (*c > 0 && !has_magnitude(family.reference)) {
@@ -251,7 +271,7 @@ Family load_family(const std::filesystem::path& dir) {
   if (family.dtypes.empty()) r.error("dtypes", "must list at least one dtype");
   for (const std::string& dtype : family.dtypes)
     if (!kJobDtypes.count(dtype))
-      r.error("dtypes", quote_client_text(dtype) + " is not bf16, fp16 or f32");
+      r.error("dtypes", quote_client_text(dtype) + " is not bf16, fp16, f32, e4m3 or e5m2");
   if (const ManifestJson* constraints = r.member(root, "shape_constraints", "", false)) {
     if (!constraints->is_array()) r.error("shape_constraints", "must be a list");
     for (std::size_t i = 0; constraints->is_array() && i < constraints->size(); ++i)
@@ -313,6 +333,7 @@ const std::vector<ArgSpec>& kernel_args(const Family& family, const TemplateSpec
 }
 
 int dtype_bytes(const std::string& dtype) {
+  if (dtype == "e4m3" || dtype == "e5m2") return 1;
   if (dtype == "bf16" || dtype == "fp16") return 2;
   if (dtype == "f32" || dtype == "i32" || dtype == "u32") return 4;
   return 0;

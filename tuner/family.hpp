@@ -41,10 +41,13 @@ struct AxisSpec {
 };
 
 struct BufferSpec {
-  std::string name;      // "A"
-  std::string role;      // "input" (random), "output" (poisoned, checked), "scratch" (zeroed once)
-  std::string dtype;     // "in" (the job's dtype), "f32", "i32", "u32"
+  std::string name;   // "A"
+  std::string role;   // "input" (random), "output" (poisoned, checked), "scratch" (zeroed once)
+  std::string dtype;  // "in" (the job's dtype), "bf16", "fp16", "f32", "i32", "u32", "e4m3", "e5m2"
   std::string elements;  // expression over dims, axes, elem_bytes
+  // Inputs' random values are uniform in [range_low, range_high) ("range" in the manifest), e.g.
+  // positive scale factors.
+  double range_low = -1.0, range_high = 1.0;
 };
 
 struct ArgSpec {
@@ -110,6 +113,7 @@ struct ReferenceSpec {
 
 // What a variant's speedup is measured against, timed in the same job.
 //   cublaslt_gemm           cublasLt, the best of its heuristic's top algorithms
+//   cublaslt_fp8_gemm       cublasLt's fp8 GEMM with per-tensor or 1x128/128x128 block scales
 //   unfused_dual_gemm_silu  per group two cublasLt GEMMs and an element-wise SiLU-multiply
 //   external                not in-process (e.g. PyTorch SDPA, timed by a bench script)
 struct BaselineSpec {

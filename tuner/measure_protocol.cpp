@@ -68,6 +68,13 @@ ProblemInstance problem_from_reader(const JsonFields& r) {
     const JsonFields b(buffers[i], r.where("buffers") + "[" + std::to_string(i) + "]");
     p.buffers.push_back({b.get<std::string>("name"), b.get<std::string>("role"),
                          b.get<std::string>("dtype"), b.get<std::int64_t>("elements")});
+    if (b.has("range")) {
+      const json& range = b.at("range");
+      if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number())
+        throw std::invalid_argument("field '" + b.where("range") + "' must be [low, high]");
+      p.buffers.back().range_low = range[0].get<double>();
+      p.buffers.back().range_high = range[1].get<double>();
+    }
   }
   const json& args = r.at("args");
   if (!args.is_array())
@@ -219,9 +226,12 @@ const char* arg_kind_name(ArgInstance::Kind kind) {
 
 json to_json(const ProblemInstance& p) {
   json buffers = json::array();
-  for (const auto& b : p.buffers)
+  for (const auto& b : p.buffers) {
     buffers.push_back(
         {{"name", b.name}, {"role", b.role}, {"dtype", b.dtype}, {"elements", b.elements}});
+    if (b.range_low != -1.0 || b.range_high != 1.0)
+      buffers.back()["range"] = {b.range_low, b.range_high};
+  }
   json args = json::array();
   for (const auto& a : p.args) {
     json arg = {{"kind", arg_kind_name(a.kind)}};

@@ -18,8 +18,9 @@ namespace kt {
 struct BufferInstance {
   std::string name;
   std::string role;   // "input" | "output" | "scratch"
-  std::string dtype;  // resolved: "bf16", "fp16", "f32", "i32", "u32"
+  std::string dtype;  // resolved: "bf16", "fp16", "f32", "i32", "u32", "e4m3", "e5m2"
   std::int64_t elements = 0;
+  double range_low = -1.0, range_high = 1.0;  // an input's random values
 };
 
 struct ArgInstance {

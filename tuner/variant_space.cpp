@@ -237,6 +237,8 @@ void add_buffers(const Evaluator& eval, const Family& family, const std::string&
     buffer.name = spec.name;
     buffer.role = spec.role;
     buffer.dtype = spec.dtype == "in" ? dtype : spec.dtype;
+    buffer.range_low = spec.range_low;
+    buffer.range_high = spec.range_high;
     buffer.elements = eval.integer("buffer " + spec.name + " elements", spec.elements, 1,
                                    kInt64Max / 8);  // the byte size must fit too
     problem.buffers.push_back(std::move(buffer));

@@ -28,6 +28,8 @@ CUtensorMapDataType tensor_map_type(const std::string& dtype) {
   if (dtype == "f32") return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   if (dtype == "i32") return CU_TENSOR_MAP_DATA_TYPE_INT32;
   if (dtype == "u32") return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  // The copy engine only moves bytes: fp8 travels as bytes (zero fill is the fp8 zero too).
+  if (dtype == "e4m3" || dtype == "e5m2") return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   throw std::invalid_argument("no tensor map element type for dtype '" + dtype + "'");
 }
 
@@ -50,7 +52,7 @@ CUtensorMapSwizzle tensor_map_swizzle(std::uint32_t bytes) {
 // zero, which is what lets a TMA kernel run ragged K without a tail loop.
 CUtensorMap encode_tensor_map(const ArgInstance& arg, const ProblemBuffers& buffers) {
   const BufferInstance& spec = buffers.spec(arg.buffer);
-  const int elem_bytes = spec.dtype == "bf16" || spec.dtype == "fp16" ? 2 : 4;
+  const auto elem_bytes = static_cast<int>(buffer_element_bytes(spec.dtype));
   const auto rank = static_cast<cuuint32_t>(arg.dims.size());
   if (rank == 0 || rank > 5 || arg.box.size() != arg.dims.size())
     throw std::invalid_argument("tensor map over " + arg.buffer +

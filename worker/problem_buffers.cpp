@@ -36,6 +36,7 @@ std::size_t changed_bytes(const std::vector<std::byte>& guard) {
 }  // namespace
 
 std::size_t buffer_element_bytes(const std::string& dtype) {
+  if (dtype == "e4m3" || dtype == "e5m2") return 1;
   if (dtype == "bf16" || dtype == "fp16") return 2;
   if (dtype == "f32" || dtype == "i32" || dtype == "u32") return 4;
   throw std::invalid_argument("unknown buffer dtype '" + dtype + "'");
@@ -74,11 +75,12 @@ void ProblemBuffers::prepare(const cuda::SupportKernels& support, std::uint64_t 
                              CUstream stream) {
   for (std::size_t i = 0; i < buffers_.size(); ++i) {
     const Entry& b = buffers_[i];
-    if (b.spec.role == "input" &&
-        (b.spec.dtype == "bf16" || b.spec.dtype == "fp16" || b.spec.dtype == "f32")) {
+    if (b.spec.role == "input" && b.spec.dtype != "i32" && b.spec.dtype != "u32") {
       // Distinct, reproducible streams per buffer (A and B must not be equal).
       const std::uint64_t buffer_seed = seed ^ ((i + 1) * 0xD1B54A32D192ED03ull);
-      support.fill_uniform(b.pointer(), b.spec.elements, b.spec.dtype, buffer_seed, stream);
+      support.fill_uniform(b.pointer(), b.spec.elements, b.spec.dtype, buffer_seed, stream,
+                           static_cast<float>(b.spec.range_low),
+                           static_cast<float>(b.spec.range_high));
     } else if (b.spec.role == "input" || b.spec.role == "scratch") {
       fill(b.pointer(), 0, b.bytes, stream);
     }

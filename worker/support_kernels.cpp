@@ -10,13 +10,15 @@ namespace kt::cuda {
 namespace {
 
 // dtype codes of the fill kernel's last argument.
-constexpr int kF32 = 0, kBf16 = 1, kFp16 = 2;
+constexpr int kF32 = 0, kBf16 = 1, kFp16 = 2, kE4m3 = 3, kE5m2 = 4;
 
 // The code of a dtype the element-wise kernels take; `what` names the operation in the error.
 int dtype_code(const std::string& dtype, const char* what) {
   if (dtype == "f32") return kF32;
   if (dtype == "bf16") return kBf16;
   if (dtype == "fp16") return kFp16;
+  if (dtype == "e4m3") return kE4m3;
+  if (dtype == "e5m2") return kE5m2;
   throw std::invalid_argument(std::string("no ") + what + " for dtype '" + dtype + "'");
 }
 
@@ -34,17 +36,41 @@ __device__ __forceinline__ unsigned long long kt_mix64(unsigned long long x) {
   return x ^ (x >> 31);
 }
 
+// An fp8 byte near `value` (mantissa truncated, tiny values flushed to zero, large ones clamped
+// to the largest finite value): any valid fp8 value will do for random inputs, since the reference
+// reads the same bytes; done in integer arithmetic so the source compiles for every arch (the
+// cvt to e4m3/e5m2 needs sm_89).
+__device__ __forceinline__ unsigned char kt_fp8_bits(float value, int exponent_bits) {
+  const unsigned bits = __float_as_uint(value);
+  const unsigned sign = (bits >> 31) << 7;
+  const int mantissa_bits = 7 - exponent_bits;
+  const int bias = (1 << (exponent_bits - 1)) - 1;
+  const int exponent = (int)((bits >> 23) & 0xFF) - 127 + bias;
+  if (exponent < 1) return (unsigned char)sign;
+  // e4m3 has no infinities (S.1111.111 is NaN, 448 the largest); e5m2 keeps IEEE's top exponent.
+  const int top = exponent_bits == 4 ? 15 : 30;
+  const unsigned top_mantissa = exponent_bits == 4 ? 6u : 3u;
+  if (exponent > top) return (unsigned char)(sign | (top << mantissa_bits) | top_mantissa);
+  unsigned mantissa = (bits >> (23 - mantissa_bits)) & ((1u << mantissa_bits) - 1u);
+  if (exponent == top && mantissa > top_mantissa) mantissa = top_mantissa;
+  return (unsigned char)(sign | ((unsigned)exponent << mantissa_bits) | mantissa);
+}
+
+// Values uniform in [low, high), stored as dtype (0 f32, 1 bf16, 2 fp16, 3 e4m3, 4 e5m2).
 extern "C" __global__ void kt_fill_uniform(void* out, unsigned long long elements,
-                                           unsigned long long seed, int dtype) {
+                                           unsigned long long seed, int dtype, float low,
+                                           float high) {
   const unsigned long long key = kt_mix64(seed);
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
        i < elements; i += stride) {
     const unsigned long long bits = kt_mix64(key ^ i);
-    // Top 24 bits -> [0, 1) exactly representable in f32 -> [-1, 1).
-    const float value = (float)(bits >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
+    // Top 24 bits -> [0, 1) exactly representable in f32 -> [low, high).
+    const float value = low + (float)(bits >> 40) * (1.0f / 16777216.0f) * (high - low);
     if (dtype == 0) {
       ((float*)out)[i] = value;
+    } else if (dtype >= 3) {
+      ((unsigned char*)out)[i] = kt_fp8_bits(value, dtype == 3 ? 4 : 5);
     } else {
       unsigned short half_bits;
       if (dtype == 1)
@@ -140,13 +166,13 @@ const char* SupportKernels::source() {
 }
 
 void SupportKernels::fill_uniform(CUdeviceptr buffer, std::int64_t elements,
-                                  const std::string& dtype, std::uint64_t seed,
-                                  CUstream stream) const {
+                                  const std::string& dtype, std::uint64_t seed, CUstream stream,
+                                  float low, float high) const {
   int code = dtype_code(dtype, "random fill");
   if (elements <= 0) return;
   unsigned long long count = static_cast<unsigned long long>(elements);
   unsigned long long seed_arg = seed;
-  void* args[] = {&buffer, &count, &seed_arg, &code};
+  void* args[] = {&buffer, &count, &seed_arg, &code, &low, &high};
   constexpr unsigned kThreads = 256;
   KT_CU(cuLaunchKernel, fill_, grid_blocks(count, kThreads, 8192), 1, 1, kThreads, 1, 1, 0, stream,
         args, nullptr);

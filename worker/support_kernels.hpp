@@ -22,9 +22,11 @@ class SupportKernels {
   // Throws std::runtime_error with the NVRTC log if compiling fails.
   explicit SupportKernels(const std::string& arch);
 
-  // Enqueues the fill of `elements` values of dtype "bf16", "fp16" or "f32" on stream.
+  // Enqueues the fill of `elements` values uniform in [low, high) of dtype "bf16", "fp16", "f32",
+  // "e4m3" or "e5m2" (fp8: truncated to a nearby value of the dtype) on stream.
   void fill_uniform(CUdeviceptr buffer, std::int64_t elements, const std::string& dtype,
-                    std::uint64_t seed, CUstream stream) const;
+                    std::uint64_t seed, CUstream stream, float low = -1.0f,
+                    float high = 1.0f) const;
 
   // Enqueues a read of every 16-byte word of the buffer (bytes rounded down to 16), leaving its
   // lines in L2 clean; sink is a 4-byte device word the kernel may write.

@@ -149,7 +149,7 @@ class Bundle {
 
 inline std::size_t dtype_bytes(const std::string& dtype) {
   if (dtype == "bf16" || dtype == "fp16" || dtype == "f16") return 2;
-  if (dtype == "u8") return 1;
+  if (dtype == "u8" || dtype == "e4m3" || dtype == "e5m2") return 1;  // fp8 travels as bytes
   if (dtype == "i64" || dtype == "u64" || dtype == "f64") return 8;
   return 4;  // f32, fp32, i32, u32
 }
@@ -188,7 +188,7 @@ inline CUtensorMapDataType tensor_map_dtype(const std::string& dtype) {
   if (dtype == "bf16") return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   if (dtype == "fp16" || dtype == "f16") return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   if (dtype == "f32" || dtype == "fp32") return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  if (dtype == "u8") return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  if (dtype == "u8" || dtype == "e4m3" || dtype == "e5m2") return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   throw BundleError("no tensor map element type for dtype '" + dtype + "'");
 }
 

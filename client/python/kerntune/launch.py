@@ -16,8 +16,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-# Bytes per element of the dtype names manifests use ("in" is the job's dtype).
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "f16": 2, "f32": 4, "fp32": 4, "u32": 4, "i32": 4, "i64": 8, "u64": 8, "u8": 1}
+# Bytes per element of the dtype names manifests use ("in" is the job's dtype); e4m3 and e5m2 are
+# the fp8 formats (one byte each).
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "f16": 2, "f32": 4, "fp32": 4, "u32": 4, "i32": 4, "i64": 8, "u64": 8, "u8": 1,
+               "e4m3": 1, "e5m2": 1}
 SCALAR_CTYPES = {"i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64, "u64": ctypes.c_uint64,
                  "f32": ctypes.c_float, "f64": ctypes.c_double}
 
@@ -177,8 +179,11 @@ def launch_config(spec: LaunchSpec, stream: Optional[int] = None) -> Tuple[CUlau
 
 # ---- TMA tensor maps ------------------------------------------------------------------------------
 
-# cuda.h's CUtensorMapDataType, CUtensorMapSwizzle and CUtensorMapL2promotion values.
-TENSOR_MAP_DTYPES = {"u8": 0, "u32": 2, "i32": 3, "fp16": 6, "f16": 6, "f32": 7, "fp32": 7, "bf16": 9}
+# cuda.h's CUtensorMapDataType, CUtensorMapSwizzle and CUtensorMapL2promotion values. The copy
+# engine only moves bytes, so fp8 buffers are mapped as CU_TENSOR_MAP_DATA_TYPE_UINT8 (0), as the
+# kerntune worker maps them (zero fill is the fp8 zero too).
+TENSOR_MAP_DTYPES = {"u8": 0, "e4m3": 0, "e5m2": 0, "u32": 2, "i32": 3, "fp16": 6, "f16": 6, "f32": 7, "fp32": 7,
+                     "bf16": 9}
 TENSOR_MAP_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}
 CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
 TENSOR_MAP_BYTES = 128  # CU_TENSOR_MAP_NUM_QWORDS * 8, aligned to 128 bytes

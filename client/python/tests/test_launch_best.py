@@ -69,6 +69,40 @@ class LaunchFromDaemon(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "swizzle 16"):
             kt_launch.tensor_map_args(odd)
 
+    def test_fp8_buffers_are_one_byte_and_their_tensor_maps_uint8(self) -> None:
+        # As /v1/best sends it for gemm_fp8 (wgmma_fp8_tma_ws) at M=67, N=45, K=208, e4m3, BM=128,
+        # BN=64: A and B are fp8 (K-contiguous rows of 208 bytes), C bf16, the scales f32.
+        launch = {
+            "variant_id": 9, "kernel": "kt_gemm_fp8_wgmma", "arch": "sm_90a", "grid": [1, 1, 1],
+            "block": [256, 1, 1], "cluster": [1, 1, 1], "dynamic_smem_bytes": 149504,
+            "params": [{"type": "pointer", "buffer": "C"},
+                       {"type": "tensor_map", "buffer": "A", "dims": [208, 67], "box": [128, 128], "swizzle_bytes": 128},
+                       {"type": "tensor_map", "buffer": "B", "dims": [208, 45], "box": [128, 64], "swizzle_bytes": 128},
+                       {"type": "tensor_map", "buffer": "C", "dims": [8, 1], "box": [8, 1], "swizzle_bytes": 128},
+                       {"type": "pointer", "buffer": "SA"}, {"type": "pointer", "buffer": "SB"},
+                       {"type": "i32", "expression": "M", "value": 67}, {"type": "i32", "expression": "N", "value": 45},
+                       {"type": "i32", "expression": "K", "value": 208},
+                       {"type": "pointer", "buffer": "workspace"}, {"type": "pointer", "buffer": "semaphores"}],
+            "buffers": [{"name": "A", "role": "input", "dtype": "e4m3", "elements": 67 * 208},
+                        {"name": "B", "role": "input", "dtype": "e4m3", "elements": 45 * 208},
+                        {"name": "C", "role": "output", "dtype": "bf16", "elements": 67 * 45},
+                        {"name": "SA", "role": "input", "dtype": "f32", "elements": 1, "range": [0.25, 2.0]},
+                        {"name": "SB", "role": "input", "dtype": "f32", "elements": 1, "range": [0.25, 2.0]},
+                        {"name": "workspace", "role": "scratch", "dtype": "f32", "elements": 1},
+                        {"name": "semaphores", "role": "scratch", "dtype": "u32", "elements": 1}],
+            "shape": {"M": 67, "N": 45, "K": 208, "BLOCK_SCALED": 0}, "dtype": "e4m3"}
+        spec = kt_launch.launch_spec_from_launch(launch)
+        a, b, c = (kt_launch.tensor_map_args(p) for p in spec.params[1:4])
+        # CU_TENSOR_MAP_DATA_TYPE_UINT8 (0); one byte per element, so the row pitch is K bytes.
+        self.assertEqual((a.dtype, a.dims, a.strides, a.box, a.swizzle), (0, [208, 67], [208], [128, 128], 3))
+        self.assertEqual((b.dtype, b.strides), (0, [208]))
+        self.assertEqual((c.dtype, c.strides), (9, [16]))  # C stays bf16
+        sizes = {buffer.name: buffer.nbytes for buffer in spec.buffer_list()}
+        self.assertEqual(sizes, {"A": 67 * 208, "B": 45 * 208, "C": 2 * 67 * 45, "SA": 4, "SB": 4, "workspace": 4,
+                                 "semaphores": 4})
+        self.assertEqual(kt_launch.DTYPE_BYTES["e5m2"], 1)
+        self.assertEqual(kt_launch.TENSOR_MAP_DTYPES["e5m2"], 0)
+
     def test_without_launch_it_says_so(self) -> None:
         best = kerntune.Best.from_json({"family": "gemm", "dtype": "bf16", "job_id": 1, "variant_id": 2,
                                         "median_us": 1.0, "template": "t"})
