@@ -48,6 +48,8 @@ Config baseline_config(const nlohmann::json& description) {
   if (!description.is_object()) return config;
   if (description.contains("algorithm_index") && description["algorithm_index"].is_number_integer())
     config["algorithm_index"] = description["algorithm_index"].get<std::int64_t>();
+  if (description.contains("fast_accumulation") && description["fast_accumulation"].is_boolean())
+    config["fast_accumulation"] = description["fast_accumulation"].get<bool>() ? 1 : 0;
   if (description.contains("algorithm") && description["algorithm"].is_object())
     for (const auto& [name, value] : description["algorithm"].items())
       if (value.is_number_integer()) config[name] = value.get<std::int64_t>();

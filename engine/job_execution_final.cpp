@@ -149,7 +149,8 @@ void JobExecution::keep_baseline_choice(ProblemInstance& problem) {
         break;
       }
   if (!choice.is_object() || choice.value("kind", "") != problem.baseline->kind) return;
-  for (const char* key : {"algorithm_index", "gate_algorithm_index", "up_algorithm_index"})
+  for (const char* key :
+       {"algorithm_index", "fast_accumulation", "gate_algorithm_index", "up_algorithm_index"})
     if (choice.contains(key)) problem.baseline->params[key] = choice[key];
 }
 

@@ -17,11 +17,13 @@ namespace {
 const std::map<std::string, std::vector<const char*>> kBufferParams{
     {"cublas_gemm", {"a", "b", "c"}},
     {"cublaslt_gemm", {"a", "b", "c"}},
+    {"cublaslt_fp8_gemm", {"a", "b", "c", "scale_a", "scale_b"}},  // optional "block_scaled"
     {"unfused_dual_gemm_silu", {"a", "b1", "b2", "c"}},
 };
 const std::map<std::string, std::vector<const char*>> kDimParams{
     {"cublas_gemm", {"m", "n", "k"}},
     {"cublaslt_gemm", {"m", "n", "k"}},
+    {"cublaslt_fp8_gemm", {"m", "n", "k"}},
     {"unfused_dual_gemm_silu", {"g", "m", "n", "k"}},
 };
 
@@ -151,7 +153,7 @@ void parse_baseline(ManifestReader& r, const ManifestJson& root, Family& family)
   } else if (!spec.kind.empty()) {
     r.error("baseline.kind", quote_client_text(spec.kind) +
                                  " is not a baseline kerntune knows (cublaslt_gemm, "
-                                 "unfused_dual_gemm_silu, external)");
+                                 "cublaslt_fp8_gemm, unfused_dual_gemm_silu, external)");
   }
   family.baseline = std::move(spec);
 }

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "worker/cublaslt_fp8_gemm.hpp"
 #include "worker/cublaslt_gemm.hpp"
 #include "worker/cuda_buffer.hpp"
 #include "worker/reference.hpp"
@@ -51,6 +52,8 @@ std::unique_ptr<Baseline> make_baseline(const ProblemInstance& problem,
   if (!problem.baseline) return std::make_unique<ReferenceRun>(problem, buffers, device);
   if (problem.baseline->kind == "cublaslt_gemm")
     return make_cublaslt_gemm(problem, buffers, device);
+  if (problem.baseline->kind == "cublaslt_fp8_gemm")
+    return make_cublaslt_fp8_gemm(problem, buffers, device);
   if (problem.baseline->kind == "unfused_dual_gemm_silu")
     return make_unfused_dual_gemm(problem, buffers, device);
   throw std::invalid_argument("baseline kind '" + problem.baseline->kind +

@@ -4,6 +4,8 @@
 //
 // "cublaslt_gemm" (cublaslt_gemm.hpp): cublasLt with a 32 MiB workspace, the best of the top 8
 // algorithms of its heuristic for the shape, chosen by timing each on this GPU.
+// "cublaslt_fp8_gemm" (cublaslt_fp8_gemm.hpp): the same for a scaled fp8 GEMM, per-tensor or
+// block scales (1x128 for A, 128x128 for B) applied by cublasLt itself.
 // "unfused_dual_gemm_silu" (unfused_dual_gemm.hpp): two batched cublasLt GEMMs and an element-wise
 // silu(gate) * up kernel. A family without
 // an in-process baseline falls back to its reference's own-dtype run (e.g. cublasGemmEx), and

@@ -1,8 +1,8 @@
 #include "worker/cublaslt_matmul.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -40,9 +40,30 @@ void set_batch(cublasLtMatrixLayout_t layout, int batch, std::int64_t stride) {
                                              &stride, sizeof(stride)));
 }
 
+// cublasLt's A is our B and its B our A (C^T = B A^T in its column-major terms).
+void set_scales(cublasLtMatmulDesc_t desc, const LtScales& scales) {
+  const auto set = [desc](cublasLtMatmulDescAttributes_t mode_attribute,
+                          cublasLtMatmulMatrixScale_t mode,
+                          cublasLtMatmulDescAttributes_t pointer_attribute, CUdeviceptr scale) {
+    const std::int32_t mode_value = mode;  // the attribute is an int32_t
+    KT_CUBLAS(
+        cublasLtMatmulDescSetAttribute(desc, mode_attribute, &mode_value, sizeof(mode_value)));
+    const void* pointer = reinterpret_cast<const void*>(scale);
+    KT_CUBLAS(cublasLtMatmulDescSetAttribute(desc, pointer_attribute, &pointer, sizeof(pointer)));
+  };
+  set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, scales.b_mode, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+      scales.b);
+  set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, scales.a_mode, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+      scales.a);
+  const std::int8_t fast = scales.fast_accumulation ? 1 : 0;  // the attribute is an int8_t
+  KT_CUBLAS(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
+}
+
 }  // namespace
 
-LtMatmul::LtMatmul(const LtMatmulShape& shape) : shape_(shape) {
+LtMatmul::LtMatmul(const LtMatmulShape& shape, const std::optional<LtScales>& scales)
+    : shape_(shape) {
   handle_ = create<cublasLtHandle_t, DestroyLt>(cublasLtCreate, "cublasLtCreate");
   desc_ = create<cublasLtMatmulDesc_t, DestroyDesc>(
       cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate", CUBLAS_COMPUTE_32F, CUDA_R_32F);
@@ -51,13 +72,14 @@ LtMatmul::LtMatmul(const LtMatmulShape& shape) : shape_(shape) {
                                            sizeof(transpose)));
   KT_CUBLAS(cublasLtMatmulDescSetAttribute(desc_.get(), CUBLASLT_MATMUL_DESC_TRANSB, &keep,
                                            sizeof(keep)));
+  if (scales) set_scales(desc_.get(), *scales);
   const auto m = std::uint64_t(shape.m), n = std::uint64_t(shape.n), k = std::uint64_t(shape.k);
   b_layout_ = create<cublasLtMatrixLayout_t, DestroyLayout>(
       cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate", shape.input_type, k, n,
       std::int64_t(k));
   a_layout_ = create<cublasLtMatrixLayout_t, DestroyLayout>(
-      cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate", shape.input_type, k, m,
-      std::int64_t(k));
+      cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate",
+      shape.a_input_type.value_or(shape.input_type), k, m, std::int64_t(k));
   c_layout_ = create<cublasLtMatrixLayout_t, DestroyLayout>(
       cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate", shape.output_type, n, m,
       std::int64_t(n));
@@ -72,16 +94,20 @@ LtMatmul::LtMatmul(const LtMatmulShape& shape) : shape_(shape) {
       preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
   std::vector<cublasLtMatmulHeuristicResult_t> results(kCublasLtHeuristicAlgorithms);
   int returned = 0;
-  KT_CUBLAS(cublasLtMatmulAlgoGetHeuristic(
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
       handle_.get(), desc_.get(), b_layout_.get(), a_layout_.get(), c_layout_.get(),
-      c_layout_.get(), preference.get(), kCublasLtHeuristicAlgorithms, results.data(), &returned));
+      c_layout_.get(), preference.get(), kCublasLtHeuristicAlgorithms, results.data(), &returned);
+  // NOT_SUPPORTED is how it says that no algorithm fits (an fp8 shape off its alignment, say).
+  if (status != CUBLAS_STATUS_NOT_SUPPORTED)
+    cuda::check_cublas(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
   for (int i = 0; i < returned; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS) algorithms_.push_back(results[i]);
   if (algorithms_.empty())
-    throw std::runtime_error("cublasLt's heuristic proposed no algorithm for " +
-                             std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
-                             std::to_string(shape.k) +
-                             (shape.batch > 1 ? " x" + std::to_string(shape.batch) : ""));
+    throw LtNoAlgorithm(
+        "cublasLt's heuristic proposed no algorithm for " + std::to_string(shape.m) + "x" +
+        std::to_string(shape.n) + "x" + std::to_string(shape.k) +
+        (shape.batch > 1 ? " x" + std::to_string(shape.batch) : "") +
+        (status == CUBLAS_STATUS_NOT_SUPPORTED ? " (CUBLAS_STATUS_NOT_SUPPORTED)" : ""));
 }
 
 void LtMatmul::run(std::size_t index, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,

@@ -205,6 +205,30 @@ TEST(Baseline, KindsAndTheirParams) {
   EXPECT_HAS(load_error(m), "'cudnn' is not a baseline kerntune knows");
 }
 
+TEST(Baseline, Fp8GemmNamesItsScaleBuffersAndKeepsBlockScaled) {
+  Json m = kernel_reference_manifest();
+  m["baseline"] = {{"kind", "cublaslt_fp8_gemm"},
+                   {"a", "X"},
+                   {"b", "X"},
+                   {"c", "Y"},
+                   {"scale_a", "X"},
+                   {"scale_b", "X"},
+                   {"m", "M"},
+                   {"n", "N"},
+                   {"k", "128"},
+                   {"block_scaled", true}};
+  test::TempDir dir;
+  const Family family = load(m, dir);
+  ASSERT_TRUE(family.baseline.has_value());
+  EXPECT_EQ(family.baseline->params["scale_b"], "X");
+  EXPECT_EQ(family.baseline->params["block_scaled"], true);
+
+  m["baseline"].erase("scale_a");
+  EXPECT_HAS(load_error(m), "baseline.scale_a: required field is missing");
+  m["baseline"]["scale_a"] = "SCALES";
+  EXPECT_HAS(load_error(m), "baseline.scale_a: must name a declared buffer");
+}
+
 TEST(DimDefaults, FillOmittedDimsAndMayStartAtZero) {
   test::TempDir dir;
   const Family family = load(kernel_reference_manifest(), dir);
