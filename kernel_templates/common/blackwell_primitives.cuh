@@ -50,6 +50,19 @@ struct InstructionDescriptor {
                                     (static_cast<unsigned>(M >> 4) << 24);
 };
 
+// kind::f8f6f4 instruction descriptor: fp32 accumulator, A and B K-major fp8 (format 0 = e4m3,
+// 1 = e5m2 in the same A and B fields), MMA shape M x N.
+template <int M, int N, unsigned kAFormat, unsigned kBFormat>
+struct InstructionDescriptorF8 {
+  static_assert(M == 64 || M == 128 || M == 256, "tcgen05.mma kind::f8f6f4: M is 64, 128 or 256");
+  static_assert(N % 8 == 0 && N >= 8 && N <= 256,
+                "tcgen05.mma kind::f8f6f4: N is 8..256, N % 8 == 0");
+  static_assert(kAFormat <= 1 && kBFormat <= 1, "fp8 formats: 0 e4m3, 1 e5m2");
+  static constexpr unsigned value = (1u << 4) | (kAFormat << 7) | (kBFormat << 10) |
+                                    (static_cast<unsigned>(N >> 3) << 17) |
+                                    (static_cast<unsigned>(M >> 4) << 24);
+};
+
 // TMEM address of (lane, column): lane in bits 31..16, column in 15..0.
 __device__ __forceinline__ unsigned tmem_address(unsigned base, int lane, int column) {
   return base + (static_cast<unsigned>(lane) << 16) + static_cast<unsigned>(column);
@@ -129,6 +142,28 @@ __device__ __forceinline__ void umma_f16_ss(unsigned d_tmem, unsigned long long 
         "{ .reg .pred p;\n"
         "  setp.ne.b32 p, %4, 0;\n"
         "  tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p; }\n" ::"r"(d_tmem),
+        "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate)
+        : "memory");
+  }
+}
+
+// The same for one K=32 step of fp8 operands (kind::f8f6f4, fp32 D).
+template <int kCtaGroup>
+__device__ __forceinline__ void umma_f8f6f4_ss(unsigned d_tmem, unsigned long long a_desc,
+                                               unsigned long long b_desc, unsigned idesc,
+                                               int accumulate) {
+  if constexpr (kCtaGroup == 2) {
+    asm volatile(
+        "{ .reg .pred p;\n"
+        "  setp.ne.b32 p, %4, 0;\n"
+        "  tcgen05.mma.cta_group::2.kind::f8f6f4 [%0], %1, %2, %3, p; }\n" ::"r"(d_tmem),
+        "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate)
+        : "memory");
+  } else {
+    asm volatile(
+        "{ .reg .pred p;\n"
+        "  setp.ne.b32 p, %4, 0;\n"
+        "  tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p; }\n" ::"r"(d_tmem),
         "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate)
         : "memory");
   }

@@ -12,7 +12,8 @@ namespace kt_tcgen05 {
 enum KOrder { kForward = 0, kReverse = 1 };
 
 template <int NUM_B_, int BM_, int BN_, int BK_, int STAGES_, int CTA_GROUP_, int MULTICAST_,
-          int ACC_STAGES_, int TMEM_COLS_, int RASTER_, int BAND_, int GROUP_ORDER_, int K_ORDER_>
+          int ACC_STAGES_, int TMEM_COLS_, int RASTER_, int BAND_, int GROUP_ORDER_, int K_ORDER_,
+          int ELEM_BYTES_ = 2>
 struct Tcgen05Config {
   static constexpr int NUM_B = NUM_B_;  // B operands per A tile: 1 (GEMM) or 2 (dual GEMM)
   static constexpr int BM = BM_;        // MMA rows of the CTA group: 128 per CTA
@@ -29,7 +30,10 @@ struct Tcgen05Config {
   static constexpr int CTA_ROWS = 128;  // rows of A and accumulator lanes held by one CTA
   static constexpr int THREADS = 192;   // warp 0 TMA, warp 1 TMEM + MMA, warps 2..5 epilogue
   static constexpr int EPILOGUE_WARPS = 4;
-  static constexpr int K_STEPS = BK / 16;  // tcgen05.mma kind::f16 consumes K = 16 per op
+  // Operand element size: 2 (kind::f16: bf16, fp16) or 1 (kind::f8f6f4: e4m3, e5m2). Either MMA
+  // consumes 32 bytes of K per op (K = 16 or 32), so the descriptors step alike.
+  static constexpr int ELEM_BYTES = ELEM_BYTES_;
+  static constexpr int K_STEPS = BK * ELEM_BYTES / 32;
 
   // Rows of each B operand in this CTA's shared memory (a CTA pair splits B's rows between its
   // two CTAs; the MMA reads both halves), and the rows this CTA loads of them (1-CTA groups along
@@ -37,13 +41,14 @@ struct Tcgen05Config {
   static constexpr int B_CTA_ROWS = BN / CTA_GROUP;
   static constexpr int B_BOX_ROWS = B_CTA_ROWS / MULTICAST;
 
-  // Tiles are BK/64 panels of [rows][64] elements (128-byte rows, 128B swizzle).
-  static constexpr int PANEL_K = 64;
+  // Tiles are panels of [rows][PANEL_K] elements (128-byte rows, 128B swizzle): 64 16-bit or 128
+  // fp8 elements per row.
+  static constexpr int PANEL_K = 128 / ELEM_BYTES;
   static constexpr int PANELS = BK / PANEL_K;
-  static constexpr int A_PANEL_BYTES = CTA_ROWS * PANEL_K * 2;
-  static constexpr int B_PANEL_BYTES = B_CTA_ROWS * PANEL_K * 2;
-  static constexpr int A_STAGE_BYTES = CTA_ROWS * BK * 2;
-  static constexpr int B_STAGE_BYTES = B_CTA_ROWS * BK * 2;
+  static constexpr int A_PANEL_BYTES = CTA_ROWS * 128;
+  static constexpr int B_PANEL_BYTES = B_CTA_ROWS * 128;
+  static constexpr int A_STAGE_BYTES = CTA_ROWS * BK * ELEM_BYTES;
+  static constexpr int B_STAGE_BYTES = B_CTA_ROWS * BK * ELEM_BYTES;
   static constexpr int STAGE_BYTES = A_STAGE_BYTES + NUM_B * B_STAGE_BYTES;  // lands in one CTA
   // Bytes completed on one full barrier per stage: a pair's halves both land on the even CTA's.
   static constexpr int FULL_TX_BYTES = CTA_GROUP * STAGE_BYTES;
@@ -77,7 +82,10 @@ struct Tcgen05Config {
   static_assert(BN % 16 == 0 && BN >= 16 && BN <= 256,
                 "tcgen05.mma kind::f16 with M=128 or 256: N is 16..256 and a multiple of 16");
   static_assert(CTA_GROUP == 1 || BN >= 32, "a CTA pair holds BN/2 >= 16 rows of B each");
-  static_assert(BK % 64 == 0, "BK % 64 == 0: a stage holds whole 64-element 128B-swizzled panels");
+  static_assert(ELEM_BYTES == 1 || ELEM_BYTES == 2, "operands of 1 (fp8) or 2 (bf16, fp16) bytes");
+  static_assert(BK % PANEL_K == 0,
+                "BK % PANEL_K == 0: a stage holds whole 128-byte swizzled panels (64 16-bit or 128 "
+                "fp8 elements)");
   static_assert(STAGES >= 2 && STAGES <= 16, "2 <= STAGES <= 16");
   static_assert(MULTICAST == 1 || MULTICAST == 2, "MULTICAST is 1 or 2");
   static_assert(CTA_GROUP == 1 || MULTICAST == 1,

@@ -85,14 +85,30 @@ struct Tcgen05Kernel {
 #else
       false;
 #endif
+  // fp8 operands (kind::f8f6f4; the fp8 GEMM's A e4m3 or e5m2, B e4m3) write a bf16 C.
+#if defined(KT_DTYPE_E4M3) || defined(KT_DTYPE_E5M2)
+  static constexpr bool kFp8 = true;
+#if defined(KT_DTYPE_E5M2)
+  static constexpr unsigned kFp8AFormat = 1;
+#else
+  static constexpr unsigned kFp8AFormat = 0;
+#endif
+  static constexpr unsigned kIdesc =
+      kt_blackwell::InstructionDescriptorF8<Cfg::BM, Cfg::BN, kFp8AFormat, 0>::value;
+#else
+  static constexpr bool kFp8 = false;
   static constexpr unsigned kIdesc =
       kt_blackwell::InstructionDescriptor<Cfg::BM, Cfg::BN, kBf16>::value;
+#endif
+  static_assert(Cfg::ELEM_BYTES == (kFp8 ? 1 : 2),
+                "the config's operand size is the dtype's: 1 byte for fp8, 2 for bf16 and fp16");
   static constexpr unsigned short kClusterMask =
       static_cast<unsigned short>((1u << Cfg::CLUSTER_SIZE) - 1u);
 
+  // `scale` multiplies every output (the fp8 GEMM's per-tensor sa * sb; 1 otherwise).
   static __device__ __forceinline__ void run(elem_t* __restrict__ C, const KtTensorMap* tma_a,
                                              const KtTensorMap* tma_b0, const KtTensorMap* tma_b1,
-                                             int G, int M, int N, int K) {
+                                             int G, int M, int N, int K, float scale = 1.0f) {
     extern __shared__ __align__(1024) unsigned char smem[];
     // 128B-swizzled tiles must start on 1024-byte boundaries (the descriptors' base offset is 0).
     const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
@@ -142,7 +158,7 @@ struct Tcgen05Kernel {
       if (lane == 0 && place.half == 0) issue_mma(s, scheduler, tmem_base, k_tiles);
       __syncwarp();
     } else {
-      drain(s, place, scheduler, tmem_base, C, M, N, warp % 4, lane);
+      drain(s, place, scheduler, tmem_base, C, M, N, warp % 4, lane, scale);
     }
 
     // Nothing may still read or write TMEM, and no peer may still arrive on our barriers, when
@@ -271,8 +287,12 @@ struct Tcgen05Kernel {
                 b_stage +
                 ((b * Cfg::STAGES * Cfg::B_STAGE_BYTES + panel * Cfg::B_PANEL_BYTES + k_bytes) >>
                  4);
-            kt_blackwell::umma_f16_ss<Cfg::CTA_GROUP>(d + static_cast<unsigned>(b * Cfg::BN),
-                                                      a_desc, b_desc, kIdesc, accumulate);
+            if constexpr (kFp8)
+              kt_blackwell::umma_f8f6f4_ss<Cfg::CTA_GROUP>(d + static_cast<unsigned>(b * Cfg::BN),
+                                                           a_desc, b_desc, kIdesc, accumulate);
+            else
+              kt_blackwell::umma_f16_ss<Cfg::CTA_GROUP>(d + static_cast<unsigned>(b * Cfg::BN),
+                                                        a_desc, b_desc, kIdesc, accumulate);
           }
         }
         commit_stage(s, cursor.stage);
@@ -290,7 +310,8 @@ struct Tcgen05Kernel {
   }
 
   // 16 output columns of this thread's row from the accumulator(s) at TMEM address `taddr`.
-  static __device__ __forceinline__ void load_outputs(unsigned taddr, unsigned (&packed)[8]) {
+  static __device__ __forceinline__ void load_outputs(unsigned taddr, unsigned (&packed)[8],
+                                                      float scale) {
     unsigned first[16];
     kt_blackwell::tmem_load_32x32b_x16(taddr, first);
     if constexpr (Cfg::NUM_B == 2) {
@@ -309,8 +330,8 @@ struct Tcgen05Kernel {
       kt_blackwell::tmem_load_wait(first);
 #pragma unroll
       for (int e = 0; e < 8; ++e)
-        packed[e] =
-            kt_mma::pack_rn(__uint_as_float(first[2 * e]), __uint_as_float(first[2 * e + 1]));
+        packed[e] = kt_mma::pack_rn(__uint_as_float(first[2 * e]) * scale,
+                                    __uint_as_float(first[2 * e + 1]) * scale);
     }
   }
 
@@ -318,7 +339,7 @@ struct Tcgen05Kernel {
   static __device__ __forceinline__ void drain(const SharedLayout& s, const ClusterPlace& place,
                                                const Scheduler& scheduler, unsigned tmem_base,
                                                elem_t* __restrict__ C, int M, int N, int quarter,
-                                               int lane) {
+                                               int lane, float scale) {
     RingCursor<Cfg::ACC_STAGES> acc;
     for (int u = scheduler.first; u < scheduler.total; u += scheduler.stride) {
       const WorkTile w = scheduler.work(u);
@@ -332,7 +353,7 @@ struct Tcgen05Kernel {
 #pragma unroll 4
       for (int c = 0; c < Cfg::BN; c += 16) {
         unsigned packed[8];
-        load_outputs(taddr + static_cast<unsigned>(c), packed);
+        load_outputs(taddr + static_cast<unsigned>(c), packed, scale);
         if (store) store_row_16(row_ptr, N, w.n * Cfg::BN + c, packed);
       }
       // Our TMEM reads are done: let the MMA issuer reuse this accumulator stage.

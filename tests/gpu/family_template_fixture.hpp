@@ -57,17 +57,22 @@ class FamilyTemplateOnGpu : public WorkerGpuTest {
     return out;
   }
 
-  // Compiles every case's variant (and the reference for each dtype) at once, on every core.
-  void compile_all(const std::vector<FamilyCase>& cases) {
+  // Compiles every case's variant (and the reference for each dtype) at once, on every core;
+  // `options` are added to every variant's NVRTC options (a test's planted fault).
+  void compile_all(const std::vector<FamilyCase>& cases,
+                   const std::vector<std::string>& options = {}) {
     std::vector<std::pair<std::string, CompileRequest>> jobs;
-    for (const std::string dtype : {"bf16", "fp16"}) {
+    for (const std::string& dtype : family().dtypes) {
       CompileRequest request = reference_compile_request(family(), dtype, limits_);
       jobs.emplace_back("reference/" + dtype, request);
     }
     for (const FamilyCase& c : cases) {
       const std::string key = variant_key(c.config, c.dtype);
-      if (std::none_of(jobs.begin(), jobs.end(), [&](const auto& j) { return j.first == key; }))
-        jobs.emplace_back(key, compile_request(family(), tmpl(), c.config, c.dtype, limits_));
+      if (std::none_of(jobs.begin(), jobs.end(), [&](const auto& j) { return j.first == key; })) {
+        CompileRequest request = compile_request(family(), tmpl(), c.config, c.dtype, limits_);
+        request.options.insert(request.options.end(), options.begin(), options.end());
+        jobs.emplace_back(key, std::move(request));
+      }
     }
     std::vector<std::future<std::string>> futures;
     for (std::size_t i = 0; i < jobs.size(); ++i)
