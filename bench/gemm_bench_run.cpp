@@ -22,6 +22,17 @@ const ReportNames kGemmReportNames{
     "",
     "a shape's own timeout (MxNxK:BUDGET:TIMEOUT_S, --shape-set) takes precedence"};
 
+// The fp8 runs' own folder, JSON and document table per scaling mode.
+ReportNames report_names(const GemmBenchOptions& options) {
+  if (options.fp8_scaling.empty()) return kGemmReportNames;
+  ReportNames names = kGemmReportNames;
+  names.report = "gemm-fp8-" + options.fp8_scaling;
+  names.json_file = "gemm_fp8.json";
+  names.table_begin = "<!-- gemm-fp8-" + options.fp8_scaling + "-table:begin -->";
+  names.table_end = "<!-- gemm-fp8-" + options.fp8_scaling + "-table:end -->";
+  return names;
+}
+
 std::string device_of_job(const nlohmann::json& job) {
   return job.contains("device_name") && job.at("device_name").is_string()
              ? job.at("device_name").get<std::string>()
@@ -76,10 +87,7 @@ void repeat_final_comparisons(const GemmBenchOptions& options, const JobLoop& jo
       GemmRow& row = report.rows[i];
       const std::string label = "gemm " + shape_label(row.shape) + " repeat " +
                                 std::to_string(repeat) + "/" + std::to_string(options.repeat);
-      JobRequest request;
-      request.shape = row.shape;
-      request.dtype = options.dtype;
-      request.device = options.device;
+      JobRequest request = gemm_shape_request(options, row.shape);
       request.configs = pinned[i];
       if (options.deadline_seconds <= 0 || jobs.elapsed() < options.deadline_seconds)
         log << "[" << label << "] pinned job with " << pinned[i].size()
@@ -126,10 +134,7 @@ void tune_all_shapes(const GemmBenchOptions& options, GemmReport& report, Report
   std::vector<std::vector<nlohmann::json>> pinned;  // per row: the configs its repeats pin
   for (const GemmShape& shape : options.shapes) {
     const std::string label = "gemm " + shape_label(shape);
-    JobRequest request;
-    request.shape = shape;
-    request.dtype = options.dtype;
-    request.device = options.device;
+    JobRequest request = gemm_shape_request(options, shape);
     request.budget = shape.budget >= 0 ? shape.budget : options.budget;
     request.arch = options.compile_only_arch;
     const JobAttempt attempt = run_shape_job(options, jobs, request, label);
@@ -175,7 +180,13 @@ void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options) {
                  "8192^3 and the skinny Mx4096x7168, nine), models (ten real-model shapes) or "
                  "all (both)")
       ->check(CLI::IsMember(gemm_shape_set_names()));
-  app.add_option("--dtype", options.dtype, "element type")->capture_default_str();
+  app.add_option("--dtype", options.dtype, "element type (with --fp8-scaling: A's, e4m3 or e5m2)")
+      ->capture_default_str();
+  app.add_option("--fp8-scaling", options.fp8_scaling,
+                 "tune the fp8 GEMM family (gemm_fp8: fp8 A and B, bf16 C) with per-tensor "
+                 "(tensor) or 1x128 / 128x128 block (block) scales instead; --dtype defaults to "
+                 "e4m3, the shapes to --shape-set fp8, the report to its own folder and table")
+      ->check(CLI::IsMember({"tensor", "block"}));
   app.add_option("--copy-json", options.copy_json,
                  "read the copy bandwidth from this kt-copy-bandwidth output instead of running it")
       ->check(CLI::ExistingFile);
@@ -201,16 +212,35 @@ void finish_gemm_bench_options(GemmBenchOptions& options) {
   options.shapes.clear();
   if (!options.shape_set.empty() && !options.shape_texts.empty())
     throw std::invalid_argument("--shape-set and --shape cannot be combined");
+  const bool fp8 = !options.fp8_scaling.empty();
+  if (fp8 && options.dtype == "bf16") options.dtype = "e4m3";
+  if (fp8 && options.latest == "bench/results/gemm-latest.json")
+    options.latest = "bench/results/gemm-fp8-" + options.fp8_scaling + "-latest.json";
   if (!options.shape_set.empty()) {
     options.shapes = gemm_shape_set(options.shape_set);
   } else if (options.shape_texts.empty()) {
-    options.shapes = square_set_shapes();
+    options.shapes = fp8 ? fp8_shapes() : square_set_shapes();
   } else {
     for (const std::string& text : options.shape_texts)
       options.shapes.push_back(parse_shape_label(text));
   }
   if (options.dtype.empty()) throw std::invalid_argument("--dtype must not be empty");
   if (options.repeat < 1) throw std::invalid_argument("--repeat must be at least 1");
+}
+
+JobRequest gemm_shape_request(const GemmBenchOptions& options, const GemmShape& shape) {
+  JobRequest request;
+  request.shape = shape;
+  request.dtype = options.dtype;
+  request.device = options.device;
+  if (!options.fp8_scaling.empty()) {
+    request.family = "gemm_fp8";
+    request.dims = {{"M", shape.m},
+                    {"N", shape.n},
+                    {"K", shape.k},
+                    {"BLOCK_SCALED", options.fp8_scaling == "block" ? 1 : 0}};
+  }
+  return request;
 }
 
 namespace {
@@ -329,7 +359,8 @@ std::vector<nlohmann::json> final_candidate_configs(const nlohmann::json& job,
 
 int run_gemm_bench(const GemmBenchOptions& options, std::ostream& log) {
   GemmReport report;
-  ReportFormat format{kGemmReportNames, [&report] { return gemm_report_to_json(report); },
+  report.scaling = options.fp8_scaling;
+  ReportFormat format{report_names(options), [&report] { return gemm_report_to_json(report); },
                       [&report](const std::string& raw) { return render_gemm_table(report, raw); }};
   ReportingFamily family;
   family.load = [&report](const nlohmann::json& j) { report = gemm_report_from_json(j); };

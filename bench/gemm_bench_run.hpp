@@ -30,6 +30,9 @@ struct GemmBenchOptions : BenchRunOptions {
   std::vector<std::string> shape_texts;  // "" = shape_set, else square_set_shapes()
   std::string shape_set;  // gemm_shape_sets.hpp: "square", "models", "all"; "" = none
   std::string dtype = "bf16";
+  // "tensor" or "block": tune the fp8 family (gemm_fp8) with these scales, dtype e4m3 unless
+  // given; "" = the 16-bit gemm family.
+  std::string fp8_scaling;
   std::filesystem::path copy_json;  // kt-copy-bandwidth output to read instead of running it
   double copy_gbps = 0;             // > 0: use this instead of measuring
   int repeat = 1;  // final comparisons per shape: the tuning job's, then pinned jobs (>= 1)
@@ -41,6 +44,10 @@ struct GemmBenchOptions : BenchRunOptions {
 void add_gemm_bench_options(CLI::App& app, GemmBenchOptions& options);
 // Checks what CLI11 cannot and parses the shapes; throws std::invalid_argument.
 void finish_gemm_bench_options(GemmBenchOptions& options);
+
+// The job of a shape: the gemm family's M, N, K, or with fp8_scaling gemm_fp8's with its
+// BLOCK_SCALED.
+JobRequest gemm_shape_request(const GemmBenchOptions& options, const GemmShape& shape);
 
 // The row of one finished (or cut-short, failed, cancelled) job: ours, the baseline, the ratio
 // and its interval from "best"."final" (the final comparison's winner); without a final

@@ -22,6 +22,18 @@ int element_bytes(const std::string& dtype) {
   return dtype == "fp32" || dtype == "f32" ? 4 : kBf16Bytes;  // bf16 / fp16
 }
 
+bool is_fp8(const std::string& dtype) {
+  return dtype == "e4m3" || dtype == "e5m2";
+}
+
+// The bytes a GEMM must move at least: fp8 operands (1 byte) and a bf16 C, or all in the dtype.
+double min_bytes(const GemmShape& shape, const std::string& dtype) {
+  if (is_fp8(dtype))
+    return gemm_min_bytes(shape.m, shape.n, shape.k, 1) +
+           static_cast<double>(shape.m) * static_cast<double>(shape.n);
+  return gemm_min_bytes(shape.m, shape.n, shape.k, element_bytes(dtype));
+}
+
 nlohmann::json number_or_null(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
@@ -222,6 +234,12 @@ std::string figures_sentence(const GemmReport& report, bool any_spread) {
 
 std::optional<GemmTarget> shape_target(const GemmShape& shape, const std::string& device) {
   if (shape.set == kModelsSetName) return std::nullopt;
+  if (shape.set == kFp8Set) {
+    // fp8: no row below the library; decode rows 1.1x and, on an H200, 80% of copy bandwidth.
+    if (shape.m > 128) return GemmTarget{1.0, {}};
+    if (device.find("H200") == std::string::npos) return GemmTarget{1.1, {}};
+    return GemmTarget{1.1, 0.8};
+  }
   if (shape.m == shape.n && shape.n == shape.k && shape.m >= 4096) return GemmTarget{1.03, {}};
   const bool decode = shape.n == 4096 && shape.k == 7168;
   if (!decode || device.find("H200") == std::string::npos) return std::nullopt;
@@ -253,9 +271,7 @@ GemmFigures gemm_figures(const GemmRow& row, std::optional<double> copy_gbps) {
   }
   figures.tflops = gemm_tflops(row.shape.m, row.shape.n, row.shape.k, ours);
   if (copy_gbps && *copy_gbps > 0)
-    figures.bw_fraction = bandwidth_fraction(
-        gemm_min_bytes(row.shape.m, row.shape.n, row.shape.k, element_bytes(row.dtype)), ours,
-        *copy_gbps);
+    figures.bw_fraction = bandwidth_fraction(min_bytes(row.shape, row.dtype), ours, *copy_gbps);
   return figures;
 }
 
@@ -437,12 +453,14 @@ nlohmann::json gemm_report_to_json(const GemmReport& report) {
         {"target_status", summary.models_answer
                               ? nlohmann::json(models_target_status(*summary.models_answer))
                               : nlohmann::json(nullptr)}};
-  return {{"device", report.device},
-          {"driver", report.driver},
-          {"date", report.date},
-          {"copy_gbps", number_or_null(report.copy_gbps)},
-          {"rows", rows},
-          {"summary", summary_json}};
+  nlohmann::json out = {{"device", report.device},
+                        {"driver", report.driver},
+                        {"date", report.date},
+                        {"copy_gbps", number_or_null(report.copy_gbps)},
+                        {"rows", rows},
+                        {"summary", summary_json}};
+  if (!report.scaling.empty()) out["scaling"] = report.scaling;
+  return out;
 }
 
 GemmReport gemm_report_from_json(const nlohmann::json& j) {
@@ -451,6 +469,7 @@ GemmReport gemm_report_from_json(const nlohmann::json& j) {
   report.device = read_text(j, "device");
   report.driver = read_text(j, "driver");
   report.date = read_text(j, "date");
+  if (j.contains("scaling")) report.scaling = read_text(j, "scaling");
   report.copy_gbps = read_number(j, "copy_gbps");
   if (!j.contains("rows") || !j.at("rows").is_array())
     throw std::invalid_argument("field 'rows' is missing or not an array");
@@ -528,14 +547,22 @@ std::string render_gemm_table(const GemmReport& report, const std::string& raw_o
   const std::string shared_name = shared_baseline_name(report);
   const bool any_spread = std::any_of(report.rows.begin(), report.rows.end(),
                                       [](const GemmRow& row) { return row.repeats.size() > 1; });
-  std::string out = "### " + std::string(report.rows.empty() ? "" : report.rows.front().dtype) +
-                    " GEMM against " + (shared_name.empty() ? "the baseline" : shared_name) +
-                    " on " + (report.device.empty() ? "?" : report.device) + " (driver " +
+  const std::string dtype = report.rows.empty() ? "" : report.rows.front().dtype;
+  const std::string scales = report.scaling == "block"    ? " (1x128 and 128x128 block scales)"
+                             : report.scaling == "tensor" ? " (per-tensor scales)"
+                                                          : "";
+  std::string out = "### " + dtype + " GEMM" + scales + " against " +
+                    (shared_name.empty() ? "the baseline" : shared_name) + " on " +
+                    (report.device.empty() ? "?" : report.device) + " (driver " +
                     (report.driver.empty() ? "?" : report.driver) + "), " + report.date + "\n\n";
   out += baseline_sentence(report) + figures_sentence(report, any_spread) + "\n\n";
-  out += "Measured copy bandwidth (cuMemcpyDtoDAsync, bytes read + written): " +
-         (report.copy_gbps ? format_fixed(*report.copy_gbps, 0) + " GB/s" : "not measured") +
-         "; \"of copy BW\" = (M·K + N·K + M·N) elements / our time / copy bandwidth.\n\n";
+  out +=
+      "Measured copy bandwidth (cuMemcpyDtoDAsync, bytes read + written): " +
+      (report.copy_gbps ? format_fixed(*report.copy_gbps, 0) + " GB/s" : "not measured") +
+      (is_fp8(dtype) ? "; \"of copy BW\" = (M·K + N·K) fp8 bytes + 2·M·N bf16 bytes / our time / "
+                       "copy bandwidth.\n\n"
+                     : "; \"of copy BW\" = (M·K + N·K + M·N) elements / our time / copy "
+                       "bandwidth.\n\n");
   out += "| M×N×K | our best config | ours | " + (shared_name.empty() ? "baseline" : shared_name) +
          " | ratio (95% interval) | answer | " + (any_spread ? "run-to-run spread | " : "") +
          "baseline algorithm | TFLOP/s | of copy BW | target | variants measured | tuning wall "

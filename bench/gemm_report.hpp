@@ -52,7 +52,8 @@ struct GemmRow {
 struct GemmReport {
   std::string device;
   std::string driver;
-  std::string date;  // YYYY-MM-DD
+  std::string date;     // YYYY-MM-DD
+  std::string scaling;  // fp8 (family gemm_fp8): "tensor" or "block"; "" = a 16-bit GEMM
   std::optional<double> copy_gbps;
   std::vector<GemmRow> rows;
 };

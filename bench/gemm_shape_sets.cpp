@@ -1,6 +1,8 @@
 #include "bench/gemm_shape_sets.hpp"
 
+#include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 namespace kt::bench {
 namespace {
@@ -63,13 +65,29 @@ std::vector<GemmShape> model_shapes() {
   };
 }
 
+std::vector<GemmShape> fp8_shapes() {
+  std::vector<GemmShape> shapes;
+  // DeepGEMM's dense GEMM benchmark: N x K of DeepSeek-V3's projections at decode (64, 128) and
+  // prefill (4096) token counts.
+  const std::vector<std::pair<std::int64_t, std::int64_t>> layers{
+      {2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}};
+  for (const std::int64_t m : {64, 128, 4096})
+    for (const auto& [n, k] : layers)
+      // Decode jobs are seconds each: a wider search there; prefill ones tens of seconds.
+      shapes.push_back(budgeted({m, n, k}, m == 4096 ? 24 : 48, m == 4096 ? 90 : 45, kFp8Set));
+  shapes.push_back(budgeted({4096, 4096, 4096}, 24, 60, kFp8Set));
+  shapes.push_back(budgeted({8192, 8192, 8192}, 16, 120, kFp8Set));
+  return shapes;
+}
+
 std::vector<std::string> gemm_shape_set_names() {
-  return {kSquareSet, kModelsSet, "all"};
+  return {kSquareSet, kModelsSet, "all", kFp8Set};
 }
 
 std::vector<GemmShape> gemm_shape_set(const std::string& name) {
   if (name == kSquareSet) return square_set();
   if (name == kModelsSet) return model_shapes();
+  if (name == kFp8Set) return fp8_shapes();
   if (name == "all") {
     std::vector<GemmShape> shapes = square_set();
     for (GemmShape& shape : model_shapes()) shapes.push_back(std::move(shape));

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <stdexcept>
+#include <string>
 
 namespace kt::bench {
 namespace {
@@ -54,6 +56,24 @@ TEST(GemmBenchOptions, RefusesBadInput) {
   EXPECT_THROW(parse({"--copy-json", "/no/such/file.json"}), CLI::ValidationError);
   EXPECT_THROW(parse({"--poll-ms", "1"}), CLI::ValidationError);
   EXPECT_THROW(parse({"--no-such-option"}), CLI::ExtrasError);
+}
+
+TEST(GemmBenchOptions, Fp8ScalingTunesTheFp8FamilyOnItsOwnSet) {
+  const GemmBenchOptions options = parse({"--fp8-scaling", "block"});
+  EXPECT_EQ(options.dtype, "e4m3") << "fp8's default dtype";
+  EXPECT_EQ(options.shapes, fp8_shapes());
+  EXPECT_EQ(options.latest, "bench/results/gemm-fp8-block-latest.json");
+  const JobRequest request = gemm_shape_request(options, {64, 2112, 7168});
+  EXPECT_EQ(request.family, "gemm_fp8");
+  EXPECT_EQ(request.dims, (std::map<std::string, std::int64_t>{
+                              {"M", 64}, {"N", 2112}, {"K", 7168}, {"BLOCK_SCALED", 1}}));
+  EXPECT_EQ(gemm_shape_request(parse({"--fp8-scaling", "tensor", "--dtype", "e5m2"}), {1, 2, 16})
+                .dims.at("BLOCK_SCALED"),
+            0);
+  const GemmBenchOptions plain = parse({});
+  EXPECT_EQ(gemm_shape_request(plain, {1, 2, 3}).family, "gemm");
+  EXPECT_TRUE(gemm_shape_request(plain, {1, 2, 3}).dims.empty());
+  EXPECT_THROW(parse({"--fp8-scaling", "row"}), CLI::ValidationError);
 }
 
 TEST(GemmBenchOptions, RepeatDefaultsToOneAndMustBePositive) {

@@ -406,6 +406,38 @@ TEST(GemmReport, AnswersAndTheModelSetGeomean) {
   EXPECT_NE(table.find("target ≥1.05×: missed"), std::string::npos) << table;
 }
 
+TEST(GemmReport, Fp8RowsCountOneByteOperandsAndCarryTheirTargets) {
+  GemmReport report;
+  report.device = "NVIDIA H200";
+  report.date = "2026-12-02";
+  report.copy_gbps = 4000;
+  report.scaling = "block";
+  GemmRow row;
+  row.shape = {64, 2112, 7168, 48, 45, "fp8"};
+  row.dtype = "e4m3";
+  row.ours_us = 10;
+  row.baseline_us = 12;
+  row.ratio = 1.2;
+  row.ratio_low = 1.15;
+  row.ratio_high = 1.25;
+  report.rows.push_back(row);
+  const GemmFigures figures = gemm_figures(row, report.copy_gbps);
+  // (64*7168 + 2112*7168) bytes + 2*64*2112 bytes in 10 us against 4000 GB/s.
+  const double bytes = (64.0 * 7168 + 2112.0 * 7168) + 2.0 * 64 * 2112;
+  ASSERT_TRUE(figures.bw_fraction.has_value());
+  EXPECT_NEAR(*figures.bw_fraction, bytes / 10e-6 / 4000e9, 1e-9);
+  const auto target = shape_target(row.shape, report.device);
+  ASSERT_TRUE(target.has_value());
+  EXPECT_DOUBLE_EQ(target->min_ratio, 1.1);
+  EXPECT_EQ(target->min_bw_fraction, 0.8);
+  EXPECT_DOUBLE_EQ(shape_target({4096, 4096, 4096, 24, 60, "fp8"}, "NVIDIA H100")->min_ratio, 1.0);
+  EXPECT_EQ(gemm_report_from_json(gemm_report_to_json(report)).scaling, "block");
+  const std::string table = render_gemm_table(report);
+  EXPECT_NE(table.find("### e4m3 GEMM (1x128 and 128x128 block scales)"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("fp8 bytes + 2·M·N bf16 bytes"), std::string::npos) << table;
+}
+
 TEST(GemmShapeSets, NamedSetsCarryBudgetsAndTimeouts) {
   const auto models = gemm_shape_set("models");
   ASSERT_EQ(models.size(), 10u);
@@ -417,6 +449,10 @@ TEST(GemmShapeSets, NamedSetsCarryBudgetsAndTimeouts) {
   EXPECT_EQ(gemm_shape_set("square").size(), 9u);
   EXPECT_EQ(gemm_shape_set("square")[0].budget, 32);
   EXPECT_EQ(gemm_shape_set("all").size(), 19u);
+  const auto fp8 = gemm_shape_set("fp8");
+  ASSERT_EQ(fp8.size(), 20u) << "DeepGEMM's 18 dense shapes, 4096^3 and 8192^3";
+  EXPECT_EQ(fp8[0], (GemmShape{64, 2112, 7168, 48, 45, "fp8"}));
+  for (const GemmShape& shape : fp8) EXPECT_EQ(shape.k % 16, 0) << "fp8 rows are 16-byte pitched";
   EXPECT_THROW(gemm_shape_set("llama"), std::invalid_argument);
   const GemmShape parsed = parse_shape_label("16x4096x4097:32:45");
   EXPECT_EQ(parsed.budget, 32);
