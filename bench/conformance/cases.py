@@ -1,7 +1,8 @@
 """The conformance sweep's cases: family manifests read as the daemon reads them (dims in the
 manifest's order, their ranges, the shape constraints) and a seeded generator drawing at least 30
 shapes per family across each dim's range, with the awkward ones a user will send: M = 1, primes,
-odd and unaligned extents, tiny problems, very large K, ragged S, G = 1, causal and not. Each case
+odd and unaligned extents, tiny problems, very large K, ragged S, G = 1, causal and not, per-tensor
+and block scales (gemm_fp8's BLOCK_SCALED). Each case
 gets a dtype, a search, a budget and a client path (CLI or HTTP) from balanced shuffled lists, so
 every value appears and the pairing changes with the seed.
 
@@ -24,6 +25,7 @@ from manifest_expr import ExpressionError, evaluate
 # The families the sweep covers: the shipped ones, and the example a user registers over the API.
 FAMILY_FOLDERS: List[Tuple[str, bool]] = [
     ("gemm", False),
+    ("gemm_fp8", False),
     ("dual_gemm_silu", False),
     ("attention_fwd", False),
     ("examples/wmma_gemm", True),
@@ -47,6 +49,8 @@ DEFAULT_MAX_FLOPS = float(1 << 38)  # 2.7e11: about a millisecond per launch on 
 LARGE_K = 8192
 LONG_S = 2048
 COUNT_DIMS = ("B", "H", "G")  # how many problems, not how large one is
+# Flags (dims of two values, dealt evenly like any choice) tagged by name: (tag for 0, tag for 1).
+FLAG_TAGS = {"CAUSAL": ("noncausal", "causal"), "BLOCK_SCALED": ("tensor_scaled", "block_scaled")}
 
 
 @dataclass
@@ -310,7 +314,9 @@ def _spread(draw: ShapeDraw, names: Iterable[str]) -> None:
 
 
 def gemm_kinds(family: FamilySpec) -> Dict[str, ShapeKind]:
-    """Kinds for a family with M, N, K (and maybe G): gemm, dual_gemm_silu, wmma_gemm."""
+    """Kinds for a family with M, N, K (and maybe G): gemm, gemm_fp8, dual_gemm_silu, wmma_gemm. A
+    dim that must be a multiple (gemm_fp8's K of 16, wmma_gemm's of 16) gets no primes or odd
+    values; a flag such as gemm_fp8's BLOCK_SCALED is a choice, dealt separately."""
     grouped = family.has("G")
 
     def small_groups(draw: ShapeDraw) -> None:
@@ -506,10 +512,11 @@ def shape_tags(family: FamilySpec, shape: Dict[str, int]) -> List[str]:
             tags.append("s_one")
     if "B" in shape and "H" in shape and shape["B"] * shape["H"] >= 256:
         tags.append("many_heads")
-    if "CAUSAL" in shape:
-        tags.append("causal" if shape["CAUSAL"] else "noncausal")
+    for name, (off, on) in FLAG_TAGS.items():
+        if name in shape:
+            tags.append(on if shape[name] else off)
     for d in family.dims:
-        if d.choices and d.name != "CAUSAL":
+        if d.choices and d.name not in FLAG_TAGS:
             tags.append(f"{d.name}={shape[d.name]}")
     return tags
 

@@ -30,6 +30,8 @@ SEEDS = (1, 20260101, 987654321)
 # What every family's shapes must include (tags are read off the shapes' values: cases.shape_tags).
 REQUIRED_TAGS = {
     "gemm": {"tiny", "m_one", "prime", "odd", "unaligned", "large_k", "aligned"},
+    # K a multiple of 16 (M and N can be prime or odd); both scaling modes.
+    "gemm_fp8": {"tiny", "m_one", "prime", "odd", "unaligned", "large_k", "aligned", "block_scaled", "tensor_scaled"},
     "dual_gemm_silu": {"tiny", "m_one", "prime", "odd", "unaligned", "large_k", "aligned", "g_one", "g_many"},
     "attention_fwd": {"tiny", "s_one", "prime", "odd", "ragged_s", "long_s", "many_heads", "causal", "noncausal",
                       "D=64", "D=128"},
@@ -101,6 +103,12 @@ class Generator(unittest.TestCase):
         self.assertEqual(families["attention_fwd"].dim("CAUSAL").choices, [0, 1])
         self.assertEqual(families["attention_fwd"].dim_names, ["B", "H", "S", "D", "CAUSAL"])
         self.assertEqual(families["dual_gemm_silu"].dim_names, ["G", "M", "N", "K"])
+        self.assertEqual(families["gemm_fp8"].dim_names, ["M", "N", "K", "BLOCK_SCALED"])
+        self.assertEqual(families["gemm_fp8"].dim("K").multiple, 16)
+        self.assertEqual(families["gemm_fp8"].dim("BLOCK_SCALED").choices, [0, 1])
+        self.assertEqual(families["gemm_fp8"].dtypes, ["e4m3", "e5m2"])
+        self.assertEqual(cases.failed_constraints(families["gemm_fp8"], {"M": 3, "N": 5, "K": 40, "BLOCK_SCALED": 1}),
+                         ["K % 16 == 0"])
         self.assertTrue(families["wmma_gemm"].registered)
         self.assertEqual(cases.failed_constraints(families["gemm"], {"M": 70000, "N": 70000, "K": 1}),
                          ["M*N < 2^31"])
@@ -293,6 +301,8 @@ def launch_for(family: "cases.FamilySpec", shape: dict, dtype: str) -> dict:
         if b["role"] in ("input", "output"):
             buffers.append({"name": b["name"], "role": b["role"], "dtype": dtype if b["dtype"] == "in" else b["dtype"],
                             "elements": int(manifest_expr.evaluate(str(b["elements"]), dict(shape)))})
+            if b.get("range"):  # sent only when not the default [-1, 1) (engine/variant_launch.cpp)
+                buffers[-1]["range"] = list(b["range"])
     return {"buffers": buffers, "shape": shape}
 
 
@@ -302,6 +312,7 @@ class CheckerOnTheCpu(unittest.TestCase):
     reference rounded to the output type passes; planted faults fail."""
 
     SHAPES = {"gemm": {"M": 37, "N": 45, "K": 300}, "wmma_gemm": {"M": 32, "N": 48, "K": 64},
+              "gemm_fp8": {"M": 67, "N": 150, "K": 208, "BLOCK_SCALED": 1},
               "dual_gemm_silu": {"G": 3, "M": 5, "N": 33, "K": 72},
               "attention_fwd": {"B": 2, "H": 3, "S": 37, "D": 64, "CAUSAL": 1}}
 
@@ -362,6 +373,120 @@ class CheckerOnTheCpu(unittest.TestCase):
         self.assertTrue(torch.allclose(out[:64], first_v, atol=1e-6))
         self.assertTrue(torch.allclose(mag[:64], first_v.abs(), atol=1e-6))
         self.assertEqual(k, 1)  # the manifest's reduction for attention: each weight is rounded once
+
+
+@unittest.skipUnless(torch_or_none() is not None, "PyTorch is not installed (the GPU machine has it)")
+class Fp8Checker(unittest.TestCase):
+    """gemm_fp8 in verify.py: the fp8 decode, the fill as the daemon's worker makes it, the scales'
+    layouts and the reference, on CPU tensors."""
+
+    def setUp(self) -> None:
+        import verify
+        self.verify = verify
+        self.torch = verify.import_torch()
+        self.family = {f.name: f for f in cases.load_families(REPO)}["gemm_fp8"]
+
+    def test_the_decode_table_has_the_formats_values(self) -> None:
+        v = self.verify.fp8_value
+        self.assertEqual([v(b, "e4m3") for b in (0x38, 0x7E, 0x08, 0x01, 0x80, 0xB8)],
+                         [1.0, 448.0, 2.0 ** -6, 2.0 ** -9, -0.0, -1.0])
+        self.assertTrue(math.isnan(v(0x7F, "e4m3")) and math.isnan(v(0xFF, "e4m3")))
+        self.assertEqual(v(0x78, "e4m3"), 256.0)  # e4m3 has no infinities: exponent 15 is a number
+        self.assertEqual([v(b, "e5m2") for b in (0x3C, 0x7B, 0x04, 0x01, 0xBC)],
+                         [1.0, 57344.0, 2.0 ** -14, 2.0 ** -16, -1.0])
+        self.assertEqual(v(0x7C, "e5m2"), float("inf"))
+        self.assertTrue(math.isnan(v(0x7D, "e5m2")))
+        torch = self.torch
+        raw = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+        for dtype, name in (("e4m3", "float8_e4m3fn"), ("e5m2", "float8_e5m2")):
+            with self.subTest(dtype=dtype):
+                table = self.verify.fp8_decode(raw, dtype)
+                if hasattr(torch, name):  # torch's own decode agrees, where this torch has it
+                    theirs = raw.view(getattr(torch, name)).float()
+                    same = (table == theirs) | (torch.isnan(table) & torch.isnan(theirs))
+                    self.assertTrue(bool(same.all()))
+
+    def test_the_fill_truncates_as_the_daemons_worker_does(self) -> None:
+        torch, verify = self.torch, self.verify
+        values = torch.tensor([0.3, -0.3, 1000.0, 1e-9, -1e-9, 0.0, 0.999], dtype=torch.float32)
+        e4m3 = verify.fp8_encode(values, "e4m3")
+        self.assertEqual(e4m3.tolist(), [0x29, 0xA9, 0x7E, 0x00, 0x80, 0x00, 0x37])  # 0.28125, 448, 0.9375
+        e5m2 = verify.fp8_encode(torch.tensor([0.3, 1e6, 1.75], dtype=torch.float32), "e5m2")
+        self.assertEqual(e5m2.tolist(), [0x34, 0x7B, 0x3F])  # 0.25, 57344, 1.75
+        for dtype in ("e4m3", "e5m2"):  # every normal value encodes back to its own byte
+            raw = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+            decoded = verify.fp8_decode(raw, dtype)
+            normal = torch.isfinite(decoded) & (decoded.abs() >= (2.0 ** -6 if dtype == "e4m3" else 2.0 ** -14))
+            self.assertTrue(bool((verify.fp8_encode(decoded[normal], dtype) == raw[normal]).all()), dtype)
+        for dtype in ("e4m3", "e5m2"):
+            shape = {"M": 40, "N": 30, "K": 256, "BLOCK_SCALED": 1}
+            buffers = verify.Buffers(launch_for(self.family, shape, dtype), seed=3, device="cpu")
+            self.assertEqual((buffers.views["A"].dtype, buffers.views["B"].dtype), (torch.uint8, torch.uint8))
+            a, b = buffers.values("A"), buffers.values("B")
+            for x in (a, b):
+                self.assertTrue(bool(torch.isfinite(x).all()))
+                self.assertTrue(bool(((x >= -1) & (x < 1)).all()))
+                self.assertGreater(int((x != 0).sum()), x.numel() * 0.9)
+            self.assertEqual(buffers.views["SA"].numel(), 2 * 40)
+            self.assertEqual(buffers.views["SB"].numel(), 1 * 2)
+            for name in ("SA", "SB"):  # the manifest's range for the scales
+                scales = buffers.views[name]
+                self.assertTrue(bool(((scales >= 0.25) & (scales < 2.0)).all()), scales)
+
+    def test_the_reference_follows_the_manifests_scale_layouts(self) -> None:
+        verify = self.verify
+        for block_scaled in (0, 1):
+            shape = {"M": 3, "N": 131, "K": 272, "BLOCK_SCALED": block_scaled}
+            buffers = verify.Buffers(launch_for(self.family, shape, "e5m2"), seed=11, device="cpu")
+            ref, mag, k, _ = verify.reference("gemm_fp8", shape, buffers)
+            self.assertEqual(k, 272)
+            A, B = buffers.values("A").tolist(), buffers.values("B").tolist()
+            SA, SB = buffers.views["SA"].tolist(), buffers.views["SB"].tolist()
+            M, N, K, KB = 3, 131, 272, 3
+            for m, n in ((0, 0), (2, 130), (1, 127), (1, 128)):
+                with self.subTest(block_scaled=block_scaled, m=m, n=n):
+                    terms = []
+                    for kk in range(K):
+                        sa = SA[(kk // 128) * M + m] if block_scaled else SA[0]
+                        sb = SB[(n // 128) * KB + kk // 128] if block_scaled else SB[0]
+                        terms.append(A[m * K + kk] * sa * B[n * K + kk] * sb)
+                    self.assertAlmostEqual(ref.view(M, N)[m, n].item(), math.fsum(terms),
+                                           delta=1e-5 * math.fsum(abs(t) for t in terms) + 1e-6)
+                    self.assertAlmostEqual(mag.view(M, N)[m, n].item(), math.fsum(abs(t) for t in terms),
+                                           delta=1e-5 * math.fsum(abs(t) for t in terms) + 1e-6)
+
+    def test_both_dtypes_and_modes_pass_and_a_wrong_scale_layout_fails(self) -> None:
+        torch, verify = self.torch, self.verify
+        for dtype in ("e4m3", "e5m2"):
+            for block_scaled in (0, 1):
+                shape = {"M": 67, "N": 150, "K": 208, "BLOCK_SCALED": block_scaled}
+                tol = self.family.tolerance[dtype]
+                with self.subTest(dtype=dtype, block_scaled=block_scaled):
+                    buffers = verify.Buffers(launch_for(self.family, shape, dtype), seed=2, device="cpu")
+                    # (Per-tensor scales whose product is within ~1% of 1 would let a kernel that
+                    # ignores them through; this seed's is about 3.2.)
+                    self.assertGreater(abs(buffers.views["SA"][0].item() * buffers.views["SB"][0].item() - 1), 0.1)
+                    ref, mag, k, out_name = verify.reference("gemm_fp8", shape, buffers)
+                    out = buffers.views[out_name]
+                    self.assertEqual(out.dtype, torch.bfloat16)
+                    out.copy_(ref.reshape(-1).to(out.dtype))
+                    self.assertTrue(verify.compare(out, ref, mag, k, "bf16", tol)["ok"])
+                    # Scales left out (a kernel that never applies them): wrong.
+                    A = buffers.values("A").view(67, 208)
+                    B = buffers.values("B").view(150, 208)
+                    unscaled = (A.double() @ B.double().t()).float().reshape(-1)
+                    self.assertFalse(verify.compare(unscaled.to(torch.bfloat16), ref, mag, k, "bf16", tol)["ok"])
+                    if not block_scaled:
+                        continue
+                    # SA read as [M][KB] and SB as [KB][NB] (the layouts transposed): wrong.
+                    good_sa, good_sb = buffers.views["SA"].clone(), buffers.views["SB"].clone()
+                    buffers.views["SA"] = good_sa.view(67, 2).t().contiguous().view(-1)
+                    wrong_a, _, _ = verify.gemm_fp8_reference(shape, buffers)
+                    buffers.views["SA"], buffers.views["SB"] = good_sa, good_sb.view(2, 2).t().contiguous().view(-1)
+                    wrong_b, _, _ = verify.gemm_fp8_reference(shape, buffers)
+                    for wrong in (wrong_a, wrong_b):
+                        self.assertFalse(verify.compare(wrong.reshape(-1).to(torch.bfloat16), ref, mag, k, "bf16",
+                                                        tol)["ok"])
 
 
 class CheckerLaunchPath(unittest.TestCase):

@@ -10,8 +10,12 @@ unusable and one that hangs never returns, and either way the sweep kills this p
 the case and starts a fresh one. PyTorch is imported here only, so the rest of the sweep runs on
 machines without it.
 
-Buffers: inputs uniform in [-1, 1) (a seed per case), outputs poisoned with NaN and fenced by
-guard bytes on both sides, scratch zeroed (a split-K workspace and its semaphores must start at 0).
+Buffers: inputs uniform in [-1, 1), or in the buffer's "range" where the launch object gives one
+(gemm_fp8's scales: [0.25, 2)), a seed per case; fp8 inputs (e4m3, e5m2) are those values' fp8
+bytes, mantissa truncated, as the daemon's worker writes them (worker/support_kernels.cpp), and
+are decoded exactly through a table of the 256 byte values. Outputs are poisoned with NaN and
+fenced by guard bytes on both sides, scratch zeroed (a split-K workspace and its semaphores must
+start at 0).
 """
 
 from __future__ import annotations
@@ -65,9 +69,72 @@ def start() -> Dict[str, Any]:
 
 
 def torch_dtype(name: str) -> Any:
+    """The torch dtype a buffer is held in; fp8 buffers are held as their bytes (uint8)."""
     return {"bf16": torch.bfloat16, "fp16": torch.float16, "f16": torch.float16, "f32": torch.float32,
             "fp32": torch.float32, "u32": torch.int32, "i32": torch.int32, "u8": torch.uint8,
-            "i64": torch.int64, "u64": torch.int64}[name]
+            "i64": torch.int64, "u64": torch.int64, "e4m3": torch.uint8, "e5m2": torch.uint8}[name]
+
+
+# ---- fp8 -----------------------------------------------------------------------------------------
+
+FP8_EXPONENT_BITS = {"e4m3": 4, "e5m2": 5}
+
+
+def fp8_value(byte: int, dtype: str) -> float:
+    """The value of one fp8 byte, exactly: sign, exponent (bias 7 for e4m3, 15 for e5m2), mantissa,
+    subnormals at exponent 0. e4m3 has no infinities (S.1111.111 is its NaN); e5m2 is IEEE-like
+    (exponent 31: infinity, or NaN with a mantissa)."""
+    exponent_bits = FP8_EXPONENT_BITS[dtype]
+    mantissa_bits = 7 - exponent_bits
+    bias = (1 << (exponent_bits - 1)) - 1
+    sign = -1.0 if byte & 0x80 else 1.0
+    exponent = (byte >> mantissa_bits) & ((1 << exponent_bits) - 1)
+    mantissa = byte & ((1 << mantissa_bits) - 1)
+    if dtype == "e4m3" and exponent == 15 and mantissa == 7:
+        return float("nan")
+    if dtype == "e5m2" and exponent == 31:
+        return float("nan") if mantissa else sign * float("inf")
+    if exponent == 0:
+        return sign * math.ldexp(mantissa, 1 - bias - mantissa_bits)
+    return sign * math.ldexp(mantissa + (1 << mantissa_bits), exponent - bias - mantissa_bits)
+
+
+_FP8_TABLES: Dict[Tuple[str, str], Any] = {}
+
+
+def fp8_table(dtype: str, device: Any) -> Any:
+    """The 256 values of an fp8 format as a float32 tensor (every fp8 value is exact in fp32)."""
+    key = (dtype, str(device))
+    if key not in _FP8_TABLES:
+        _FP8_TABLES[key] = torch.tensor([fp8_value(b, dtype) for b in range(256)], dtype=torch.float32, device=device)
+    return _FP8_TABLES[key]
+
+
+def fp8_decode(raw: Any, dtype: str) -> Any:
+    """fp8 bytes (a uint8 tensor) as float32 values, exactly, through the table (works on every
+    torch, with or without its float8 dtypes)."""
+    return fp8_table(dtype, raw.device)[raw.long()]
+
+
+def fp8_encode(values: Any, dtype: str) -> Any:
+    """float32 values as fp8 bytes the way the daemon's fill kernel makes them (kt_fp8_bits in
+    worker/support_kernels.cpp): mantissa truncated, values below the smallest normal flushed to
+    (signed) zero, values beyond the largest finite one clamped to it. Integer arithmetic on the
+    float32 bits, so it runs on any device."""
+    exponent_bits = FP8_EXPONENT_BITS[dtype]
+    mantissa_bits = 7 - exponent_bits
+    bias = (1 << (exponent_bits - 1)) - 1
+    top, top_mantissa = (15, 6) if exponent_bits == 4 else (30, 3)
+    bits = values.float().contiguous().view(torch.int32)
+    sign = ((bits >> 31) & 1) << 7
+    exponent = ((bits >> 23) & 0xFF) - 127 + bias
+    mantissa = (bits >> (23 - mantissa_bits)) & ((1 << mantissa_bits) - 1)
+    mantissa = torch.where((exponent == top) & (mantissa > top_mantissa), torch.full_like(mantissa, top_mantissa),
+                           mantissa)
+    normal = sign | (exponent.clamp(0, top) << mantissa_bits) | mantissa
+    clamped = sign | ((top << mantissa_bits) | top_mantissa)
+    out = torch.where(exponent < 1, sign, torch.where(exponent > top, clamped, normal))
+    return out.to(torch.uint8)
 
 
 class Buffers:
@@ -77,14 +144,20 @@ class Buffers:
         self.views: Dict[str, Any] = {}
         self.whole: Dict[str, Any] = {}
         self.roles: Dict[str, str] = {}
+        self.dtypes: Dict[str, str] = {}
         generator = torch.Generator(device=device)
         generator.manual_seed(seed)
         for b in launch.get("buffers", []):
             name, role, dtype, elements = b["name"], b.get("role", "input"), b.get("dtype", "f32"), int(b["elements"])
             self.roles[name] = role
+            self.dtypes[name] = dtype
             elements = max(elements, 1)
             kind = torch_dtype(dtype)
-            if role == "output":
+            low, high = (float(v) for v in b.get("range") or (-1.0, 1.0))  # the daemon's default range
+            if role == "input" and dtype in FP8_EXPONENT_BITS:
+                uniform = torch.rand(elements, generator=generator, device=device, dtype=torch.float32)
+                view = fp8_encode(uniform * (high - low) + low, dtype)
+            elif role == "output":
                 whole = torch.empty(elements + 2 * GUARD_ELEMENTS, dtype=kind, device=device)
                 whole.view(torch.uint8).fill_(GUARD_BYTE)
                 view = whole[GUARD_ELEMENTS:GUARD_ELEMENTS + elements]
@@ -92,13 +165,20 @@ class Buffers:
                     view.fill_(float("nan"))  # an element the kernel never writes stays NaN
                 self.whole[name] = whole
             elif role == "input" and kind.is_floating_point:
-                view = (torch.rand(elements, generator=generator, device=device, dtype=torch.float32) * 2 - 1).to(kind)
+                uniform = torch.rand(elements, generator=generator, device=device, dtype=torch.float32)
+                view = (uniform * (high - low) + low).to(kind)
             else:
                 view = torch.zeros(elements, dtype=kind, device=device)
             self.views[name] = view
 
     def pointer(self, name: str) -> int:
         return int(self.views[name].data_ptr())
+
+    def values(self, name: str) -> Any:
+        """A buffer's values as float32 (fp8 bytes decoded)."""
+        view = self.views[name]
+        dtype = self.dtypes.get(name)
+        return fp8_decode(view, dtype) if dtype in FP8_EXPONENT_BITS else view.float()
 
     def guards_intact(self) -> Optional[str]:
         for name, whole in self.whole.items():
@@ -114,11 +194,13 @@ class Buffers:
 # ---- references: (ref in fp32, summed magnitudes, reduction length, output buffer) -------------
 
 def reference(family: str, shape: Dict[str, int], buffers: Buffers) -> Tuple[Any, Any, int, str]:
-    f = lambda name: buffers.views[name].float()  # noqa: E731
+    f = buffers.values
     if family == "gemm":  # C[M,N] = A[M,K] B[N,K]^T
         M, N, K = shape["M"], shape["N"], shape["K"]
         A, B = f("A").view(M, K), f("B").view(N, K)
         return A @ B.T, A.abs() @ B.abs().T, K, "C"
+    if family == "gemm_fp8":  # C[M,N] = (A[M,K] sa) (B[N,K] sb)^T, bf16 out
+        return gemm_fp8_reference(shape, buffers) + ("C",)
     if family == "wmma_gemm":  # C[M,N] = A[M,K] B[K,N], fp32 out
         M, N, K = shape["M"], shape["N"], shape["K"]
         A, B = f("A").view(M, K), f("B").view(K, N)
@@ -135,6 +217,34 @@ def reference(family: str, shape: Dict[str, int], buffers: Buffers) -> Tuple[Any
     if family == "attention_fwd":  # O = softmax(Q K^T / sqrt(D) [causal]) V, [B,H,S,D]
         return attention_reference(shape, buffers) + ("O",)
     raise KeyError(f"no reference for family {family}")
+
+
+def gemm_fp8_scales(shape: Dict[str, int], buffers: Buffers) -> Tuple[Any, Any]:
+    """sa(m,k) as [M,K] and sb(n,k) as [N,K] (or [1,1] each for per-tensor scales): BLOCK_SCALED 0
+    takes SA[0], SB[0]; BLOCK_SCALED 1, with KB = cdiv(K,128), sa(m,k) = SA[(k//128)*M + m] and
+    sb(n,k) = SB[(n//128)*KB + k//128] (kernel_templates/gemm_fp8/manifest.json)."""
+    M, N, K = shape["M"], shape["N"], shape["K"]
+    SA, SB = buffers.values("SA"), buffers.values("SB")
+    if not shape.get("BLOCK_SCALED", 0):
+        return SA[:1].view(1, 1), SB[:1].view(1, 1)
+    KB, NB = -(-K // 128), -(-N // 128)
+    sa = SA[:KB * M].view(KB, M).t().repeat_interleave(128, dim=1)[:, :K]
+    sb = SB[:NB * KB].view(NB, KB).repeat_interleave(128, dim=0)[:N].repeat_interleave(128, dim=1)[:, :K]
+    return sa, sb
+
+
+def gemm_fp8_reference(shape: Dict[str, int], buffers: Buffers) -> Tuple[Any, Any, int]:
+    """The fp8 operands decoded exactly and scaled in fp32 (as the daemon's reference does,
+    gemm_fp8_reference.cuh), then summed in float64: C = A_deq B_deq^T and the magnitudes
+    |A_deq| |B_deq|^T, returned in fp32; the reduction length is K."""
+    M, N, K = shape["M"], shape["N"], shape["K"]
+    sa, sb = gemm_fp8_scales(shape, buffers)
+    A = buffers.values("A").view(M, K) * sa  # fp32 products of an exact fp8 value and its scale
+    B = buffers.values("B").view(N, K) * sb
+    A64, B64 = A.double(), B.double()
+    ref = (A64 @ B64.t()).float()
+    mag = (A64.abs() @ B64.abs().t()).float()
+    return ref, mag, K
 
 
 def attention_reference(shape: Dict[str, int], buffers: Buffers) -> Tuple[Any, Any, int]:
