@@ -88,8 +88,12 @@ std::map<std::string, std::int64_t> shape_for_family(const std::string& text,
     return family.is_object() ? match_family_dims(shape, family) : shape;
   }
   std::vector<std::string> dims;
+  std::size_t required = 0;  // dims up to the last one without a default
   if (family.is_object() && family.contains("dims") && family["dims"].is_array())
-    for (const auto& dim : family["dims"]) dims.push_back(dim.value("name", ""));
+    for (const auto& dim : family["dims"]) {
+      dims.push_back(dim.value("name", ""));
+      if (!dim.contains("default")) required = dims.size();
+    }
   // An unknown family: no dims to name the extents by, and the server refuses the family itself
   // (checked before the shape) with the list of the known ones.
   if (dims.empty()) return {};
@@ -108,13 +112,19 @@ std::map<std::string, std::int64_t> shape_for_family(const std::string& text,
   }
   std::string names;
   for (const auto& name : dims) names += (names.empty() ? "" : "x") + name;
-  if (extents.size() != dims.size())
-    throw std::invalid_argument("shape '" + text + "' has " + std::to_string(extents.size()) +
-                                " extent(s); family " + family.value("name", std::string("?")) +
-                                " has " + std::to_string(dims.size()) +
-                                " dims, given in this order: " + names + " (or use NAME=VALUE)");
+  // Trailing dims with defaults may be left out (gemm_fp8's MxNxK is per-tensor scaled); the
+  // daemon fills them in.
+  if (extents.size() > dims.size() || extents.size() < required)
+    throw std::invalid_argument(
+        "shape '" + text + "' has " + std::to_string(extents.size()) + " extent(s); family " +
+        family.value("name", std::string("?")) + " has " + std::to_string(dims.size()) +
+        " dims, given in this order: " + names +
+        (required < dims.size() ? " (the last " + std::to_string(dims.size() - required) +
+                                      " with defaults may be left out)"
+                                : "") +
+        " (or use NAME=VALUE)");
   std::map<std::string, std::int64_t> shape;
-  for (std::size_t i = 0; i < dims.size(); ++i) shape[dims[i]] = extents[i];
+  for (std::size_t i = 0; i < extents.size(); ++i) shape[dims[i]] = extents[i];
   return shape;
 }
 

@@ -197,9 +197,11 @@ nlohmann::json baseline_summary_json(const BaselineSummary& summary) {
 
 nlohmann::json family_to_json(const Family& family) {
   nlohmann::json dims = nlohmann::json::array();
-  for (const DimSpec& dim : family.dims)
+  for (const DimSpec& dim : family.dims) {
     dims.push_back(
         {{"name", dim.name}, {"min", dim.min}, {"max", dim.max}, {"description", dim.description}});
+    if (dim.default_value) dims.back()["default"] = *dim.default_value;
+  }
   const FamilySummary summary = family_summary_of(family);
   nlohmann::json templates = nlohmann::json::array();
   for (std::size_t i = 0; i < family.templates.size(); ++i) {

@@ -54,5 +54,27 @@ TEST(ShapeArg, ExtentCountMustMatchTheFamilysDims) {
   EXPECT_THROW(shape_for_family("99999999999999999999x1x1", kGemm), std::invalid_argument);
 }
 
+TEST(ShapeArg, TrailingDimsWithDefaultsMayBeLeftOut) {
+  const nlohmann::json fp8 = {{"name", "gemm_fp8"},
+                              {"dims",
+                               {{{"name", "M"}},
+                                {{"name", "N"}},
+                                {{"name", "K"}},
+                                {{"name", "BLOCK_SCALED"}, {"default", 0}}}}};
+  EXPECT_EQ(shape_for_family("64x2112x7168", fp8),
+            (std::map<std::string, std::int64_t>{{"M", 64}, {"N", 2112}, {"K", 7168}}))
+      << "the daemon fills BLOCK_SCALED in";
+  EXPECT_EQ(shape_for_family("64x2112x7168x1", fp8).at("BLOCK_SCALED"), 1);
+  try {
+    shape_for_family("64x2112", fp8);
+    FAIL() << "K has no default";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("the last 1 with defaults may be left out"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(shape_for_family("1x2x3x1x5", fp8), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace kt
