@@ -31,6 +31,7 @@ from daemon import Daemon  # noqa: E402
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError as error:  # scripts/install-deps.sh installs python3-selenium
@@ -185,8 +186,9 @@ class HistoryPage(unittest.TestCase):
         # Columns can be chosen: an unchecked one leaves the table, and stays out when it redraws.
         self.browser.find_element(By.CSS_SELECTOR, "#variant-columns summary").click()
         self.browser.find_element(By.CSS_SELECTOR, '#variant-columns input[data-column="footprint B"]').click()
-        WebDriverWait(self.browser, 30).until(lambda b: "footprint B" not in [
-            th.text for th in b.find_elements(By.CSS_SELECTOR, "#variant-table th")])
+        # The table redraws while this looks at it: a header cell that went away is looked up again.
+        WebDriverWait(self.browser, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda b: "footprint B" not in [th.text for th in b.find_elements(By.CSS_SELECTOR, "#variant-table th")])
         self.assertIn(parameters[0], [th.text.replace(" ▲", "").replace(" ▼", "")
                                       for th in self.browser.find_elements(By.CSS_SELECTOR, "#variant-table th")])
         # Which parameters matter: median time by the chosen parameter, a point per measured variant.
@@ -223,7 +225,9 @@ class HistoryPage(unittest.TestCase):
         self.open(f"/jobs/{a}")
         self.browser.find_element(By.ID, "compare-with").send_keys(str(b) + "\n")
         WebDriverWait(self.browser, 30).until(
-            lambda b_: b_.execute_script("return document.body.dataset.ready") == f"#/compare?a={a}&b={b}")
+            lambda b_: b_.execute_script("return document.body.dataset.ready") in (f"#/compare?a={a}&b={b}", "error"))
+        self.assertEqual(self.js("return document.body.dataset.ready"), f"#/compare?a={a}&b={b}",
+                         self.browser.find_element(By.ID, "view").text)
         rows = self.browser.find_elements(By.CSS_SELECTOR, "#compare-table tbody tr")
         best = {}
         for job in (a, b):
