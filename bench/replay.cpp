@@ -7,7 +7,10 @@
 // the yardstick. --families DIR tells the searchers each candidate's grid and whether the shape
 // is memory-bound (launch formulas and flops/bytes of DIR/<family>/manifest.json), as a job is
 // told; without it they know neither, as before. --budget N adds the best found within N measured
-// variants, relative to the space's optimum.
+// variants, relative to the space's optimum. --predict (with --families) runs no searcher: for
+// each space, the shape predictor fitted on the family's other shapes ranks its variants, and the
+// table gives the gap to the optimum of the first measured in that order and of the best within
+// the first 8 and 16 (tuner/search/shape_predictor.hpp).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +23,7 @@
 
 #include "tuner/search/launch_facts.hpp"
 #include "tuner/search/replay.hpp"
+#include "tuner/search/shape_predictor.hpp"
 
 namespace fs = std::filesystem;
 
@@ -56,6 +60,70 @@ struct SearcherFigures {
   std::size_t runs = 0, reached = 0;
 };
 
+// --predict: leave-one-shape-out checks of the shape predictor per family; 0 when every family
+// with more than one shape got its checks.
+// With `expect` ({family: {max_median_first, max_p90_first, max_median_best_of_16}}): 1 when a
+// family's figures are worse.
+int run_predictions(std::vector<kt::RecordedSpace> spaces, const std::string& families_dir,
+                    const std::string& json_out, const nlohmann::json& expect) {
+  int status = 0;
+  std::map<std::string, std::vector<kt::RecordedSpace>> by_family;
+  for (kt::RecordedSpace& s : spaces) by_family[s.family].push_back(std::move(s));
+  nlohmann::json out = nlohmann::json::array();
+  std::cout << "| space | variants | predicted first | best of 8 ranked | best of 16 ranked | "
+               "optimum's rank | nearest shape's config | a random config (mean) |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (auto& [name, family_spaces] : by_family) {
+    const kt::Family family = kt::load_family(fs::path(families_dir) / name);
+    std::vector<double> first, of8, of16, nearest, random;
+    for (const kt::search::PredictionCheck& c :
+         kt::search::leave_one_shape_out(family, family_spaces)) {
+      std::cout << fmt::format(
+          "| {} | {} | {:+.1f}% | {:+.1f}% | {:+.1f}% | {:.1f}% | {} | {:+.1f}% |\n", c.space,
+          c.variants, 100 * c.gap_first, 100 * c.gap_best_of_8, 100 * c.gap_best_of_16,
+          100 * c.rank_of_optimum,
+          c.gap_nearest ? fmt::format("{:+.1f}%", 100 * *c.gap_nearest) : std::string("—"),
+          100 * c.mean_gap);
+      if (c.gap_nearest) nearest.push_back(*c.gap_nearest);
+      random.push_back(c.mean_gap);
+      first.push_back(c.gap_first);
+      of8.push_back(c.gap_best_of_8);
+      of16.push_back(c.gap_best_of_16);
+      out.push_back({{"space", c.space},
+                     {"variants", c.variants},
+                     {"gap_first", c.gap_first},
+                     {"gap_best_of_8", c.gap_best_of_8},
+                     {"gap_best_of_16", c.gap_best_of_16},
+                     {"rank_of_optimum", c.rank_of_optimum},
+                     {"gap_nearest", c.gap_nearest ? nlohmann::json(*c.gap_nearest) : nullptr},
+                     {"mean_gap", c.mean_gap}});
+    }
+    if (first.empty()) continue;
+    std::cout << fmt::format(
+        "| {}: median / p90 over {} spaces | | {:+.1f}% / {:+.1f}% | {:+.1f}% / {:+.1f}% | "
+        "{:+.1f}% / {:+.1f}% | | {:+.1f}% / {:+.1f}% ({} spaces) | {:+.1f}% / {:+.1f}% |\n",
+        name, first.size(), 100 * kt::quantile(first, 0.5), 100 * kt::quantile(first, 0.9),
+        100 * kt::quantile(of8, 0.5), 100 * kt::quantile(of8, 0.9), 100 * kt::quantile(of16, 0.5),
+        100 * kt::quantile(of16, 0.9), 100 * kt::quantile(nearest, 0.5),
+        100 * kt::quantile(nearest, 0.9), nearest.size(), 100 * kt::quantile(random, 0.5),
+        100 * kt::quantile(random, 0.9));
+    if (!expect.contains(name)) continue;
+    const nlohmann::json& e = expect.at(name);
+    const std::vector<std::pair<const char*, double>> figures{
+        {"max_median_first", kt::quantile(first, 0.5)},
+        {"max_p90_first", kt::quantile(first, 0.9)},
+        {"max_median_best_of_16", kt::quantile(of16, 0.5)}};
+    for (const auto& [key, value] : figures)
+      if (e.contains(key) && value > e.at(key).get<double>()) {
+        std::cout << fmt::format("FAIL {}: {} is {:.4f}, above the expected {:.4f}\n", name, key,
+                                 value, e.at(key).get<double>());
+        status = 1;
+      }
+  }
+  if (!json_out.empty()) std::ofstream(json_out) << out.dump(1) << "\n";
+  return out.empty() ? 1 : status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,6 +136,7 @@ int main(int argc, char** argv) {
   bool no_facts = false;
   bool warm_start = false;
   std::string families_dir, memory_bound = "auto";
+  bool predict = false;
   app.add_option("spaces", spaces, "space files (kerntune-space/1) or folders of them")->required();
   app.add_option("--searcher", searchers, "searchers to run (default: all)");
   app.add_option("--seeds", seeds, "seeds per space and searcher")->check(CLI::Range(1, 100000));
@@ -88,6 +157,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "yes", "no"}));
   app.add_option("--budget", options.budget,
                  "also report the best found within this many measured variants");
+  app.add_flag("--predict", predict,
+               "no searcher: leave-one-shape-out checks of the shape predictor (needs --families)");
   app.add_option("--json", json_out, "write the figures here as JSON");
   app.add_option("--expect", expect_file,
                  "fail when worse than these figures ({searcher, max_median_fraction, "
@@ -106,6 +177,14 @@ int main(int argc, char** argv) {
         throw std::runtime_error(file.string() + ": no measured variant (not a tuned space)");
     }
     if (loaded.empty()) throw std::runtime_error("no space files found");
+    if (predict) {
+      if (families_dir.empty()) throw std::runtime_error("--predict needs --families DIR");
+      std::vector<kt::RecordedSpace> spaces;
+      for (auto& entry : loaded) spaces.push_back(std::move(entry.second));
+      nlohmann::json expect = nlohmann::json::object();
+      if (!expect_file.empty()) expect = nlohmann::json::parse(std::ifstream(expect_file));
+      return run_predictions(std::move(spaces), families_dir, json_out, expect);
+    }
 
     std::map<std::string, SearcherFigures> figures;
     nlohmann::json per_space = nlohmann::json::array();

@@ -1,0 +1,52 @@
+// The shape predictor's boosted trees (tuner/search/boosted_trees.hpp): they learn a step and a
+// slope from exact samples, refuse malformed input, and the same data give the same model.
+#include "tuner/search/boosted_trees.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace kt::search {
+namespace {
+
+// y = 2 [x0 > 0.3] + x1 on a grid of (x0, x1) in [0, 1)^2, with a third feature that carries
+// nothing.
+void sample(std::vector<double>& x, std::vector<double>& y) {
+  for (int i = 0; i < 40; ++i)
+    for (int j = 0; j < 20; ++j) {
+      const double x0 = i / 40.0, x1 = j / 20.0, unrelated = (i * 7 + j * 3) % 5;
+      x.insert(x.end(), {x0, x1, unrelated});
+      y.push_back((x0 > 0.3 ? 2.0 : 0.0) + x1);
+    }
+}
+
+TEST(BoostedTrees, LearnsAStepAndASlope) {
+  std::vector<double> x, y;
+  sample(x, y);
+  const BoostedTrees model = BoostedTrees::fit(x, 3, y);
+  double worst = 0;
+  for (std::size_t r = 0; r < y.size(); ++r)
+    worst = std::max(worst, std::abs(model.predict(&x[r * 3]) - y[r]));
+  EXPECT_LT(worst, 0.15) << "the step at 0.3 and the slope of x1 are learned";
+  const double left[3] = {0.1, 0.5, 0}, right[3] = {0.9, 0.5, 0};
+  EXPECT_NEAR(model.predict(right) - model.predict(left), 2.0, 0.15);
+}
+
+TEST(BoostedTrees, SameDataSameModel) {
+  std::vector<double> x, y;
+  sample(x, y);
+  const BoostedTrees a = BoostedTrees::fit(x, 3, y), b = BoostedTrees::fit(x, 3, y);
+  for (std::size_t r = 0; r < y.size(); r += 17)
+    EXPECT_EQ(a.predict(&x[r * 3]), b.predict(&x[r * 3])) << "bit for bit: no sampling";
+}
+
+TEST(BoostedTrees, RefusesMalformedInput) {
+  EXPECT_THROW(BoostedTrees::fit({1, 2, 3}, 2, {1, 2}), std::invalid_argument);
+  EXPECT_THROW(BoostedTrees::fit({}, 1, {}), std::invalid_argument);
+  EXPECT_THROW(BoostedTrees::fit({1, 2}, 0, {1, 2}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kt::search

@@ -1,0 +1,219 @@
+#include "tuner/search/shape_predictor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include "tuner/config.hpp"
+#include "tuner/expression.hpp"
+#include "tuner/search/features.hpp"
+#include "tuner/search/replay.hpp"
+#include "tuner/shape_distance.hpp"
+#include "tuner/variant_space.hpp"
+
+namespace kt::search {
+namespace {
+
+constexpr double kPeakFlops = 1e15;  // per second: a round Hopper-class roofline, shape scale only
+constexpr double kPeakBytes = 3e12;
+constexpr double kMissing = -1.0;  // an axis the template does not have, a report not known
+
+double log2p(double v) {
+  return std::log2(1.0 + std::max(0.0, v));
+}
+
+// The family's flops and bytes formulas for the shape (0 where one does not evaluate).
+std::pair<double, double> work_of(const std::string& flops, const std::string& bytes,
+                                  const RecordedSpace& space) {
+  try {
+    const Bindings bindings = make_bindings(space.shape, Config{}, space.dtype, DeviceLimits{});
+    return {shared_expression(flops).evaluate(bindings),
+            shared_expression(bytes).evaluate(bindings)};
+  } catch (const ExpressionError&) {
+    return {0, 0};
+  }
+}
+
+double roofline_log(const std::pair<double, double>& work) {
+  const double seconds = std::max(work.first / kPeakFlops, work.second / kPeakBytes);
+  return seconds > 0 ? std::log(seconds * 1e6) : 0.0;
+}
+
+// The nearest other shape's (same family, dtype and GPU model) fastest config that `held` measured
+// too, as a gap to held's optimum: the answer /v1/best?nearest=1 gave for an untuned shape.
+std::optional<double> nearest_answer_gap(const RecordedSpace& held,
+                                         const std::vector<RecordedSpace>& spaces) {
+  const auto model = [](const RecordedSpace& s) { return s.device.value("name", std::string()); };
+  const RecordedSpace* nearest = nullptr;
+  double nearest_distance = 0;
+  for (const RecordedSpace& s : spaces) {
+    if (s.family != held.family || s.dtype != held.dtype || model(s) != model(held) ||
+        s.shape == held.shape || !s.optimum_us())
+      continue;
+    const auto d = shape_distance(held.shape, s.shape);
+    if (d && (!nearest || *d < nearest_distance)) {
+      nearest = &s;
+      nearest_distance = *d;
+    }
+  }
+  if (!nearest) return std::nullopt;
+  std::vector<const RecordedVariant*> fastest;
+  for (const RecordedVariant& v : nearest->variants)
+    if (v.median_us) fastest.push_back(&v);
+  std::stable_sort(fastest.begin(), fastest.end(),
+                   [](const auto* a, const auto* b) { return *a->median_us < *b->median_us; });
+  for (const RecordedVariant* answer : fastest)
+    for (const RecordedVariant& v : held.variants)
+      if (v.median_us && v.candidate.template_name == answer->candidate.template_name &&
+          v.candidate.config == answer->candidate.config)
+        return *v.median_us / *held.optimum_us() - 1;
+  return std::nullopt;
+}
+
+std::string describe(const RecordedSpace& space) {
+  std::string out = space.family + " " + space.dtype + " ";
+  bool first = true;
+  for (const auto& [name, value] : space.shape) {
+    out += (first ? "" : ",") + name + "=" + std::to_string(value);
+    first = false;
+  }
+  return out + " on " + space.device.value("name", std::string("?"));
+}
+
+}  // namespace
+
+ShapePredictor::ShapePredictor(const Family& family) : flops_(family.flops), bytes_(family.bytes) {
+  for (const DimSpec& dim : family.dims) dims_.push_back(dim.name);
+  std::set<std::string> axes;
+  for (const TemplateSpec& t : family.templates) {
+    templates_.push_back(t.name);
+    for (const AxisSpec& a : t.axes) axes.insert(a.name);
+  }
+  axes_.assign(axes.begin(), axes.end());
+}
+
+std::size_t ShapePredictor::feature_count() const {
+  return dims_.size() + 3 + templates_.size() + axes_.size() + 5 + 4;
+}
+
+std::vector<double> ShapePredictor::features(const RecordedSpace& space,
+                                             const RecordedVariant& v) const {
+  std::vector<double> f;
+  f.reserve(feature_count());
+  for (const std::string& dim : dims_) {
+    const auto it = space.shape.find(dim);
+    f.push_back(it == space.shape.end() ? kMissing : log2p(static_cast<double>(it->second)));
+  }
+  const auto work = work_of(flops_, bytes_, space);
+  f.push_back(log2p(work.first));
+  f.push_back(log2p(work.second));
+  f.push_back(work.second > 0 ? std::log2(std::max(work.first, 1.0) / work.second) : kMissing);
+  for (const std::string& t : templates_) f.push_back(v.candidate.template_name == t ? 1.0 : 0.0);
+  for (const std::string& a : axes_) {
+    const auto it = v.candidate.config.find(a);
+    f.push_back(it == v.candidate.config.end() ? kMissing : log2p(static_cast<double>(it->second)));
+  }
+  if (v.candidate.facts) {
+    const CompileFacts& c = *v.candidate.facts;
+    f.push_back(c.registers);
+    f.push_back(log2p(c.smem_bytes));
+    f.push_back(c.threads);
+    f.push_back(c.spill_bytes > 0 ? 1.0 : 0.0);
+    f.push_back(occupancy_estimate(c));
+  } else {
+    f.insert(f.end(), 5, kMissing);
+  }
+  const int sm_count = space.device.value("sm_count", 132);
+  const double grid = static_cast<double>(v.candidate.grid_blocks);
+  const double slots = static_cast<double>(sm_count) * std::max(1, v.candidate.blocks_per_sm);
+  const double waves = grid > 0 ? grid / slots : 0;
+  f.push_back(grid > 0 ? log2p(grid) : kMissing);
+  f.push_back(grid > 0 ? waves : kMissing);
+  f.push_back(grid > 0 ? std::ceil(waves) : kMissing);
+  f.push_back(grid > 0 ? waves / std::ceil(waves) : kMissing);  // how full the waves run
+  return f;
+}
+
+ShapePredictor ShapePredictor::fit(const Family& family,
+                                   const std::vector<const RecordedSpace*>& spaces,
+                                   const BoostingOptions& options) {
+  ShapePredictor p(family);
+  std::vector<double> x, y;
+  for (const RecordedSpace* space : spaces) {
+    const double offset = roofline_log(work_of(p.flops_, p.bytes_, *space));
+    for (const RecordedVariant& v : space->variants) {
+      if (!v.median_us || *v.median_us <= 0) continue;
+      const std::vector<double> row = p.features(*space, v);
+      x.insert(x.end(), row.begin(), row.end());
+      y.push_back(std::log(*v.median_us) - offset);
+    }
+  }
+  if (y.empty()) throw std::invalid_argument("shape predictor: no measured variant to fit");
+  p.model_ = BoostedTrees::fit(x, p.feature_count(), y, options);
+  return p;
+}
+
+std::vector<double> ShapePredictor::scores(const RecordedSpace& space) const {
+  std::vector<double> out;
+  out.reserve(space.variants.size());
+  for (const RecordedVariant& v : space.variants)
+    out.push_back(model_.predict(features(space, v).data()));
+  return out;
+}
+
+std::vector<PredictionCheck> leave_one_shape_out(const Family& family,
+                                                 std::vector<RecordedSpace>& spaces,
+                                                 const BoostingOptions& options) {
+  for (RecordedSpace& s : spaces)
+    if (s.family == family.name) add_launch_facts(s, family);
+  std::vector<PredictionCheck> checks;
+  for (const RecordedSpace& held : spaces) {
+    if (held.family != family.name || !held.optimum_us()) continue;
+    std::vector<const RecordedSpace*> others;
+    for (const RecordedSpace& s : spaces)
+      if (s.family == family.name && s.shape != held.shape && s.optimum_us()) others.push_back(&s);
+    if (others.empty()) continue;
+    const ShapePredictor predictor = ShapePredictor::fit(family, others, options);
+    const std::vector<double> score = predictor.scores(held);
+    std::vector<std::size_t> order(held.variants.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return score[a] < score[b]; });
+    const double optimum = *held.optimum_us();
+    PredictionCheck check;
+    check.space = describe(held);
+    check.variants = held.variants.size();
+    double best = std::numeric_limits<double>::infinity();
+    bool first_found = false;
+    for (std::size_t rank = 0; rank < order.size(); ++rank) {
+      const RecordedVariant& v = held.variants[order[rank]];
+      if (v.median_us) {
+        if (!first_found) check.gap_first = *v.median_us / optimum - 1;
+        first_found = true;
+        best = std::min(best, *v.median_us);
+        if (*v.median_us <= optimum && check.rank_of_optimum == 0 && rank > 0)
+          check.rank_of_optimum = static_cast<double>(rank) / static_cast<double>(order.size());
+      }
+      if (rank + 1 == 8) check.gap_best_of_8 = best / optimum - 1;
+      if (rank + 1 == 16) check.gap_best_of_16 = best / optimum - 1;
+    }
+    if (order.size() < 8) check.gap_best_of_8 = best / optimum - 1;
+    if (order.size() < 16) check.gap_best_of_16 = best / optimum - 1;
+    check.gap_nearest = nearest_answer_gap(held, spaces);
+    double sum = 0;
+    std::size_t measured = 0;
+    for (const RecordedVariant& v : held.variants)
+      if (v.median_us) {
+        sum += *v.median_us / optimum - 1;
+        ++measured;
+      }
+    check.mean_gap = sum / static_cast<double>(std::max<std::size_t>(measured, 1));
+    checks.push_back(check);
+  }
+  return checks;
+}
+
+}  // namespace kt::search

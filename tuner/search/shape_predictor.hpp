@@ -1,0 +1,64 @@
+// The shape predictor: boosted trees (boosted_trees.hpp) of a variant's log time over its shape
+// (log dims, log flops and bytes, arithmetic intensity), its config (template, log2 of every axis),
+// its compile-time resource report (registers, shared memory, threads, spills, occupancy) and its
+// launch (grid blocks, waves, the last wave's fill), fitted on every measured variant of a
+// family's recorded spaces. It ranks a shape's candidates without measuring any.
+//
+// The target is log(time) less log(a roofline of the shape: max(flops / 1 PFLOP/s, bytes / 3
+// TB/s)), so shapes of very different sizes share one scale; the offset is the same for every
+// candidate of a shape, so the ranking is that of predicted time. No device features: a model
+// fitted on one GPU model's spaces ranks another's (H100 -> H200) as is.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/family.hpp"
+#include "tuner/search/boosted_trees.hpp"
+#include "tuner/search/recorded_space.hpp"
+
+namespace kt::search {
+
+class ShapePredictor {
+ public:
+  // Fitted on every measured variant of `spaces` (spaces of `family`, their launch facts added:
+  // replay.hpp's add_launch_facts). Throws std::invalid_argument when none is measured.
+  static ShapePredictor fit(const Family& family, const std::vector<const RecordedSpace*>& spaces,
+                            const BoostingOptions& options = {});
+
+  // The predicted log-time score of each of the space's variants (lower: faster), in order.
+  std::vector<double> scores(const RecordedSpace& space) const;
+
+ private:
+  explicit ShapePredictor(const Family& family);
+  std::vector<double> features(const RecordedSpace& space, const RecordedVariant& v) const;
+  std::size_t feature_count() const;
+
+  std::vector<std::string> dims_, templates_, axes_;
+  std::string flops_, bytes_;
+  BoostedTrees model_;
+};
+
+// A leave-one-shape-out check of one recorded space: a predictor fitted on the family's spaces of
+// every other shape ranks its variants; the measured variants are then taken in that order.
+struct PredictionCheck {
+  std::string space;           // "gemm bf16 K=4096,M=4096,N=4096 on NVIDIA H200"
+  std::size_t variants = 0;    // in the space
+  double gap_first = 0;        // (time of the first measured in the ranking) / optimum - 1
+  double gap_best_of_8 = 0;    // best of the first 8 ranked (failed ones count) / optimum - 1
+  double gap_best_of_16 = 0;   // the same within 16
+  double rank_of_optimum = 0;  // the optimum's place in the ranking / variants (0: first)
+  // What kerntune answered before: the nearest other shape's (same GPU model) fastest config
+  // that this space measured, / optimum - 1; nullopt when no other shape of the model shares one.
+  std::optional<double> gap_nearest;
+  double mean_gap = 0;  // a config picked at random among the measured: its expected gap
+};
+
+// One check per space, spaces of other families left alone; `spaces` get their launch facts.
+// A space whose family's other shapes hold nothing measured is left out.
+std::vector<PredictionCheck> leave_one_shape_out(const Family& family,
+                                                 std::vector<RecordedSpace>& spaces,
+                                                 const BoostingOptions& options = {});
+
+}  // namespace kt::search
