@@ -92,4 +92,27 @@ __device__ __forceinline__ void gather_partials(float* acc, const Work& work, co
   }
 }
 
+// Stream-K for a consumer warpgroup of a cooperative GEMM (its CONSUMER_ROWS rows of the tile;
+// every consumer counts an arrival per part and every one finalises the tile): a later part of the
+// tile is stored in this CTA's BM x BN slot (false: the caller writes nothing); a finalising part
+// adds the later ones into acc (true: the caller writes C). Items over the whole K return true.
+template <class Cfg, class Work>
+__device__ __forceinline__ bool settle_cooperative_part(float* acc, const Work& work,
+                                                        const WorkItem& w, float* workspace,
+                                                        unsigned* semaphores, int N, int consumer,
+                                                        unsigned barrier) {
+  constexpr int kSlot = Cfg::BM * Cfg::BN;
+  const int offset = consumer * Cfg::CONSUMER_ROWS * Cfg::BN;
+  unsigned* counter = semaphores + w.tile.m * cdiv_int(N, Cfg::BN) + w.tile.n;
+  if (w.k_begin > 0) {  // a later part of a tile another CTA finalises
+    contribute_partial<Cfg::ACC>(
+        acc, workspace + static_cast<long long>(blockIdx.x) * kSlot + offset, counter, barrier);
+    return false;
+  }
+  if (w.k_end < work.k_tiles)
+    gather_partials<Cfg::ACC, Cfg::CONSUMERS, Cfg::CONSUMERS, kSlot>(acc, work, w, workspace,
+                                                                     offset, counter, barrier);
+  return true;
+}
+
 }  // namespace kt_wgmma

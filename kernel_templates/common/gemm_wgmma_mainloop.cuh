@@ -66,19 +66,22 @@ __device__ __forceinline__ void produce_tiles(const GemmRing<Cfg::STAGES>& ring,
   }
 }
 
-// The wgmmas of one ring slot: per k16 step, the M_BLOCKS m64 blocks of the A rows whose stage-0
-// descriptor is a_desc0 against the BN x BK tile of B. A stage, panel or k step only moves the
-// start address, the descriptor's low field (in 16-byte units), so it is added to the 64-bit
-// value. The first step of the first slot overwrites the accumulators.
-template <class Cfg>
-__device__ __forceinline__ void issue_slot(float (&acc)[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK],
-                                           unsigned long long a_desc0, unsigned long long b_desc0,
-                                           int stage, bool first) {
+// The wgmmas of one ring slot: per k step, the M_BLOCKS m64 blocks of the A rows whose stage-0
+// descriptor is a_desc0 against the BN x BK tile of B, each `mma(acc[mb], a_desc, b_desc,
+// accumulate)`. A k step reads 32 bytes of each 128-byte swizzled row (k16 of 16-bit data, k32 of
+// fp8), four per panel. A stage, panel or k step only moves the start address, the descriptor's
+// low field (in 16-byte units), so it is added to the 64-bit value. The first step of the first
+// slot overwrites the accumulators.
+template <class Cfg, class Mma>
+__device__ __forceinline__ void issue_slot_with(float (&acc)[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK],
+                                                unsigned long long a_desc0,
+                                                unsigned long long b_desc0, int stage, bool first,
+                                                Mma&& mma) {
   const unsigned long long a_stage = a_desc0 + ((stage * Cfg::A_STAGE_BYTES) >> 4);
   const unsigned long long b_stage = b_desc0 + ((stage * Cfg::B_STAGE_BYTES) >> 4);
 #pragma unroll
   for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
-    // k step ks: panel ks/4, 32 bytes further per k16 inside the 128-byte swizzled row
+    // k step ks: panel ks/4, 32 bytes further per step inside the 128-byte swizzled row
     const int panel = ks / 4;
     const int k_bytes = (ks % 4) * 32;
     const unsigned long long b_desc = b_stage + ((panel * Cfg::B_PANEL_BYTES + k_bytes) >> 4);
@@ -86,9 +89,19 @@ __device__ __forceinline__ void issue_slot(float (&acc)[Cfg::M_BLOCKS][Cfg::ACC_
     for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
       const unsigned long long a_desc =
           a_stage + ((panel * Cfg::A_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
-      kt_hopper::wgmma_m64k16_ss(acc[mb], a_desc, b_desc, (!first || ks > 0) ? 1 : 0);
+      mma(acc[mb], a_desc, b_desc, (!first || ks > 0) ? 1 : 0);
     }
   }
+}
+
+// The 16-bit GEMMs' slot: wgmma m64nBNk16.
+template <class Cfg>
+__device__ __forceinline__ void issue_slot(float (&acc)[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK],
+                                           unsigned long long a_desc0, unsigned long long b_desc0,
+                                           int stage, bool first) {
+  issue_slot_with<Cfg>(acc, a_desc0, b_desc0, stage, first,
+                       [](float(&d)[Cfg::ACC_PER_BLOCK], unsigned long long a, unsigned long long b,
+                          int accumulate) { kt_hopper::wgmma_m64k16_ss(d, a, b, accumulate); });
 }
 
 // Writes a consumer warpgroup's ROWS x BN tile of accumulators to C at (row0, col0). With

@@ -105,7 +105,7 @@ struct Tcgen05Kernel {
   static constexpr unsigned short kClusterMask =
       static_cast<unsigned short>((1u << Cfg::CLUSTER_SIZE) - 1u);
 
-  // `scale` multiplies every output (the fp8 GEMM's per-tensor sa * sb; 1 otherwise).
+  // `scale` multiplies every output of an fp8 GEMM (its per-tensor sa * sb); 16-bit ones ignore it.
   static __device__ __forceinline__ void run(elem_t* __restrict__ C, const KtTensorMap* tma_a,
                                              const KtTensorMap* tma_b0, const KtTensorMap* tma_b1,
                                              int G, int M, int N, int K, float scale = 1.0f) {
@@ -330,8 +330,11 @@ struct Tcgen05Kernel {
       kt_blackwell::tmem_load_wait(first);
 #pragma unroll
       for (int e = 0; e < 8; ++e)
-        packed[e] = kt_mma::pack_rn(__uint_as_float(first[2 * e]) * scale,
-                                    __uint_as_float(first[2 * e + 1]) * scale);
+        // Only fp8 outputs are scaled: the 16-bit GEMM's epilogue stays as it was.
+        packed[e] = kFp8 ? kt_mma::pack_rn(__uint_as_float(first[2 * e]) * scale,
+                                           __uint_as_float(first[2 * e + 1]) * scale)
+                         : kt_mma::pack_rn(__uint_as_float(first[2 * e]),
+                                           __uint_as_float(first[2 * e + 1]));
     }
   }
 

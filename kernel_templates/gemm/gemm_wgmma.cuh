@@ -93,22 +93,10 @@ struct WgmmaKernel {
       kt_hopper::wgmma_wait<0>();
       if (last_stage >= 0) ring.barriers.template release<128, Cfg::CLUSTER_SIZE>(last_stage);
 
-      if constexpr (Cfg::STREAM_K) {
-        // One slot of BM*BN floats per CTA, consumer c's rows at c*CONSUMER_ROWS*BN; both
-        // consumers count an arrival per part and both finalise the tile.
-        constexpr int kSlot = Cfg::BM * Cfg::BN;
-        const int offset = consumer * Cfg::CONSUMER_ROWS * Cfg::BN;
-        unsigned* counter = out.semaphores + w.tile.m * cdiv_int(out.N, Cfg::BN) + w.tile.n;
-        if (w.k_begin > 0) {  // a later part of a tile another CTA finalises
-          contribute_partial<Cfg::ACC>(
-              &acc[0][0], out.workspace + static_cast<long long>(blockIdx.x) * kSlot + offset,
-              counter, barrier);
+      if constexpr (Cfg::STREAM_K)
+        if (!settle_cooperative_part<Cfg>(&acc[0][0], work, w, out.workspace, out.semaphores, out.N,
+                                          consumer, barrier))
           continue;
-        }
-        if (w.k_end < work.k_tiles)
-          gather_partials<Cfg::ACC, Cfg::CONSUMERS, Cfg::CONSUMERS, kSlot>(
-              &acc[0][0], work, w, out.workspace, offset, counter, barrier);
-      }
 
       store_tile<Cfg::CONSUMER_ROWS, Cfg::BN, Cfg::EPILOGUE == kStoreTma>(
           acc, out.C, out.map_c, out.M, out.N, c_stage, barrier, tma_store,

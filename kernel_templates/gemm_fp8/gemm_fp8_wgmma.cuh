@@ -49,26 +49,15 @@ struct Problem {
   int M, N, K;
 };
 
-// The wgmmas of one ring slot: per k32 step, the M_BLOCKS m64 blocks of the consumer's A rows
-// against the BN x BK tile of B; `overwrite` starts the accumulators afresh.
+// The wgmmas of one ring slot (gemm_wgmma_mainloop.cuh's loop): wgmma m64nBNk32 with fp8 operands.
 template <class Cfg>
 __device__ __forceinline__ void issue_slot(float (&acc)[Cfg::M_BLOCKS][Cfg::ACC_PER_BLOCK],
                                            unsigned long long a_desc0, unsigned long long b_desc0,
                                            int stage, bool overwrite) {
-  const unsigned long long a_stage = a_desc0 + ((stage * Cfg::A_STAGE_BYTES) >> 4);
-  const unsigned long long b_stage = b_desc0 + ((stage * Cfg::B_STAGE_BYTES) >> 4);
-#pragma unroll
-  for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
-    const int panel = ks / 4;  // four k32 steps of 32 bytes per 128-byte row
-    const int k_bytes = (ks % 4) * 32;
-    const unsigned long long b_desc = b_stage + ((panel * Cfg::B_PANEL_BYTES + k_bytes) >> 4);
-#pragma unroll
-    for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb) {
-      const unsigned long long a_desc =
-          a_stage + ((panel * Cfg::A_PANEL_BYTES + mb * 64 * 128 + k_bytes) >> 4);
-      kt_hopper::wgmma_m64k32_fp8_ss(acc[mb], a_desc, b_desc, (!overwrite || ks > 0) ? 1 : 0);
-    }
-  }
+  kt_wgmma::issue_slot_with<Cfg>(
+      acc, a_desc0, b_desc0, stage, overwrite,
+      [](float(&d)[Cfg::ACC_PER_BLOCK], unsigned long long a, unsigned long long b,
+         int accumulate) { kt_hopper::wgmma_m64k32_fp8_ss(d, a, b, accumulate); });
 }
 
 // The scale factors of one k-tile for a thread's accumulators: its two rows per m64 block (sa)
@@ -199,22 +188,12 @@ struct Fp8Kernel {
       const int row0 = w.tile.m * Cfg::BM + consumer * Cfg::CONSUMER_ROWS;
       mainloop(ring, cursor, w, p, row0, a_desc0, b_desc0, acc, total);
 
-      if constexpr (Cfg::STREAM_K) {
-        // As in gemm_wgmma.cuh: per-tensor scales are applied after the parts are summed (the
-        // sums are linear), block scales already were.
-        constexpr int kSlot = Cfg::BM * Cfg::BN;
-        const int offset = consumer * Cfg::CONSUMER_ROWS * Cfg::BN;
-        unsigned* counter = p.semaphores + w.tile.m * kt_wgmma::cdiv_int(p.N, Cfg::BN) + w.tile.n;
-        if (w.k_begin > 0) {
-          kt_wgmma::contribute_partial<Cfg::ACC>(
-              &result[0][0], p.workspace + static_cast<long long>(blockIdx.x) * kSlot + offset,
-              counter, barrier);
+      // Per-tensor scales are applied after the parts are summed (the sums are linear), block
+      // scales already were.
+      if constexpr (Cfg::STREAM_K)
+        if (!kt_wgmma::settle_cooperative_part<Cfg>(&result[0][0], work, w, p.workspace,
+                                                    p.semaphores, p.N, consumer, barrier))
           continue;
-        }
-        if (w.k_end < work.k_tiles)
-          kt_wgmma::gather_partials<Cfg::ACC, Cfg::CONSUMERS, Cfg::CONSUMERS, kSlot>(
-              &result[0][0], work, w, p.workspace, offset, counter, barrier);
-      }
       if constexpr (Cfg::SCALING == kTensorScales) {
 #pragma unroll
         for (int mb = 0; mb < Cfg::M_BLOCKS; ++mb)
