@@ -99,10 +99,8 @@ std::size_t ShapePredictor::feature_count() const {
   return dims_.size() + 3 + templates_.size() + axes_.size() + 5 + 4;
 }
 
-std::vector<double> ShapePredictor::features(const RecordedSpace& space,
-                                             const RecordedVariant& v) const {
+std::vector<double> ShapePredictor::shape_features(const RecordedSpace& space) const {
   std::vector<double> f;
-  f.reserve(feature_count());
   for (const std::string& dim : dims_) {
     const auto it = space.shape.find(dim);
     f.push_back(it == space.shape.end() ? kMissing : log2p(static_cast<double>(it->second)));
@@ -111,6 +109,15 @@ std::vector<double> ShapePredictor::features(const RecordedSpace& space,
   f.push_back(log2p(work.first));
   f.push_back(log2p(work.second));
   f.push_back(work.second > 0 ? std::log2(std::max(work.first, 1.0) / work.second) : kMissing);
+  return f;
+}
+
+std::vector<double> ShapePredictor::features(const std::vector<double>& shape_part,
+                                             const RecordedSpace& space,
+                                             const RecordedVariant& v) const {
+  std::vector<double> f;
+  f.reserve(feature_count());
+  f.insert(f.end(), shape_part.begin(), shape_part.end());
   for (const std::string& t : templates_) f.push_back(v.candidate.template_name == t ? 1.0 : 0.0);
   for (const std::string& a : axes_) {
     const auto it = v.candidate.config.find(a);
@@ -144,9 +151,10 @@ ShapePredictor ShapePredictor::fit(const Family& family,
   std::vector<double> x, y;
   for (const RecordedSpace* space : spaces) {
     const double offset = roofline_log(work_of(p.flops_, p.bytes_, *space));
+    const std::vector<double> shape_part = p.shape_features(*space);
     for (const RecordedVariant& v : space->variants) {
       if (!v.median_us || *v.median_us <= 0) continue;
-      const std::vector<double> row = p.features(*space, v);
+      const std::vector<double> row = p.features(shape_part, *space, v);
       x.insert(x.end(), row.begin(), row.end());
       y.push_back(std::log(*v.median_us) - offset);
     }
@@ -159,8 +167,9 @@ ShapePredictor ShapePredictor::fit(const Family& family,
 std::vector<double> ShapePredictor::scores(const RecordedSpace& space) const {
   std::vector<double> out;
   out.reserve(space.variants.size());
+  const std::vector<double> shape_part = shape_features(space);
   for (const RecordedVariant& v : space.variants)
-    out.push_back(model_.predict(features(space, v).data()));
+    out.push_back(model_.predict(features(shape_part, space, v).data()));
   return out;
 }
 

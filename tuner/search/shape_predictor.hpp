@@ -32,7 +32,11 @@ class ShapePredictor {
 
  private:
   explicit ShapePredictor(const Family& family);
-  std::vector<double> features(const RecordedSpace& space, const RecordedVariant& v) const;
+  // The shape's part of every variant's features (dims, flops, bytes), once per space, and a
+  // variant's whole row with it.
+  std::vector<double> shape_features(const RecordedSpace& space) const;
+  std::vector<double> features(const std::vector<double>& shape_part, const RecordedSpace& space,
+                               const RecordedVariant& v) const;
   std::size_t feature_count() const;
 
   std::vector<std::string> dims_, templates_, axes_;
