@@ -22,36 +22,13 @@
 #include <nlohmann/json.hpp>
 
 #include "tuner/search/launch_facts.hpp"
+#include "tuner/search/recorded_space_file.hpp"
 #include "tuner/search/replay.hpp"
 #include "tuner/search/shape_predictor.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<fs::path> space_files(const std::vector<std::string>& args) {
-  std::vector<fs::path> files;
-  for (const std::string& arg : args) {
-    if (fs::is_directory(arg)) {
-      for (const auto& entry : fs::directory_iterator(arg))
-        if (entry.path().extension() == ".json") files.push_back(entry.path());
-    } else {
-      files.emplace_back(arg);
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-kt::RecordedSpace load_space(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  try {
-    return kt::recorded_space_from_json(nlohmann::json::parse(in));
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
-  }
-}
 
 struct SearcherFigures {
   std::vector<double> fractions;                     // every (space, seed)
@@ -60,59 +37,111 @@ struct SearcherFigures {
   std::size_t runs = 0, reached = 0;
 };
 
-// --predict: leave-one-shape-out checks of the shape predictor per family; 0 when every family
-// with more than one shape got its checks.
-// With `expect` ({family: {max_median_first, max_p90_first, max_median_best_of_16}}): 1 when a
-// family's figures are worse.
+// --predict: leave-one-shape-out checks of the shape predictor per family, summed up per family
+// and per family and GPU model; 0 when every family with more than one shape got its checks.
+// With `expect` ({family: {max_median_first, max_p90_first, max_median_best_of_16,
+// max_median_searched_8, max_p90_searched_8, max_median_searched_16}}): 1 when a family's
+// figures are worse.
+struct PredictionFigures {
+  std::vector<double> first, of8, of16, searched8, searched16, nearest, random, cross_first, cross8;
+  std::size_t stopped = 0;
+  void add(const kt::search::PredictionCheck& c) {
+    first.push_back(c.gap_first);
+    of8.push_back(c.gap_best_of_8);
+    of16.push_back(c.gap_best_of_16);
+    searched8.push_back(c.gap_searched_8);
+    searched16.push_back(c.gap_searched_16);
+    if (c.gap_nearest) nearest.push_back(*c.gap_nearest);
+    random.push_back(c.mean_gap);
+    if (c.gap_first_other_gpus) cross_first.push_back(*c.gap_first_other_gpus);
+    if (c.gap_best_of_8_other_gpus) cross8.push_back(*c.gap_best_of_8_other_gpus);
+    stopped += c.searched_stop_measured ? 1 : 0;
+  }
+};
+
+std::string median_p90(const std::vector<double>& v) {
+  if (v.empty()) return "—";
+  return fmt::format("{:+.1f}% / {:+.1f}%", 100 * kt::quantile(v, 0.5), 100 * kt::quantile(v, 0.9));
+}
+
+std::string percent(const std::optional<double>& v) {
+  return v ? fmt::format("{:+.1f}%", 100 * *v) : std::string("—");
+}
+
 int run_predictions(std::vector<kt::RecordedSpace> spaces, const std::string& families_dir,
                     const std::string& json_out, const nlohmann::json& expect) {
   int status = 0;
   std::map<std::string, std::vector<kt::RecordedSpace>> by_family;
   for (kt::RecordedSpace& s : spaces) by_family[s.family].push_back(std::move(s));
   nlohmann::json out = nlohmann::json::array();
-  std::cout << "| space | variants | predicted first | best of 8 ranked | best of 16 ranked | "
-               "optimum's rank | nearest shape's config | a random config (mean) |\n"
-               "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  std::map<std::pair<std::string, std::string>, PredictionFigures> per_model;
+  std::map<std::string, PredictionFigures> per_family;
+  std::cout << "| space | variants | predicted first | best of 8 ranked | searched: best of 8 | "
+               "searched: best of 16 | searched: stopped at | first, fitted on other GPUs | "
+               "nearest shape's config | a random config (mean) |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (auto& [name, family_spaces] : by_family) {
     const kt::Family family = kt::load_family(fs::path(families_dir) / name);
-    std::vector<double> first, of8, of16, nearest, random;
     for (const kt::search::PredictionCheck& c :
          kt::search::leave_one_shape_out(family, family_spaces)) {
       std::cout << fmt::format(
-          "| {} | {} | {:+.1f}% | {:+.1f}% | {:+.1f}% | {:.1f}% | {} | {:+.1f}% |\n", c.space,
-          c.variants, 100 * c.gap_first, 100 * c.gap_best_of_8, 100 * c.gap_best_of_16,
-          100 * c.rank_of_optimum,
-          c.gap_nearest ? fmt::format("{:+.1f}%", 100 * *c.gap_nearest) : std::string("—"),
-          100 * c.mean_gap);
-      if (c.gap_nearest) nearest.push_back(*c.gap_nearest);
-      random.push_back(c.mean_gap);
-      first.push_back(c.gap_first);
-      of8.push_back(c.gap_best_of_8);
-      of16.push_back(c.gap_best_of_16);
+          "| {} | {} | {:+.1f}% | {:+.1f}% | {:+.1f}% | {:+.1f}% | {} | {} | {} | {:+.1f}% |\n",
+          c.space, c.variants, 100 * c.gap_first, 100 * c.gap_best_of_8, 100 * c.gap_searched_8,
+          100 * c.gap_searched_16,
+          c.searched_stop_measured
+              ? fmt::format("{} ({:+.1f}%)", *c.searched_stop_measured, 100 * *c.searched_stop_gap)
+              : std::string("—"),
+          percent(c.gap_first_other_gpus), percent(c.gap_nearest), 100 * c.mean_gap);
+      per_family[name].add(c);
+      per_model[{name, c.device}].add(c);
+      const auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
       out.push_back({{"space", c.space},
+                     {"family", name},
+                     {"device", c.device},
                      {"variants", c.variants},
                      {"gap_first", c.gap_first},
                      {"gap_best_of_8", c.gap_best_of_8},
                      {"gap_best_of_16", c.gap_best_of_16},
+                     {"gap_searched_8", c.gap_searched_8},
+                     {"gap_searched_16", c.gap_searched_16},
+                     {"searched_stop_measured", opt(c.searched_stop_measured)},
+                     {"searched_stop_gap", opt(c.searched_stop_gap)},
+                     {"gap_first_other_gpus", opt(c.gap_first_other_gpus)},
+                     {"gap_best_of_8_other_gpus", opt(c.gap_best_of_8_other_gpus)},
                      {"rank_of_optimum", c.rank_of_optimum},
-                     {"gap_nearest", c.gap_nearest ? nlohmann::json(*c.gap_nearest) : nullptr},
+                     {"gap_nearest", opt(c.gap_nearest)},
                      {"mean_gap", c.mean_gap}});
     }
-    if (first.empty()) continue;
+  }
+  std::cout << "\nmedian / p90 of the gap to each space's optimum, leave one shape out:\n\n"
+               "| family | GPU | spaces | predicted first | best of 8 ranked | searched: best of 8 "
+               "| searched: best of 16 | searcher stopped itself | first, fitted on other GPUs | "
+               "best of 8 ranked, fitted on other GPUs | nearest shape's config | a random config "
+               "(mean) |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  const auto row = [](const std::string& family, const std::string& gpu,
+                      const PredictionFigures& f) {
     std::cout << fmt::format(
-        "| {}: median / p90 over {} spaces | | {:+.1f}% / {:+.1f}% | {:+.1f}% / {:+.1f}% | "
-        "{:+.1f}% / {:+.1f}% | | {:+.1f}% / {:+.1f}% ({} spaces) | {:+.1f}% / {:+.1f}% |\n",
-        name, first.size(), 100 * kt::quantile(first, 0.5), 100 * kt::quantile(first, 0.9),
-        100 * kt::quantile(of8, 0.5), 100 * kt::quantile(of8, 0.9), 100 * kt::quantile(of16, 0.5),
-        100 * kt::quantile(of16, 0.9), 100 * kt::quantile(nearest, 0.5),
-        100 * kt::quantile(nearest, 0.9), nearest.size(), 100 * kt::quantile(random, 0.5),
-        100 * kt::quantile(random, 0.9));
+        "| {} | {} | {} | {} | {} | {} | {} | {} of {} | {} | {} | {} | {} |\n", family, gpu,
+        f.first.size(), median_p90(f.first), median_p90(f.of8), median_p90(f.searched8),
+        median_p90(f.searched16), f.stopped, f.first.size(), median_p90(f.cross_first),
+        median_p90(f.cross8), median_p90(f.nearest), median_p90(f.random));
+  };
+  for (const auto& [name, f] : per_family) {
+    row(name, "all", f);
+    for (const auto& [key, g] : per_model)
+      if (key.first == name) row(name, key.second, g);
+  }
+  for (const auto& [name, f] : per_family) {
     if (!expect.contains(name)) continue;
     const nlohmann::json& e = expect.at(name);
     const std::vector<std::pair<const char*, double>> figures{
-        {"max_median_first", kt::quantile(first, 0.5)},
-        {"max_p90_first", kt::quantile(first, 0.9)},
-        {"max_median_best_of_16", kt::quantile(of16, 0.5)}};
+        {"max_median_first", kt::quantile(f.first, 0.5)},
+        {"max_p90_first", kt::quantile(f.first, 0.9)},
+        {"max_median_best_of_16", kt::quantile(f.of16, 0.5)},
+        {"max_median_searched_8", kt::quantile(f.searched8, 0.5)},
+        {"max_p90_searched_8", kt::quantile(f.searched8, 0.9)},
+        {"max_median_searched_16", kt::quantile(f.searched16, 0.5)}};
     for (const auto& [key, value] : figures)
       if (e.contains(key) && value > e.at(key).get<double>()) {
         std::cout << fmt::format("FAIL {}: {} is {:.4f}, above the expected {:.4f}\n", name, key,
@@ -171,8 +200,8 @@ int main(int argc, char** argv) {
 
   try {
     std::vector<std::pair<std::string, kt::RecordedSpace>> loaded;
-    for (const fs::path& file : space_files(spaces)) {
-      loaded.emplace_back(file.filename().string(), load_space(file));
+    for (const fs::path& file : kt::recorded_space_files(spaces)) {
+      loaded.emplace_back(file.filename().string(), kt::load_recorded_space(file));
       if (!loaded.back().second.optimum_us())
         throw std::runtime_error(file.string() + ": no measured variant (not a tuned space)");
     }

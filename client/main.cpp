@@ -84,7 +84,7 @@ void add_job_options(CLI::App& command, kt::SubmitArgs& args) {
   command.add_option("--budget", args.budget, "max variants to run (0: all)")
       ->check(zero_or_more("the whole space"));
   command.add_option("--search", args.search,
-                     "exhaustive, random, model or local (default: local with a budget, "
+                     "exhaustive, random, model, local or predicted (default: local with a budget, "
                      "exhaustive without)");
   command
       .add_option("--search-seconds", args.search_seconds,
@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 100000.0));
   tune_all_cmd->add_option("--device", tune_all.device,
                            "GPU ordinal, UUID or name (default: the first)");
-  tune_all_cmd->add_option("--search", tune_all.search, "exhaustive, random, model or local");
+  tune_all_cmd->add_option("--search", tune_all.search, "exhaustive, random, model, local or predicted");
   tune_all_cmd->add_flag("--retune", tune_all.retune,
                          "also tune problems already tuned and current");
   tune_all_cmd->add_flag("--dry-run", tune_all.dry_run, "list what would be tuned; submit nothing");

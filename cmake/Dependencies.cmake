@@ -8,6 +8,7 @@ find_package(muparser REQUIRED)
 find_package(CLI11 CONFIG QUIET)
 find_package(spdlog REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+find_package(ZLIB REQUIRED)  # gzip-compressed recorded spaces (tuner/search/recorded_space_file.cpp)
 find_package(prometheus-cpp CONFIG REQUIRED)  # GET /metrics: the core library only (registry, text format)
 find_package(CUDAToolkit 12.8 REQUIRED)  # NVRTC, the driver API header, cuBLAS
 

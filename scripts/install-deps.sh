@@ -29,6 +29,7 @@ base_packages=(
   libgtest-dev                      # tests
   libvalijson-dev                   # tests: response bodies checked against docs/openapi.json
   libssl-dev                        # SHA-256 for the content-addressed compile cache
+  zlib1g-dev                        # reads the gzip-compressed recorded spaces (kt-replay, the predictor)
   prometheus-cpp-dev                # GET /metrics: registry and text exposition (core library only)
   python3                           # scripts/gen_wgmma_ops.py and the test that checks its output
   clang libclang-rt-dev             # libFuzzer + ASan/UBSan runtimes: the test command's fuzz build

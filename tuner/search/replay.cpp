@@ -34,11 +34,17 @@ ReplayRun replay(const RecordedSpace& space, std::string_view searcher_name, std
   run.space_size = candidates.size();
   std::optional<double> best;
   std::size_t measured = 0;
-  const auto done = [&] { return run.reached && measured >= options.budget; };
+  const auto done = [&] {
+    return (run.reached && measured >= options.budget) ||
+           (options.stop_after > 0 && measured >= options.stop_after);
+  };
   while (!done()) {
     const SearchState state{candidates, observations, taken, options.problem};
     const std::vector<std::size_t> batch = searcher->propose(state, options.batch);
-    if (batch.empty()) break;
+    if (batch.empty()) {
+      run.searcher_stopped = measured < candidates.size();
+      break;
+    }
     for (std::size_t c : batch) {
       if (c >= taken.size() || taken[c])
         throw std::logic_error("searcher '" + std::string(searcher_name) +
@@ -59,6 +65,7 @@ ReplayRun replay(const RecordedSpace& space, std::string_view searcher_name, std
       if (done()) break;
     }
   }
+  run.measured = measured;
   return run;
 }
 

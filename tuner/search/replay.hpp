@@ -24,6 +24,8 @@ struct ReplayOptions {
   SearchProblem problem;
   // > 0: go on after the target until this many variants were measured, for best_at_budget_us.
   std::size_t budget = 0;
+  // > 0: stop after this many measured variants, target reached or not.
+  std::size_t stop_after = 0;
 };
 
 struct ReplayRun {
@@ -36,6 +38,8 @@ struct ReplayRun {
   std::vector<std::pair<std::size_t, double>> convergence;  // (measured, best_us) on change
   // The best time among the first options.budget measured variants (budget > 0, one measured).
   std::optional<double> best_at_budget_us;
+  std::size_t measured = 0;       // variants measured (or failed) when the run ended
+  bool searcher_stopped = false;  // it ended because the searcher proposed nothing
 };
 
 // Throws std::invalid_argument for an unknown searcher or a space with nothing measured.

@@ -89,7 +89,7 @@ std::unique_ptr<Searcher> make_random(std::uint64_t seed) {
 }  // namespace search
 
 const std::vector<std::string>& searcher_names() {
-  static const std::vector<std::string> names{"exhaustive", "random", "model", "local"};
+  static const std::vector<std::string> names{"exhaustive", "random", "model", "local", "predicted"};
   return names;
 }
 
@@ -98,6 +98,7 @@ std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t see
   if (name == "random") return search::make_random(seed);
   if (name == "model") return search::make_model(seed);
   if (name == "local") return search::make_local(seed);
+  if (name == "predicted") return search::make_predicted(seed);
   return nullptr;
 }
 

@@ -34,6 +34,9 @@ struct SearchCandidate {
   std::int64_t grid_blocks = 0;
   int blocks_per_sm = 0;
   std::int64_t dynamic_smem = 0;  // the launch's dynamic shared memory, bytes; 0 when not known
+  // The shape predictor's score (tuner/search/shape_predictor.hpp: log time less the shape's
+  // roofline, lower is faster), from a model fitted on other shapes; unset without a model.
+  std::optional<double> predicted;
 };
 
 // What a searcher knows of the job beyond its configs. Default: nothing (no grid preference).

@@ -11,6 +11,7 @@ std::unique_ptr<Searcher> make_exhaustive();
 std::unique_ptr<Searcher> make_random(std::uint64_t seed);
 std::unique_ptr<Searcher> make_model(std::uint64_t seed);
 std::unique_ptr<Searcher> make_local(std::uint64_t seed);
+std::unique_ptr<Searcher> make_predicted(std::uint64_t seed);
 
 // The first `count` untaken candidates in `order`.
 std::vector<std::size_t> first_untaken(const std::vector<std::size_t>& order,

@@ -73,6 +73,60 @@ std::optional<double> nearest_answer_gap(const RecordedSpace& held,
   return std::nullopt;
 }
 
+std::string model_of(const RecordedSpace& space) {
+  return space.device.value("name", std::string());
+}
+
+std::vector<std::size_t> ranking(const std::vector<double>& score) {
+  std::vector<std::size_t> order(score.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return score[a] < score[b]; });
+  return order;
+}
+
+// The fastest measured among the first `count` of `order` (the first measured one when none of
+// them is).
+double best_within(const RecordedSpace& space, const std::vector<std::size_t>& order,
+                   std::size_t count) {
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t rank = 0; rank < order.size(); ++rank) {
+    const auto& t = space.variants[order[rank]].median_us;
+    if (t) best = std::min(best, *t);
+    if (rank + 1 >= count && std::isfinite(best)) break;
+  }
+  return best;
+}
+
+// The predicted searcher replayed on `held` with `score` as its predictions.
+void searched_figures(const RecordedSpace& held, const Family& family,
+                      const std::vector<double>& score, PredictionCheck& check) {
+  RecordedSpace ranked = held;
+  for (std::size_t i = 0; i < ranked.variants.size(); ++i)
+    ranked.variants[i].candidate.predicted = score[i];
+  ReplayOptions options;
+  options.within = -1;  // never "reached": it runs until it stops or kCheckStopAfter
+  options.batch = kCheckBatch;
+  options.stop_after = kCheckStopAfter;
+  options.problem = add_launch_facts(ranked, family);
+  const ReplayRun run = replay(ranked, "predicted", 1, options);
+  const double optimum = *held.optimum_us();
+  const auto best_by = [&](std::size_t measured) {
+    std::optional<double> best;
+    for (const auto& [at, us] : run.convergence)
+      if (at <= measured) best = us;
+    // Nothing measured by then (every one failed): its first success counts.
+    if (!best && !run.convergence.empty()) best = run.convergence.front().second;
+    return best ? *best / optimum - 1 : 1.0;
+  };
+  check.gap_searched_8 = best_by(8);
+  check.gap_searched_16 = best_by(16);
+  if (run.searcher_stopped) {
+    check.searched_stop_measured = run.measured;
+    check.searched_stop_gap = best_by(run.measured);
+  }
+}
+
 std::string describe(const RecordedSpace& space) {
   std::string out = space.family + " " + space.dtype + " ";
   bool first = true;
@@ -187,14 +241,22 @@ std::vector<PredictionCheck> leave_one_shape_out(const Family& family,
     if (others.empty()) continue;
     const ShapePredictor predictor = ShapePredictor::fit(family, others, options);
     const std::vector<double> score = predictor.scores(held);
-    std::vector<std::size_t> order(held.variants.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return score[a] < score[b]; });
+    const std::vector<std::size_t> order = ranking(score);
     const double optimum = *held.optimum_us();
     PredictionCheck check;
     check.space = describe(held);
+    check.device = model_of(held);
     check.variants = held.variants.size();
+    searched_figures(held, family, score, check);
+    std::vector<const RecordedSpace*> other_models;
+    for (const RecordedSpace* s : others)
+      if (model_of(*s) != check.device) other_models.push_back(s);
+    if (!other_models.empty()) {
+      const std::vector<std::size_t> cross =
+          ranking(ShapePredictor::fit(family, other_models, options).scores(held));
+      check.gap_first_other_gpus = best_within(held, cross, 1) / optimum - 1;
+      check.gap_best_of_8_other_gpus = best_within(held, cross, 8) / optimum - 1;
+    }
     double best = std::numeric_limits<double>::infinity();
     bool first_found = false;
     for (std::size_t rank = 0; rank < order.size(); ++rank) {

@@ -48,6 +48,7 @@ class ShapePredictor {
 // every other shape ranks its variants; the measured variants are then taken in that order.
 struct PredictionCheck {
   std::string space;           // "gemm bf16 K=4096,M=4096,N=4096 on NVIDIA H200"
+  std::string device;          // the space's GPU model ("NVIDIA H200")
   std::size_t variants = 0;    // in the space
   double gap_first = 0;        // (time of the first measured in the ranking) / optimum - 1
   double gap_best_of_8 = 0;    // best of the first 8 ranked (failed ones count) / optimum - 1
@@ -57,7 +58,23 @@ struct PredictionCheck {
   // that this space measured, / optimum - 1; nullopt when no other shape of the model shares one.
   std::optional<double> gap_nearest;
   double mean_gap = 0;  // a config picked at random among the measured: its expected gap
+  // The predicted searcher (replayed in batches of kCheckBatch with the ranking as its
+  // predictions): the best within its first 8 and 16 measured variants / optimum - 1 (a searcher
+  // that stopped earlier: its best when it stopped), and when it stopped by itself (within
+  // kCheckStopAfter measured), how many it measured and its gap then.
+  double gap_searched_8 = 0;
+  double gap_searched_16 = 0;
+  std::optional<std::size_t> searched_stop_measured;
+  std::optional<double> searched_stop_gap;
+  // Fitted on the other shapes of other GPU models only (the space's own model left out as a
+  // whole): the first measured in that ranking / optimum - 1; nullopt when no other model has
+  // spaces of the family.
+  std::optional<double> gap_first_other_gpus;
+  std::optional<double> gap_best_of_8_other_gpus;
 };
+
+inline constexpr std::size_t kCheckBatch = 8;  // the daemon's batch on one GPU
+inline constexpr std::size_t kCheckStopAfter = 64;
 
 // One check per space, spaces of other families left alone; `spaces` get their launch facts.
 // A space whose family's other shapes hold nothing measured is left out.

@@ -173,7 +173,7 @@ class Client:
                configs: Optional[List[Dict[str, Any]]] = None, search: Optional[str] = None,
                search_seconds: Optional[float] = None,
                search_patience: Optional[int] = None) -> Job:
-        """POST /v1/jobs; the job as queued. search: "local", "model", "random" or "exhaustive"
+        """POST /v1/jobs; the job as queued. search: "local", "model", "random", "exhaustive" or "predicted"
         (None: the daemon's default for the budget), with its stop rules search_seconds and
         search_patience, as the CLI's --search, --search-seconds and --search-patience."""
         body: Dict[str, Any] = {"family": family, "shape": dict(shape), "dtype": dtype, "mode": mode}
