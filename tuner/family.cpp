@@ -20,9 +20,11 @@ namespace kt {
 namespace {
 
 // e4m3 and e5m2: fp8 problems, named by the dtype of their "in" operand (outputs are declared).
-const std::set<std::string> kJobDtypes{"bf16", "fp16", "f32", "e4m3", "e5m2"};
-const std::set<std::string> kBufferDtypes{"in",  "bf16", "fp16", "f32",
-                                          "i32", "u32",  "e4m3", "e5m2"};
+// nvfp4: block-scaled e2m1 problems, every buffer's dtype declared (e2m1x2 values, ue4m3 factors).
+const std::set<std::string> kJobDtypes{"bf16", "fp16", "f32", "e4m3", "e5m2", "nvfp4"};
+// e2m1x2: a byte holding two e2m1 values (elements count bytes); ue4m3: an unsigned e4m3 factor.
+const std::set<std::string> kBufferDtypes{"in",  "bf16", "fp16", "f32",    "i32",
+                                          "u32", "e4m3", "e5m2", "e2m1x2", "ue4m3"};
 const std::set<std::string> kBufferRoles{"input", "output", "scratch"};
 
 // A family's file, its error one of the family's (load_family's callers catch FamilyError).
@@ -96,7 +98,12 @@ void parse_buffers(ManifestReader& r, const ManifestJson& root, Family& family) 
     if (!buffer.dtype.empty() && !kBufferDtypes.count(buffer.dtype))
       r.error(field_path(where, "dtype"),
               quote_client_text(buffer.dtype) +
-                  " is not one of in, bf16, fp16, f32, i32, u32, e4m3, e5m2");
+                  " is not one of in, bf16, fp16, f32, i32, u32, e4m3, e5m2, e2m1x2, ue4m3");
+    if (buffer.dtype == "in" &&
+        std::count(family.dtypes.begin(), family.dtypes.end(), std::string("nvfp4")))
+      r.error(field_path(where, "dtype"),
+              "an nvfp4 family names every buffer's dtype (e2m1x2, ue4m3, ...): nvfp4 is a "
+              "problem's type, not an element's");
     for (const BufferSpec& other : family.buffers)
       if (!buffer.name.empty() && other.name == buffer.name)
         r.error(field_path(where, "name"),
@@ -271,7 +278,7 @@ Family load_family(const std::filesystem::path& dir) {
   if (family.dtypes.empty()) r.error("dtypes", "must list at least one dtype");
   for (const std::string& dtype : family.dtypes)
     if (!kJobDtypes.count(dtype))
-      r.error("dtypes", quote_client_text(dtype) + " is not bf16, fp16, f32, e4m3 or e5m2");
+      r.error("dtypes", quote_client_text(dtype) + " is not bf16, fp16, f32, e4m3, e5m2 or nvfp4");
   if (const ManifestJson* constraints = r.member(root, "shape_constraints", "", false)) {
     if (!constraints->is_array()) r.error("shape_constraints", "must be a list");
     for (std::size_t i = 0; constraints->is_array() && i < constraints->size(); ++i)
@@ -333,7 +340,8 @@ const std::vector<ArgSpec>& kernel_args(const Family& family, const TemplateSpec
 }
 
 int dtype_bytes(const std::string& dtype) {
-  if (dtype == "e4m3" || dtype == "e5m2") return 1;
+  if (dtype == "e4m3" || dtype == "e5m2" || dtype == "ue4m3") return 1;
+  if (dtype == "e2m1x2") return 1;  // a byte of two e2m1 values
   if (dtype == "bf16" || dtype == "fp16") return 2;
   if (dtype == "f32" || dtype == "i32" || dtype == "u32") return 4;
   return 0;

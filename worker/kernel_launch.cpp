@@ -28,8 +28,10 @@ CUtensorMapDataType tensor_map_type(const std::string& dtype) {
   if (dtype == "f32") return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   if (dtype == "i32") return CU_TENSOR_MAP_DATA_TYPE_INT32;
   if (dtype == "u32") return CU_TENSOR_MAP_DATA_TYPE_UINT32;
-  // The copy engine only moves bytes: fp8 travels as bytes (zero fill is the fp8 zero too).
-  if (dtype == "e4m3" || dtype == "e5m2") return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  // The copy engine only moves bytes: fp8, ue4m3 factors and packed e2m1 pairs travel as bytes
+  // (zero fill is their zero too).
+  if (dtype == "e4m3" || dtype == "e5m2" || dtype == "ue4m3" || dtype == "e2m1x2")
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   throw std::invalid_argument("no tensor map element type for dtype '" + dtype + "'");
 }
 

@@ -36,7 +36,8 @@ std::size_t changed_bytes(const std::vector<std::byte>& guard) {
 }  // namespace
 
 std::size_t buffer_element_bytes(const std::string& dtype) {
-  if (dtype == "e4m3" || dtype == "e5m2") return 1;
+  if (dtype == "e4m3" || dtype == "e5m2" || dtype == "ue4m3") return 1;
+  if (dtype == "e2m1x2") return 1;  // two e2m1 values per byte; elements count bytes
   if (dtype == "bf16" || dtype == "fp16") return 2;
   if (dtype == "f32" || dtype == "i32" || dtype == "u32") return 4;
   throw std::invalid_argument("unknown buffer dtype '" + dtype + "'");

@@ -10,7 +10,7 @@ namespace kt::cuda {
 namespace {
 
 // dtype codes of the fill kernel's last argument.
-constexpr int kF32 = 0, kBf16 = 1, kFp16 = 2, kE4m3 = 3, kE5m2 = 4;
+constexpr int kF32 = 0, kBf16 = 1, kFp16 = 2, kE4m3 = 3, kE5m2 = 4, kE2m1x2 = 5, kUe4m3 = 6;
 
 // The code of a dtype the element-wise kernels take; `what` names the operation in the error.
 int dtype_code(const std::string& dtype, const char* what) {
@@ -19,6 +19,8 @@ int dtype_code(const std::string& dtype, const char* what) {
   if (dtype == "fp16") return kFp16;
   if (dtype == "e4m3") return kE4m3;
   if (dtype == "e5m2") return kE5m2;
+  if (dtype == "e2m1x2") return kE2m1x2;
+  if (dtype == "ue4m3") return kUe4m3;
   throw std::invalid_argument(std::string("no ") + what + " for dtype '" + dtype + "'");
 }
 
@@ -56,7 +58,9 @@ __device__ __forceinline__ unsigned char kt_fp8_bits(float value, int exponent_b
   return (unsigned char)(sign | ((unsigned)exponent << mantissa_bits) | mantissa);
 }
 
-// Values uniform in [low, high), stored as dtype (0 f32, 1 bf16, 2 fp16, 3 e4m3, 4 e5m2).
+// Values uniform in [low, high), stored as dtype (0 f32, 1 bf16, 2 fp16, 3 e4m3, 4 e5m2, 6 ue4m3:
+// the e4m3 bits of |value|, sign bit clear); 5 e2m1x2 ignores the range: each byte is two
+// random e2m1 codes, all 16 of which are finite (+-{0, 0.5, 1, 1.5, 2, 3, 4, 6}).
 extern "C" __global__ void kt_fill_uniform(void* out, unsigned long long elements,
                                            unsigned long long seed, int dtype, float low,
                                            float high) {
@@ -69,6 +73,10 @@ extern "C" __global__ void kt_fill_uniform(void* out, unsigned long long element
     const float value = low + (float)(bits >> 40) * (1.0f / 16777216.0f) * (high - low);
     if (dtype == 0) {
       ((float*)out)[i] = value;
+    } else if (dtype == 5) {
+      ((unsigned char*)out)[i] = (unsigned char)(bits >> 32);
+    } else if (dtype == 6) {
+      ((unsigned char*)out)[i] = kt_fp8_bits(fabsf(value), 4);
     } else if (dtype >= 3) {
       ((unsigned char*)out)[i] = kt_fp8_bits(value, dtype == 3 ? 4 : 5);
     } else {

@@ -63,6 +63,32 @@ struct InstructionDescriptorF8 {
                                     (static_cast<unsigned>(M >> 4) << 24);
 };
 
+// kind::mxf4nvf4 instruction descriptor (block-scaled MMAs have their own layout): A and B
+// K-major e2m1 (format 1 of this kind), ue4m3 scale factors (bit 23 = 0), scale-factor ids 0
+// (bits 4-5 of B's, 29-30 of A's: the scales start at byte 0 of their TMEM columns), dense K = 64;
+// the accumulator is always fp32 (no D-format field).
+template <int M, int N>
+struct InstructionDescriptorNvfp4 {
+  static_assert(M == 128 || M == 256, "tcgen05.mma kind::mxf4nvf4: M is 128 (1 CTA) or 256 (pair)");
+  static_assert(N % 8 == 0 && N >= 8 && N <= 256,
+                "tcgen05.mma kind::mxf4nvf4: N is 8..256, N % 8 == 0");
+  static constexpr unsigned kE2m1 = 1;
+  static constexpr unsigned value = (kE2m1 << 7) | (kE2m1 << 10) |
+                                    (static_cast<unsigned>(N >> 3) << 17) |
+                                    (static_cast<unsigned>(M >> 4) << 24);
+};
+
+// Source of tcgen05.cp .32x128b: 32 rows of 16 bytes, dense (one 512-byte scale-factor atom, no
+// swizzle), so 8-row core-matrix groups are 128 bytes apart (stride offset) and there is one
+// 16-byte column only (no leading offset).
+__device__ __forceinline__ unsigned long long smem_descriptor_scale_atom(unsigned smem_address) {
+  unsigned long long desc = 0;
+  desc |= static_cast<unsigned long long>((smem_address & 0x3FFFF) >> 4);  // start address
+  desc |= static_cast<unsigned long long>(128 >> 4) << 32;  // stride offset: 8 rows x 16 B
+  desc |= static_cast<unsigned long long>(1) << 46;         // descriptor version of sm_100
+  return desc;                                              // layout 0: no swizzle
+}
+
 // TMEM address of (lane, column): lane in bits 31..16, column in 15..0.
 __device__ __forceinline__ unsigned tmem_address(unsigned base, int lane, int column) {
   return base + (static_cast<unsigned>(lane) << 16) + static_cast<unsigned>(column);
@@ -166,6 +192,50 @@ __device__ __forceinline__ void umma_f8f6f4_ss(unsigned d_tmem, unsigned long lo
         "  tcgen05.mma.cta_group::1.kind::f8f6f4 [%0], %1, %2, %3, p; }\n" ::"r"(d_tmem),
         "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(accumulate)
         : "memory");
+  }
+}
+
+// D[tmem] (+)= (A sfa)[smem] * (B sfb)[smem]^T for one K=64 step of packed e2m1 operands (32
+// bytes of each row), every 16 k-elements of a row scaled by its ue4m3 factor read from TMEM
+// (kind::mxf4nvf4, scale_vec::4X: one 32-bit column per row holds its 4 factors). fp32 D.
+template <int kCtaGroup>
+__device__ __forceinline__ void umma_nvfp4_ss(unsigned d_tmem, unsigned long long a_desc,
+                                              unsigned long long b_desc, unsigned idesc,
+                                              unsigned sfa_tmem, unsigned sfb_tmem,
+                                              int accumulate) {
+  if constexpr (kCtaGroup == 2) {
+    asm volatile(
+        "{ .reg .pred p;\n"
+        "  setp.ne.b32 p, %6, 0;\n"
+        "  tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X"
+        " [%0], %1, %2, %3, [%4], [%5], p; }\n" ::"r"(d_tmem),
+        "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(sfa_tmem), "r"(sfb_tmem), "r"(accumulate)
+        : "memory");
+  } else {
+    asm volatile(
+        "{ .reg .pred p;\n"
+        "  setp.ne.b32 p, %6, 0;\n"
+        "  tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X"
+        " [%0], %1, %2, %3, [%4], [%5], p; }\n" ::"r"(d_tmem),
+        "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(sfa_tmem), "r"(sfb_tmem), "r"(accumulate)
+        : "memory");
+  }
+}
+
+// One 512-byte scale-factor atom (32 rows x 16 bytes in shared memory) into TMEM columns
+// [taddr, taddr+4), replicated to all four 32-lane sub-partitions (.warpx4), as block-scaled MMAs
+// want: lane r of column g then holds the 4 factors of row 32g+r. With kCtaGroup == 2 the even
+// CTA issues it and each CTA of the pair gets the atom at the same offset of its own shared memory.
+// Kernels reuse one set of scale columns every k-tile, counting on the tcgen05 operations of one
+// thread running in issue order (CUTLASS's sm100 block-scaled mainloop does the same).
+template <int kCtaGroup>
+__device__ __forceinline__ void tmem_copy_scale_atom(unsigned taddr, unsigned long long s_desc) {
+  if constexpr (kCtaGroup == 2) {
+    asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 [%0], %1;\n" ::"r"(taddr), "l"(s_desc)
+                 : "memory");
+  } else {
+    asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\n" ::"r"(taddr), "l"(s_desc)
+                 : "memory");
   }
 }
 

@@ -25,6 +25,12 @@
 //
 // Persistent over groups and tiles (kt_sched::GroupedTileScheduler; a grid of one cluster per
 // tile runs each once).
+//
+// NVFP4 (KT_DTYPE_NVFP4, a config with SCALE_VEC 16): packed e2m1 operands seen as bytes, and per
+// k-tile the TMA warp also loads the tile's ue4m3 scale atoms (A's 128 rows, every B's BN rows; a
+// CTA pair's both land on the even CTA's barrier, each CTA holding its own A rows' and all of
+// B's); the MMA thread copies them into TMEM (tcgen05.cp) and issues kind::mxf4nvf4 block-scaled
+// MMAs; the epilogue applies the per-tensor global scales.
 #pragma once
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM100_ALL)
@@ -47,6 +53,17 @@ using kt_sched::WorkTile;
 // Shared addresses (this CTA's) of the ring, the barriers and the TMEM slot.
 struct SharedLayout {
   unsigned a, b, full, empty, tmem_full, tmem_empty, tmem_slot;
+  unsigned sfa, sfb;  // block scales only
+};
+
+// Tensor maps of the block scales (NVFP4): A's and each B's, 3-D byte views [G*atoms of 128 rows]
+// [2 rows per 64 k-elements][256 bytes] (the atom layout of nvfp4_block_scale.cuh), and the
+// global scale of the second accumulator (the dual GEMM's up projection).
+struct BlockScaleMaps {
+  const KtTensorMap* sfa = nullptr;
+  const KtTensorMap* sfb0 = nullptr;
+  const KtTensorMap* sfb1 = nullptr;
+  float second_scale = 1.0f;
 };
 
 // Where this CTA sits in its cluster.
@@ -97,25 +114,45 @@ struct Tcgen05Kernel {
       kt_blackwell::InstructionDescriptorF8<Cfg::BM, Cfg::BN, kFp8AFormat, 0>::value;
 #else
   static constexpr bool kFp8 = false;
+#if defined(KT_DTYPE_NVFP4)
+  static constexpr unsigned kIdesc =
+      kt_blackwell::InstructionDescriptorNvfp4<Cfg::BM, Cfg::BN>::value;
+#else
   static constexpr unsigned kIdesc =
       kt_blackwell::InstructionDescriptor<Cfg::BM, Cfg::BN, kBf16>::value;
 #endif
-  static_assert(Cfg::ELEM_BYTES == (kFp8 ? 1 : 2),
-                "the config's operand size is the dtype's: 1 byte for fp8, 2 for bf16 and fp16");
+#endif
+  // NVFP4 (e2m1 operands with ue4m3 block scales) writes a bf16 C too.
+  static constexpr bool kNvfp4 =
+#if defined(KT_DTYPE_NVFP4)
+      true;
+#else
+      false;
+#endif
+  // fp8 and NVFP4 outputs are multiplied by their per-tensor scales; 16-bit ones are not.
+  static constexpr bool kScaledOutput = kFp8 || kNvfp4;
+  static_assert(Cfg::ELEM_BYTES == (kFp8 || kNvfp4 ? 1 : 2),
+                "the config's operand size is the dtype's: 1 byte for fp8 (and for NVFP4's packed "
+                "e2m1 pairs), 2 for bf16 and fp16");
+  static_assert(Cfg::BLOCK_SCALED == kNvfp4,
+                "NVFP4 and only NVFP4 takes a block-scaled config (SCALE_VEC 16)");
   static constexpr unsigned short kClusterMask =
       static_cast<unsigned short>((1u << Cfg::CLUSTER_SIZE) - 1u);
 
-  // `scale` multiplies every output of an fp8 GEMM (its per-tensor sa * sb); 16-bit ones ignore it.
+  // `scale` multiplies every output of an fp8 or NVFP4 GEMM (its per-tensor sa * sb; the dual
+  // GEMM's first accumulator, `block_scales.second_scale` its second); 16-bit ones ignore it. K
+  // counts bytes of a row for NVFP4 (K/2 k-elements).
   static __device__ __forceinline__ void run(elem_t* __restrict__ C, const KtTensorMap* tma_a,
                                              const KtTensorMap* tma_b0, const KtTensorMap* tma_b1,
-                                             int G, int M, int N, int K, float scale = 1.0f) {
+                                             int G, int M, int N, int K, float scale = 1.0f,
+                                             const BlockScaleMaps& block_scales = {}) {
     extern __shared__ __align__(1024) unsigned char smem[];
     // 128B-swizzled tiles must start on 1024-byte boundaries (the descriptors' base offset is 0).
     const unsigned base = (kt_hopper::smem_u32(smem) + 1023u) & ~1023u;
-    const SharedLayout s{base + Cfg::A_OFFSET,         base + Cfg::B_OFFSET,
-                         base + Cfg::FULL_OFFSET,      base + Cfg::EMPTY_OFFSET,
-                         base + Cfg::TMEM_FULL_OFFSET, base + Cfg::TMEM_EMPTY_OFFSET,
-                         base + Cfg::TMEM_SLOT_OFFSET};
+    const SharedLayout s{
+        base + Cfg::A_OFFSET,         base + Cfg::B_OFFSET,         base + Cfg::FULL_OFFSET,
+        base + Cfg::EMPTY_OFFSET,     base + Cfg::TMEM_FULL_OFFSET, base + Cfg::TMEM_EMPTY_OFFSET,
+        base + Cfg::TMEM_SLOT_OFFSET, base + Cfg::SFA_OFFSET,       base + Cfg::SFB_OFFSET};
     ClusterPlace place{0u, 0, 0, 0u};
     if constexpr (Cfg::CLUSTER_SIZE > 1) place.rank = kt_hopper::cluster_ctarank();
     place.half = static_cast<int>(place.rank) % Cfg::CTA_GROUP;
@@ -153,12 +190,14 @@ struct Tcgen05Kernel {
                               static_cast<int>(gridDim.x) / Cfg::CLUSTER_SIZE);
     const int k_tiles = kt_sched::cdiv(K, Cfg::BK);
     if (warp == 0) {
-      if (lane == 0) produce(s, place, scheduler, tma_a, tma_b0, tma_b1, k_tiles);
+      if (lane == 0)
+        produce(s, place, scheduler, tma_a, tma_b0, tma_b1, block_scales, M, N, k_tiles);
     } else if (warp == 1) {
       if (lane == 0 && place.half == 0) issue_mma(s, scheduler, tmem_base, k_tiles);
       __syncwarp();
     } else {
-      drain(s, place, scheduler, tmem_base, C, M, N, warp % 4, lane, scale);
+      drain(s, place, scheduler, tmem_base, C, M, N, warp % 4, lane, scale,
+            block_scales.second_scale);
     }
 
     // Nothing may still read or write TMEM, and no peer may still arrive on our barriers, when
@@ -198,11 +237,10 @@ struct Tcgen05Kernel {
     }
   }
 
-  static __device__ __forceinline__ void produce(const SharedLayout& s, const ClusterPlace& place,
-                                                 const Scheduler& scheduler,
-                                                 const KtTensorMap* tma_a,
-                                                 const KtTensorMap* tma_b0,
-                                                 const KtTensorMap* tma_b1, int k_tiles) {
+  static __device__ __forceinline__ void produce(
+      const SharedLayout& s, const ClusterPlace& place, const Scheduler& scheduler,
+      const KtTensorMap* tma_a, const KtTensorMap* tma_b0, const KtTensorMap* tma_b1,
+      const BlockScaleMaps& block_scales, int M, int N, int k_tiles) {
     kt_hopper::prefetch_tensormap(tma_a);
     for (int b = 0; b < Cfg::NUM_B; ++b) kt_hopper::prefetch_tensormap(b_map(b, tma_b0, tma_b1));
     // Rows of B this CTA loads: its half of a pair's tile, or its multicast slice; the slice's
@@ -234,6 +272,8 @@ struct Tcgen05Kernel {
                 b_map(b, tma_b0, tma_b1), full, leader_full, k, b_row, w.group);
           }
         }
+        if constexpr (Cfg::BLOCK_SCALED)
+          load_scales(s, block_scales, cursor.stage, full, leader_full, kt, a_row, w, M, N);
         cursor.advance();
       }
     }
@@ -243,6 +283,53 @@ struct Tcgen05Kernel {
       kt_hopper::mbarrier_wait(s.empty + 8 * cursor.stage, cursor.phase ^ 1u);
       cursor.advance();
     }
+  }
+
+  // The scale atoms of k-tile kt: A's 128 rows (this CTA's) and BN rows of each B (all of them,
+  // in a pair too: each CTA's TMEM gets B's factors from its own shared memory), never
+  // multicast. Rows of the maps: two per atom; atoms of 128 rows of group g follow its
+  // predecessors' (boxes past a group's end read the next group's factors of B rows that TMA
+  // zero-fills, or zeros past the last group).
+  static __device__ __forceinline__ void load_scales(const SharedLayout& s,
+                                                     const BlockScaleMaps& block_scales, int stage,
+                                                     unsigned full, unsigned leader_full, int kt,
+                                                     int a_row, const WorkTile& w, int M, int N) {
+    const int row = kt * 2 * Cfg::K_STEPS;
+    load<false>(s.sfa + stage * Cfg::SFA_STAGE_BYTES, block_scales.sfa, full, leader_full, 0, row,
+                w.group * kt_sched::cdiv(M, 128) + a_row / 128);
+#pragma unroll
+    for (int b = 0; b < Cfg::NUM_B; ++b)
+      load<false>(s.sfb + (b * Cfg::STAGES + stage) * Cfg::SFB_STAGE_BYTES,
+                  b == 0 ? block_scales.sfb0 : block_scales.sfb1, full, leader_full, 0, row,
+                  w.group * kt_sched::cdiv(N, 128) + w.n * Cfg::SFB_ATOMS);
+  }
+
+  // Copies ring slot `stage`'s scale atoms into their TMEM columns (the even CTA's thread; a
+  // pair's copy fills both CTAs' TMEM). TMA wrote each B's atoms as [atom of rows][k step].
+  static __device__ __forceinline__ void copy_scales(const SharedLayout& s, unsigned tmem_base,
+                                                     int stage) {
+#pragma unroll
+    for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
+      kt_blackwell::tmem_copy_scale_atom<Cfg::CTA_GROUP>(
+          tmem_base + static_cast<unsigned>(Cfg::SFA_COLUMN + ks * Cfg::SCALE_ATOM_COLUMNS),
+          kt_blackwell::smem_descriptor_scale_atom(s.sfa + stage * Cfg::SFA_STAGE_BYTES +
+                                                   ks * Cfg::SCALE_ATOM_BYTES));
+#pragma unroll
+      for (int b = 0; b < Cfg::NUM_B; ++b)
+#pragma unroll
+        for (int j = 0; j < Cfg::SFB_ATOMS; ++j)
+          kt_blackwell::tmem_copy_scale_atom<Cfg::CTA_GROUP>(
+              tmem_base + static_cast<unsigned>(sfb_column(b, ks) + j * Cfg::SCALE_ATOM_COLUMNS),
+              kt_blackwell::smem_descriptor_scale_atom(
+                  s.sfb + (b * Cfg::STAGES + stage) * Cfg::SFB_STAGE_BYTES +
+                  (j * Cfg::K_STEPS + ks) * Cfg::SCALE_ATOM_BYTES));
+    }
+  }
+
+  // First TMEM column of B operand b's factors for k step ks (SFB_ATOMS atoms side by side: the
+  // MMA reads rows 128j.. of B from the j-th 4 columns).
+  static __device__ __forceinline__ int sfb_column(int b, int ks) {
+    return Cfg::SFB_COLUMN + (b * Cfg::K_STEPS + ks) * Cfg::SFB_ATOMS * Cfg::SCALE_ATOM_COLUMNS;
   }
 
   // Arrival that frees ring slot `stage` once the MMAs issued so far have read it: on our empty
@@ -274,6 +361,7 @@ struct Tcgen05Kernel {
         kt_blackwell::fence_after_thread_sync();
         const unsigned long long a_stage = a_desc0 + ((cursor.stage * Cfg::A_STAGE_BYTES) >> 4);
         const unsigned long long b_stage = b_desc0 + ((cursor.stage * Cfg::B_STAGE_BYTES) >> 4);
+        if constexpr (Cfg::BLOCK_SCALED) copy_scales(s, tmem_base, cursor.stage);
 #pragma unroll
         for (int ks = 0; ks < Cfg::K_STEPS; ++ks) {
           // k step ks: panel ks/4, 32 bytes further per k16 inside the 128-byte swizzled row
@@ -287,7 +375,12 @@ struct Tcgen05Kernel {
                 b_stage +
                 ((b * Cfg::STAGES * Cfg::B_STAGE_BYTES + panel * Cfg::B_PANEL_BYTES + k_bytes) >>
                  4);
-            if constexpr (kFp8)
+            if constexpr (kNvfp4)
+              kt_blackwell::umma_nvfp4_ss<Cfg::CTA_GROUP>(
+                  d + static_cast<unsigned>(b * Cfg::BN), a_desc, b_desc, kIdesc,
+                  tmem_base + static_cast<unsigned>(Cfg::SFA_COLUMN + ks * Cfg::SCALE_ATOM_COLUMNS),
+                  tmem_base + static_cast<unsigned>(sfb_column(b, ks)), accumulate);
+            else if constexpr (kFp8)
               kt_blackwell::umma_f8f6f4_ss<Cfg::CTA_GROUP>(d + static_cast<unsigned>(b * Cfg::BN),
                                                            a_desc, b_desc, kIdesc, accumulate);
             else
@@ -311,7 +404,7 @@ struct Tcgen05Kernel {
 
   // 16 output columns of this thread's row from the accumulator(s) at TMEM address `taddr`.
   static __device__ __forceinline__ void load_outputs(unsigned taddr, unsigned (&packed)[8],
-                                                      float scale) {
+                                                      float scale, float second_scale) {
     unsigned first[16];
     kt_blackwell::tmem_load_32x32b_x16(taddr, first);
     if constexpr (Cfg::NUM_B == 2) {
@@ -319,6 +412,13 @@ struct Tcgen05Kernel {
       kt_blackwell::tmem_load_32x32b_x16(taddr + Cfg::BN, second);
       kt_blackwell::tmem_load_wait(first);
       kt_blackwell::tmem_load_wait(second);
+      if constexpr (kScaledOutput) {  // NVFP4: each GEMM has its own global scale
+#pragma unroll
+        for (int e = 0; e < 16; ++e) {
+          first[e] = __float_as_uint(__uint_as_float(first[e]) * scale);
+          second[e] = __float_as_uint(__uint_as_float(second[e]) * second_scale);
+        }
+      }
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         packed[e] = kt_mma::pack_rn(
@@ -330,11 +430,11 @@ struct Tcgen05Kernel {
       kt_blackwell::tmem_load_wait(first);
 #pragma unroll
       for (int e = 0; e < 8; ++e)
-        // Only fp8 outputs are scaled: the 16-bit GEMM's epilogue stays as it was.
-        packed[e] = kFp8 ? kt_mma::pack_rn(__uint_as_float(first[2 * e]) * scale,
-                                           __uint_as_float(first[2 * e + 1]) * scale)
-                         : kt_mma::pack_rn(__uint_as_float(first[2 * e]),
-                                           __uint_as_float(first[2 * e + 1]));
+        // Only fp8 and NVFP4 outputs are scaled: the 16-bit GEMM's epilogue stays as it was.
+        packed[e] = kScaledOutput ? kt_mma::pack_rn(__uint_as_float(first[2 * e]) * scale,
+                                                    __uint_as_float(first[2 * e + 1]) * scale)
+                                  : kt_mma::pack_rn(__uint_as_float(first[2 * e]),
+                                                    __uint_as_float(first[2 * e + 1]));
     }
   }
 
@@ -342,7 +442,7 @@ struct Tcgen05Kernel {
   static __device__ __forceinline__ void drain(const SharedLayout& s, const ClusterPlace& place,
                                                const Scheduler& scheduler, unsigned tmem_base,
                                                elem_t* __restrict__ C, int M, int N, int quarter,
-                                               int lane, float scale) {
+                                               int lane, float scale, float second_scale) {
     RingCursor<Cfg::ACC_STAGES> acc;
     for (int u = scheduler.first; u < scheduler.total; u += scheduler.stride) {
       const WorkTile w = scheduler.work(u);
@@ -356,7 +456,7 @@ struct Tcgen05Kernel {
 #pragma unroll 4
       for (int c = 0; c < Cfg::BN; c += 16) {
         unsigned packed[8];
-        load_outputs(taddr + static_cast<unsigned>(c), packed, scale);
+        load_outputs(taddr + static_cast<unsigned>(c), packed, scale, second_scale);
         if (store) store_row_16(row_ptr, N, w.n * Cfg::BN + c, packed);
       }
       // Our TMEM reads are done: let the MMA issuer reuse this accumulator stage.
