@@ -6,7 +6,8 @@
 // decoded fp8 values and their scales, summed in k order). kt_gemm_fp8_magnitude writes
 // sum_k |A sa| |B sb|, the per-element bound's magnitude.
 //
-// Launch: grid (cdiv(N,16), cdiv(M,16), 1), block (16, 16, 1), no dynamic shared memory.
+// Launch: grid (min(cdiv(N,16),65535), min(cdiv(M,16),65535), 1), block (16, 16, 1), no dynamic
+// shared memory.
 
 #if defined(KT_DTYPE_E4M3) == defined(KT_DTYPE_E5M2)
 #error "define exactly one of KT_DTYPE_E4M3 and KT_DTYPE_E5M2 (the dtype of A)"
@@ -40,16 +41,15 @@ constexpr int kAExponentBits = 5;
 #endif
 
 template <bool kMagnitude>
-__device__ __forceinline__ void gemm_fp8_element(float* __restrict__ out,
-                                                 const unsigned char* __restrict__ A,
-                                                 const unsigned char* __restrict__ B,
-                                                 const float* __restrict__ SA,
-                                                 const float* __restrict__ SB, int M, int N, int K,
-                                                 int block_scaled) {
+__device__ __forceinline__ void gemm_fp8_element_tile(int m0, int n0, float* __restrict__ out,
+                                                      const unsigned char* __restrict__ A,
+                                                      const unsigned char* __restrict__ B,
+                                                      const float* __restrict__ SA,
+                                                      const float* __restrict__ SB, int M, int N,
+                                                      int K, int block_scaled) {
   __shared__ float a_tile[kTile][kDepth + 1];
   __shared__ float b_tile[kTile][kDepth + 1];
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  const int m0 = static_cast<int>(blockIdx.y) * kTile, n0 = static_cast<int>(blockIdx.x) * kTile;
   const int thread = ty * kTile + tx;
   const int k_blocks = (K + kScaleBlock - 1) / kScaleBlock;
   float sum = 0.0f;
@@ -77,6 +77,22 @@ __device__ __forceinline__ void gemm_fp8_element(float* __restrict__ out,
   }
   const int m = m0 + ty, n = n0 + tx;
   if (m < M && n < N) out[static_cast<long long>(m) * N + n] = sum;
+}
+
+// CUDA caps a grid's y extent at 65535 blocks, fewer than M = 2^20 needs at 16 rows a block: the
+// launch clamps both extents and each block strides over the tiles.
+template <bool kMagnitude>
+__device__ __forceinline__ void gemm_fp8_element(float* __restrict__ out,
+                                                 const unsigned char* __restrict__ A,
+                                                 const unsigned char* __restrict__ B,
+                                                 const float* __restrict__ SA,
+                                                 const float* __restrict__ SB, int M, int N, int K,
+                                                 int block_scaled) {
+  for (int m0 = static_cast<int>(blockIdx.y) * kTile; m0 < M;
+       m0 += static_cast<int>(gridDim.y) * kTile)
+    for (int n0 = static_cast<int>(blockIdx.x) * kTile; n0 < N;
+         n0 += static_cast<int>(gridDim.x) * kTile)
+      gemm_fp8_element_tile<kMagnitude>(m0, n0, out, A, B, SA, SB, M, N, K, block_scaled);
 }
 
 }  // namespace kt_fp8_reference

@@ -5,7 +5,8 @@
 // through shared memory only so that a full-size check takes milliseconds.
 // kt_gemm_nvfp4_magnitude writes gsa gsb sum_k |A sfa| |B sfb|, the per-element bound's magnitude.
 //
-// Launch: grid (cdiv(N,16), cdiv(M,16), 1), block (16, 16, 1), no dynamic shared memory.
+// Launch: grid (min(cdiv(N,16),65535), min(cdiv(M,16),65535), 1), block (16, 16, 1), no dynamic
+// shared memory.
 
 #include "nvfp4_block_scale.cuh"
 
@@ -15,15 +16,14 @@ constexpr int kTile = 16;
 constexpr int kDepth = 32;
 
 template <bool kMagnitude>
-__device__ __forceinline__ void gemm_nvfp4_element(
-    float* __restrict__ out, const unsigned char* __restrict__ A,
+__device__ __forceinline__ void gemm_nvfp4_element_tile(
+    int m0, int n0, float* __restrict__ out, const unsigned char* __restrict__ A,
     const unsigned char* __restrict__ B, const unsigned char* __restrict__ SFA,
     const unsigned char* __restrict__ SFB, const float* __restrict__ GSA,
     const float* __restrict__ GSB, int M, int N, int K) {
   __shared__ float a_tile[kTile][kDepth + 1];
   __shared__ float b_tile[kTile][kDepth + 1];
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  const int m0 = static_cast<int>(blockIdx.y) * kTile, n0 = static_cast<int>(blockIdx.x) * kTile;
   const int thread = ty * kTile + tx;
   float sum = 0.0f;
   for (int k0 = 0; k0 < K; k0 += kDepth) {
@@ -44,6 +44,21 @@ __device__ __forceinline__ void gemm_nvfp4_element(
   if (m < M && n < N)
     out[static_cast<long long>(m) * N + n] =
         (kMagnitude ? fabsf(global_scale) : global_scale) * sum;
+}
+
+// CUDA caps a grid's y extent at 65535 blocks, fewer than M = 2^20 needs at 16 rows a block: the
+// launch clamps both extents and each block strides over the tiles.
+template <bool kMagnitude>
+__device__ __forceinline__ void gemm_nvfp4_element(
+    float* __restrict__ out, const unsigned char* __restrict__ A,
+    const unsigned char* __restrict__ B, const unsigned char* __restrict__ SFA,
+    const unsigned char* __restrict__ SFB, const float* __restrict__ GSA,
+    const float* __restrict__ GSB, int M, int N, int K) {
+  for (int m0 = static_cast<int>(blockIdx.y) * kTile; m0 < M;
+       m0 += static_cast<int>(gridDim.y) * kTile)
+    for (int n0 = static_cast<int>(blockIdx.x) * kTile; n0 < N;
+         n0 += static_cast<int>(gridDim.x) * kTile)
+      gemm_nvfp4_element_tile<kMagnitude>(m0, n0, out, A, B, SFA, SFB, GSA, GSB, M, N, K);
 }
 
 }  // namespace kt_nvfp4_reference

@@ -70,6 +70,25 @@ TEST(GemmFp8, FamilyTakesFp8InputsAndWritesBf16) {
   EXPECT_EQ(problem.baseline->params.at("block_scaled"), 1);
 }
 
+// CUDA caps a grid's y and z extents at 65535 blocks: the reference's 16-row tiles stride, and its
+// launch stays within the caps at the largest M and N the family takes.
+TEST(GemmFp8, TheReferenceLaunchFitsTheGridLimitsAtTheLargestShapes) {
+  const Family& family = fp8_family();
+  for (const auto& [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {1048576, 6}, {6, 1048576}, {1048576, 1}, {67, 45}}) {
+    const Shape s = shape(m, n, 16, 1);
+    const auto plans = survivors(s);
+    ASSERT_FALSE(plans.empty()) << m << "x" << n;
+    const ProblemInstance problem = instantiate(family, test::template_named(family, kTemplate),
+                                                plans.front().config, s, "e4m3", hopper());
+    const nlohmann::json& grid = problem.reference.params.at("launch").at("grid");
+    EXPECT_LE(grid[0].get<std::int64_t>(), 65535) << m << "x" << n;
+    EXPECT_LE(grid[1].get<std::int64_t>(), 65535) << m << "x" << n;
+    EXPECT_GE(grid[0].get<std::int64_t>() * 16, std::min<std::int64_t>(n, 65535 * 16));
+    EXPECT_GE(grid[1].get<std::int64_t>() * 16, std::min<std::int64_t>(m, 65535 * 16));
+  }
+}
+
 TEST(GemmFp8, BothScalingModesKeepAUsableSpace) {
   for (const std::int64_t block_scaled : {0, 1}) {
     const auto square = survivors(shape(4096, 4096, 4096, block_scaled));
