@@ -6,6 +6,8 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "tuner/utc_time.hpp"
+
 namespace kt::bench {
 namespace {
 
@@ -52,12 +54,7 @@ std::string device_tag(const std::string& device_name) {
 }
 
 std::string utc_date() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
-  return text;
+  return utc_now_text("%Y-%m-%d");
 }
 
 std::string results_folder_name(const std::string& date, const std::string& device_name,

@@ -28,6 +28,7 @@ std::vector<std::pair<std::string, std::string>> tuned_params(const TunedQuery& 
   if (!query.device.empty()) params.emplace_back("device", query.device);
   if (query.nearest) params.emplace_back("nearest", "1");
   if (query.tune_on_miss) params.emplace_back("tune_on_miss", "1");
+  if (query.predict) params.emplace_back("predict", "1");
   if (query.retune_stale) params.emplace_back("retune_stale", "1");
   return params;
 }

@@ -44,6 +44,7 @@ struct TunedQuery {
   // start a job, on a stale answer start a job re-tuning it.
   bool nearest = false;
   bool tune_on_miss = false;
+  bool predict = false;  // a miss: the shape predictor's config, flagged "predicted"
   bool retune_stale = false;
 };
 

@@ -135,6 +135,9 @@ int main(int argc, char** argv) {
   add_tuned_options(*best_cmd, best);
   best_cmd->add_flag("--nearest", best.nearest,
                      "untuned shape: answer with the nearest tuned shape's config (flagged)");
+  best_cmd->add_flag("--predict", best.predict,
+                     "untuned shape: answer with the shape predictor's config, never measured for "
+                     "it (flagged PREDICTED)");
   best_cmd->add_flag("--tune-on-miss", best.tune_on_miss,
                      "untuned shape: start a tuning job (or show the one running)");
   best_cmd->add_flag("--retune-stale", best.retune_stale,
@@ -199,7 +202,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 100000.0));
   tune_all_cmd->add_option("--device", tune_all.device,
                            "GPU ordinal, UUID or name (default: the first)");
-  tune_all_cmd->add_option("--search", tune_all.search, "exhaustive, random, model, local or predicted");
+  tune_all_cmd->add_option("--search", tune_all.search,
+                           "exhaustive, random, model, local or predicted");
   tune_all_cmd->add_flag("--retune", tune_all.retune,
                          "also tune problems already tuned and current");
   tune_all_cmd->add_flag("--dry-run", tune_all.dry_run, "list what would be tuned; submit nothing");

@@ -34,6 +34,7 @@ TunedQuery tuned_query(const CliContext& ctx, const TunedArgs& args) {
   query.device = args.device;
   query.nearest = args.nearest;
   query.tune_on_miss = args.tune_on_miss;
+  query.predict = args.predict;
   query.retune_stale = args.retune_stale;
   // NAME=VALUE goes as written (the server matches dim names case-insensitively); extents alone
   // need the family's dims in order.
@@ -261,6 +262,33 @@ void print_best(const CliContext& ctx, const BestConfig& best) {
 
 }  // namespace
 
+// A predicted answer (predict=1 on a miss): the config the shape predictor ranks first, never
+// measured for this shape.
+void print_predicted(const CliContext& ctx, const nlohmann::json& p) {
+  const nlohmann::json& model = field(p, "model");
+  const nlohmann::json& interval = field(p, "expected_interval_us");
+  ctx.out << "PREDICTED for " << text_of(p, "family") << " " << text_of(p, "dtype") << " "
+          << format_shape(field(p, "shape")) << " (never measured for this shape)\n"
+          << "  template:  " << text_of(p, "template") << "\n"
+          << "  config:    " << format_config(field(p, "config")) << "\n"
+          << "  expected:  " << format_us(field(p, "expected_us"));
+  if (interval.is_array() && interval.size() == 2)
+    ctx.out << " (" << format_us(interval[0]) << " to " << format_us(interval[1])
+            << ", the model's 5-95% error on shapes it was not fitted on)";
+  ctx.out << "\n  model:     fitted on " << text_of(model, "variants") << " measured variants of "
+          << text_of(model, "shapes") << " shapes at " << text_of(model, "fitted_at") << ", "
+          << text_of(model, "candidates_ranked") << " feasible configs ranked\n"
+          << "  checked:   "
+          << (field(p, "validated_elsewhere") == true
+                  ? "this config passed the reference check on another shape"
+                  : "this config was never run: tune the shape before relying on it")
+          << "\n";
+}
+
+bool is_predicted(const nlohmann::json& answer) {
+  return answer.is_object() && field(answer, "source") == "predicted";
+}
+
 int run_best(const CliContext& ctx, const TunedArgs& args) {
   const nlohmann::json reply = ctx.client.best_answer(tuned_query(ctx, args));
   if (ctx.json) {
@@ -270,7 +298,9 @@ int run_best(const CliContext& ctx, const TunedArgs& args) {
   // 202: a job tunes the shape (tune_on_miss, retune_stale); the answer meanwhile, if any.
   if (reply.contains("link") && reply.contains("job")) {
     const nlohmann::json& job = field(reply, "job");
-    if (field(reply, "answer").is_object())
+    if (is_predicted(field(reply, "answer")))
+      print_predicted(ctx, field(reply, "answer"));
+    else if (field(reply, "answer").is_object())
       print_best(ctx, best_config_from_json(field(reply, "answer")));
     else
       ctx.out << "nothing tuned for " << args.family << " " << args.dtype << " "
@@ -281,7 +311,10 @@ int run_best(const CliContext& ctx, const TunedArgs& args) {
             << " follows it\n";
     return kExitOk;
   }
-  print_best(ctx, best_config_from_json(reply));
+  if (is_predicted(reply))
+    print_predicted(ctx, reply);
+  else
+    print_best(ctx, best_config_from_json(reply));
   return kExitOk;
 }
 

@@ -18,6 +18,7 @@ struct TunedArgs {
   // best only: --nearest, --tune-on-miss, --retune-stale (GET /v1/best's flags)
   bool nearest = false;
   bool tune_on_miss = false;
+  bool predict = false;
   bool retune_stale = false;
 };
 

@@ -6,18 +6,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tuner/utc_time.hpp"
+
 namespace kt::db {
 namespace {
 
 thread_local bool fail_fast = false;
 
 std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
+  return utc_now_text();
 }
 
 }  // namespace

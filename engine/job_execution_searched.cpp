@@ -25,7 +25,8 @@ void JobExecution::run_searched() {
                job_.id, family_.name, job_.shape_key, job_.dtype, limits_.arch, job_.search,
                candidates.size(), job_.budget, batch);
   if (!take_place()) return;
-  SearchFeed feed(ctx_.store, job_, std::move(candidates), batch, &family_, limits_);
+  SearchFeed feed(ctx_.store, job_, std::move(candidates), batch, &family_, limits_,
+                  ctx_.options.predictors);
   // Each pick is claimed before it runs: one another daemon holds (or finished) is skipped.
   const bool finished = run_pipelined(
       [&]() -> std::optional<VariantRecord> {

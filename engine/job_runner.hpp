@@ -29,6 +29,8 @@
 
 namespace kt {
 
+class ShapePredictors;
+
 struct SchedulerOptions {
   std::filesystem::path worker_exe;  // kerntune-worker
   std::filesystem::path work_dir;    // cubins handed to workers live here
@@ -58,6 +60,8 @@ struct SchedulerOptions {
   // lapsed leases and looks for jobs other daemons queued.
   std::chrono::milliseconds lease{30000};
   std::chrono::milliseconds heartbeat{10000};
+  // The predicted searcher's rankings (engine/shape_predictors.hpp); null: it runs as local.
+  const ShapePredictors* predictors = nullptr;
 };
 
 struct JobRunContext {

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "engine/shape_predictors.hpp"
 #include "engine/warm_start.hpp"
 #include "tuner/search/launch_facts.hpp"
 #include "tuner/search/warm_start.hpp"
@@ -66,7 +67,8 @@ std::string row_key(const std::string& template_name, const std::string& config_
 }  // namespace
 
 SearchFeed::SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRecord> candidates,
-                       std::size_t batch, const Family* family, const DeviceLimits& limits)
+                       std::size_t batch, const Family* family, const DeviceLimits& limits,
+                       const ShapePredictors* predictors)
     : store_(store),
       job_(job),
       rows_(std::move(candidates)),
@@ -93,7 +95,26 @@ SearchFeed::SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRe
           job.id, problem_.operand_bytes / 1e6);
     }
   }
-  if (!job.warm_start_json.empty() && learns_from_measurements(job.search)) seed(job);
+  bool predicted = false;
+  if (job.search == "predicted") {
+    if (predictors && family) predictors->predict(*family, job.shape, job.dtype, candidates_);
+    predicted = !candidates_.empty() && candidates_.front().predicted.has_value();
+    if (predicted) {
+      const auto model = predictors->model(family->name, job.dtype);
+      spdlog::info(
+          "job {}: predicted search: {} candidates ranked by the shape predictor ({} "
+          "variants of {} shapes, fitted {})",
+          job.id, candidates_.size(), model->variants, model->shapes, model->fitted_at);
+    } else {
+      spdlog::info(
+          "job {}: predicted search: no shape predictor for {} {} yet (nothing measured); "
+          "it runs as the local searcher",
+          job.id, job.family, job.dtype);
+    }
+  }
+  const bool takes_seeds =
+      learns_from_measurements(job.search) || (job.search == "predicted" && !predicted);
+  if (!job.warm_start_json.empty() && takes_seeds) seed(job);
 }
 
 void SearchFeed::seed(const JobRecord& job) {

@@ -18,6 +18,8 @@
 
 namespace kt {
 
+class ShapePredictors;
+
 // True when the job's variants come from a searcher rather than from its plan (a pipelined
 // tuning job over the family's space whose search is not the plan's own order or sample).
 bool uses_searcher(const JobRecord& job);
@@ -41,9 +43,12 @@ class SearchFeed {
   // candidates: every variant of the job's space that can reach the compiler (not yet rows).
   // family and limits: what the searcher is told of each candidate's grid and of the shape
   // (tuner/search/launch_facts.hpp); no family: nothing, no grid preference.
+  // predictors: the predicted searcher's rankings (null, or no model for the family and dtype:
+  // it runs as the local searcher, warm-started like it).
   SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRecord> candidates,
              std::size_t batch, const Family* family = nullptr,
-             const DeviceLimits& limits = DeviceLimits{});
+             const DeviceLimits& limits = DeviceLimits{},
+             const ShapePredictors* predictors = nullptr);
 
   // The next variant to compile (a stored pending row), or nullopt once the search stopped.
   // wall_seconds: the job's wall time so far, every run of it together.

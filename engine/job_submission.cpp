@@ -133,8 +133,9 @@ JobSubmission plan_job(const JobRequest& request, const SubmissionHost& host) {
 
 JobRecord submit_job(JobSubmission submission, Store& store, JobScheduler& scheduler) {
   NewJob& job = submission.job;
+  // The predicted searcher uses it only when there is no predictor for the family yet.
   if (submission.warm_start && job.mode == JobMode::tune && job.pinned_configs_json.empty() &&
-      learns_from_measurements(job.search))
+      (learns_from_measurements(job.search) || job.search == "predicted"))
     if (const auto warm = find_warm_start(store, job.family, job.dtype, job.shape, job.device_name))
       job.warm_start_json = to_json(*warm).dump();
   const std::int64_t id = store.create_job(job);

@@ -21,6 +21,7 @@ namespace kt {
 
 class EventStreamSlots;
 class FamilyRegistrar;
+class ShapePredictors;
 
 #ifndef KT_VERSION
 #define KT_VERSION "0.0.0"
@@ -43,6 +44,8 @@ struct AppContext {
   std::shared_ptr<AnswerCache> answers = std::make_shared<AnswerCache>();
   // Families over the API (kerntuned --allow-user-families); null: POST /v1/families is refused.
   FamilyRegistrar* registrar = nullptr;
+  // GET /v1/best?predict=1's answers for untuned shapes; null: predict=1 finds no model.
+  const ShapePredictors* predictors = nullptr;
   // Requests by route and status, their latency, the process (GET /metrics); shared like answers.
   std::shared_ptr<HttpMetrics> http_metrics = std::make_shared<HttpMetrics>();
   // The open event streams against their cap; set by HttpServer::start (null before).

@@ -28,12 +28,14 @@
 #include "engine/compile_sandbox.hpp"
 #include "engine/family_registrar.hpp"
 #include "engine/job_scheduler.hpp"
+#include "engine/shape_predictors.hpp"
 #include "engine/worker_client.hpp"
 #include "server/access_control.hpp"
 #include "server/app_context.hpp"
 #include "server/http_server.hpp"
 #include "tuner/family.hpp"
 #include "tuner/paths.hpp"
+#include "tuner/search/recorded_space_file.hpp"
 #include "tuner/space_size.hpp"
 
 namespace {
@@ -72,11 +74,12 @@ struct DaemonOptions {
   int query_threads = kt::kDefaultReadConnections;
   std::size_t max_connections = kt::kDefaultMaxConnections;
   std::size_t max_event_streams = kt::kDefaultMaxEventStreams;
-  bool allow_empty = false;          // serve even when no kernel family loads
-  std::filesystem::path token_file;  // empty: no token required
-  bool insecure = false;             // serve off loopback without a token
-  bool public_reads = false;         // with a token: GET and HEAD need none
-  bool allow_user_families = false;  // POST /v1/families registers a client's family
+  bool allow_empty = false;                   // serve even when no kernel family loads
+  std::filesystem::path token_file;           // empty: no token required
+  bool insecure = false;                      // serve off loopback without a token
+  bool public_reads = false;                  // with a token: GET and HEAD need none
+  std::vector<std::string> predictor_spaces;  // recorded spaces the shape predictors also fit on
+  bool allow_user_families = false;           // POST /v1/families registers a client's family
   bool unconfined_compiles = false;  // compile uploads even where Landlock cannot confine them
   std::string run_as = "nobody";     // compile processes' account when the daemon is root
   std::string log_level = "info";
@@ -356,6 +359,17 @@ int run_daemon(const DaemonOptions& options) {
   std::unique_ptr<kt::FamilyRegistrar> registrar =
       user_families(options, store, families, work_dir, devices.devices, sandbox);
   require_families(families, options.families_dir, options.allow_empty);
+  std::vector<kt::RecordedSpace> recorded;
+  for (const auto& file : kt::recorded_space_files(options.predictor_spaces))
+    recorded.push_back(kt::load_recorded_space(file));
+  if (!recorded.empty())
+    spdlog::info("shape predictors: {} recorded spaces besides the store", recorded.size());
+  std::vector<kt::DeviceLimits> predicted_for;
+  for (const kt::DeviceInfo& d : devices.devices) predicted_for.push_back(kt::limits_for_device(d));
+  if (predicted_for.empty()) predicted_for.push_back(kt::limits_for_arch("sm_90a").value());
+  kt::ShapePredictors predictors(store, families, std::move(recorded), std::move(predicted_for));
+  predictors.start();
+  scheduler_options.predictors = &predictors;
   kt::JobScheduler scheduler(store, families, scheduler_options, devices.devices);
   scheduler.start();
   // After the start registered this daemon: its claim on them keeps other daemons' hands off.
@@ -366,6 +380,7 @@ int run_daemon(const DaemonOptions& options) {
 
   kt::AppContext context{store, families, scheduler, devices.devices, devices.error};
   context.registrar = registrar.get();
+  context.predictors = &predictors;
   context.access = access;
   context.web_dir = options.web_dir;
   if (!std::filesystem::is_regular_file(options.web_dir / "index.html"))
@@ -412,6 +427,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--families", options.families_dir, "folder of kernel families")
       ->capture_default_str();
+  app.add_option("--predictor-spaces", options.predictor_spaces,
+                 "recorded spaces (kerntune export files, .json or .json.gz, or folders of them) "
+                 "the shape predictors fit on besides the store")
+      ->check(CLI::ExistingPath);
   app.add_option("--worker", options.worker, "measurement worker executable")
       ->capture_default_str();
   app.add_option("--web-dir", options.web_dir, "folder of the history page's static files")

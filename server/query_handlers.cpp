@@ -6,6 +6,8 @@
 
 #include "engine/best_answer.hpp"
 #include "engine/problem_query.hpp"
+#include "engine/shape_predictors.hpp"
+#include "engine/variant_launch.hpp"
 #include "server/best_answer.hpp"
 #include "server/job_handlers.hpp"
 #include "server/json_views.hpp"
@@ -25,7 +27,7 @@ std::string required_param(const ApiRequest& request, const std::string& name) {
 }
 
 // The flags /v1/best takes besides the problem (docs/api.md).
-const std::set<std::string> kBestFlags{"nearest", "tune_on_miss", "retune_stale"};
+const std::set<std::string> kBestFlags{"nearest", "tune_on_miss", "retune_stale", "predict"};
 
 // The (family, dtype, shape, device model) a best/pareto query is about.
 ProblemQuery tuned_key(const ApiRequest& request, AppContext& context,
@@ -79,6 +81,52 @@ ApiResponse tuning_answer(AppContext& context, const ProblemQuery& key,
   return response;
 }
 
+// The limits a predicted config must fit: the asked GPU model's (else the first GPU's), or on a
+// daemon without GPUs the recorded Hopper part.
+DeviceLimits prediction_limits(const AppContext& context, const std::string& device_model) {
+  for (const DeviceInfo& d : context.devices)
+    if (device_model.empty() || d.name == device_model) return limits_for_device(d);
+  return limits_for_arch("sm_90a").value_or(DeviceLimits{});
+}
+
+// GET /v1/best?predict=1 on a miss: the shape predictor's top config for the shape, never
+// measured for it; null when there is no model for the family and dtype or nothing fits.
+nlohmann::json predicted_answer(AppContext& context, const ProblemQuery& key) {
+  if (!context.predictors) return nullptr;
+  const DeviceLimits limits = prediction_limits(context, key.device_name);
+  const auto predicted = context.predictors->best_config(*key.family, key.shape, key.dtype, limits);
+  if (!predicted) return nullptr;
+  nlohmann::json body = key_json(key);
+  body["source"] = "predicted";
+  body["template"] = predicted->template_name;
+  body["config"] = to_json(predicted->config);
+  body["expected_us"] = predicted->expected_us;
+  body["expected_interval_us"] = {predicted->low_us, predicted->high_us};
+  body["arch"] = limits.arch;
+  // A config measured (so checked against the reference) on another shape of the family.
+  body["validated_elsewhere"] = ShapePredictors::measured_before(
+      *predicted->model, predicted->template_name, predicted->config);
+  body["model"] = {{"variants", predicted->model->variants},
+                   {"shapes", predicted->model->shapes},
+                   {"fitted_at", predicted->model->fitted_at},
+                   {"candidates_ranked", predicted->candidates}};
+  JobRecord job;
+  job.family = key.family->name;
+  job.shape = key.shape;
+  job.shape_key = key.shape_key;
+  job.dtype = key.dtype;
+  job.arch = limits.arch;
+  VariantRecord variant;
+  variant.template_name = predicted->template_name;
+  variant.config = predicted->config;
+  try {
+    body["launch"] = variant_launch_json(*key.family, job, variant, limits.arch, limits);
+  } catch (const std::exception&) {
+    body["launch"] = nullptr;
+  }
+  return body;
+}
+
 AnswerSources answer_sources(const AppContext& context) {
   return {context.families, context.devices, context.scheduler.devices()};
 }
@@ -90,13 +138,30 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
   const bool nearest = request.flag_param("nearest");
   const bool tune_on_miss = request.flag_param("tune_on_miss");
   const bool retune_stale = request.flag_param("retune_stale");
+  const bool predict = request.flag_param("predict");
   // nearest=1: a miss answers with the nearest tuned shape's answer, flagged.
-  const auto answer = best_answer(context.store, key, nearest, answer_sources(context));
+  const auto answer = best_answer(context.store, key, nearest && !predict, answer_sources(context));
   if (answer && !answer->nearest) {
     if (retune_stale && !answer->staleness.changed.empty())
       return tuning_answer(context, key, answer->staleness.stored.gpu_model,
                            best_answer_json(*answer));
     return json_response(HttpStatus::ok, best_answer_json(*answer));
+  }
+  // predict=1: a miss answers with the shape predictor's config ("source": "predicted"), the
+  // nearest tuned shape's (nearest=1) only where there is no model.
+  if (predict) {
+    nlohmann::json predicted = predicted_answer(context, key);
+    if (predicted.is_null() && nearest) {
+      const auto near = best_answer(context.store, key, true, answer_sources(context));
+      if (near) predicted = best_answer_json(*near);
+    }
+    if (tune_on_miss) return tuning_answer(context, key, key.device_name, std::move(predicted));
+    if (!predicted.is_null()) return json_response(HttpStatus::ok, std::move(predicted));
+    throw ApiError(
+        HttpStatus::not_found, "not_tuned",
+        "nothing tuned for " + describe(key) + " and no shape predictor for " + key.family->name +
+            " " + key.dtype + " yet (it fits once a tune job of the family finishes)" +
+            (nearest ? " nor a comparable shape" : "") + ", tune_on_miss=1 starts a job");
   }
   // A miss. tune_on_miss=1: a job for this shape, answered 202 with the nearest answer (or null)
   // beside it.

@@ -92,4 +92,14 @@ double squared_distance(const FeatureMatrix& m, std::size_t a, std::size_t b) {
   return sum;
 }
 
+const FeatureMatrix& CandidateFeatureCache::of(const std::vector<SearchCandidate>& candidates) {
+  std::size_t with_facts = 0;
+  for (const SearchCandidate& c : candidates) with_facts += c.facts ? 1 : 0;
+  if (features_.rows != candidates.size() || with_facts != with_facts_) {
+    features_ = candidate_features(candidates);
+    with_facts_ = with_facts;
+  }
+  return features_;
+}
+
 }  // namespace kt::search

@@ -19,6 +19,17 @@ struct FeatureMatrix {
 
 FeatureMatrix candidate_features(const std::vector<SearchCandidate>& candidates);
 
+// A searcher's candidate features, rebuilt only when compile-time facts arrived (they change the
+// columns: every candidate's report, or none).
+class CandidateFeatureCache {
+ public:
+  const FeatureMatrix& of(const std::vector<SearchCandidate>& candidates);
+
+ private:
+  FeatureMatrix features_;
+  std::size_t with_facts_ = 0;
+};
+
 double squared_distance(const FeatureMatrix& m, std::size_t a, std::size_t b);
 
 // Resident warps per SM a block of `facts` allows on a Hopper-class SM (64K registers,

@@ -18,16 +18,6 @@ namespace {
 constexpr std::size_t kInitialRandom = 8;
 constexpr std::size_t kExploreEvery = 4;
 
-bool one_axis_apart(const SearchCandidate& a, const SearchCandidate& b) {
-  if (a.template_name != b.template_name || a.config.size() != b.config.size()) return false;
-  int differing = 0;
-  for (auto ia = a.config.begin(), ib = b.config.begin(); ia != a.config.end(); ++ia, ++ib) {
-    if (ia->first != ib->first) return false;
-    if (ia->second != ib->second && ++differing > 1) return false;
-  }
-  return differing == 1;
-}
-
 class LocalSearcher final : public Searcher {
  public:
   explicit LocalSearcher(std::uint64_t seed) : seed_(seed) {}

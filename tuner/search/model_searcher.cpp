@@ -43,7 +43,7 @@ class ModelSearcher final : public Searcher {
     if (succeeded < std::min(kInitialRandom, n))
       return first_untaken(one_wave_first(order_, state), state.taken, count);
 
-    refresh_features(state.candidates);
+    const FeatureMatrix& features = features_.of(state.candidates);
     const std::vector<double> y = observed_log_times(state);
     double best = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < y.size(); ++i)
@@ -57,7 +57,7 @@ class ModelSearcher final : public Searcher {
       if (state.taken[c]) continue;
       near.clear();
       for (std::size_t o = 0; o < state.observations.size(); ++o)
-        near.emplace_back(squared_distance(features_, c, state.observations[o].candidate), o);
+        near.emplace_back(squared_distance(features, c, state.observations[o].candidate), o);
       const std::size_t k = std::min(kNeighbours, near.size());
       std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
       double wsum = 0, mean = 0;
@@ -88,19 +88,9 @@ class ModelSearcher final : public Searcher {
   }
 
  private:
-  // Features change only when compile-time facts arrive (every candidate's, or none).
-  void refresh_features(const std::vector<SearchCandidate>& candidates) {
-    std::size_t with_facts = 0;
-    for (const SearchCandidate& c : candidates) with_facts += c.facts ? 1 : 0;
-    if (features_.rows == candidates.size() && with_facts == features_with_facts_) return;
-    features_ = candidate_features(candidates);
-    features_with_facts_ = with_facts;
-  }
-
   std::uint64_t seed_;
   std::vector<std::size_t> order_;
-  FeatureMatrix features_;
-  std::size_t features_with_facts_ = 0;
+  CandidateFeatureCache features_;
 };
 
 }  // namespace

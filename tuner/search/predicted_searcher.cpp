@@ -45,16 +45,6 @@ double normal_cdf(double z) {
   return 0.5 * std::erfc(-z / std::sqrt(2.0));
 }
 
-bool one_axis_apart(const SearchCandidate& a, const SearchCandidate& b) {
-  if (a.template_name != b.template_name || a.config.size() != b.config.size()) return false;
-  int differing = 0;
-  for (auto ia = a.config.begin(), ib = b.config.begin(); ia != a.config.end(); ++ia, ++ib) {
-    if (ia->first != ib->first) return false;
-    if (ia->second != ib->second && ++differing > 1) return false;
-  }
-  return differing == 1;
-}
-
 class PredictedSearcher final : public Searcher {
  public:
   explicit PredictedSearcher(std::uint64_t seed) : fallback_(make_local(seed)) {}
@@ -125,7 +115,7 @@ class PredictedSearcher final : public Searcher {
     for (std::size_t c = 0; c < n; ++c) out[c] = *candidates[c].predicted;
     if (state.observations.empty()) return out;
 
-    refresh_features(candidates);
+    const FeatureMatrix& features = features_.of(candidates);
     const std::vector<double> y = observed_log_times(state);
     std::vector<double> residual(state.observations.size());
     double mean = 0;
@@ -149,7 +139,7 @@ class PredictedSearcher final : public Searcher {
     for (std::size_t c = 0; c < n; ++c) {
       near.clear();
       for (std::size_t o = 0; o < state.observations.size(); ++o)
-        near.emplace_back(squared_distance(features_, c, state.observations[o].candidate), o);
+        near.emplace_back(squared_distance(features, c, state.observations[o].candidate), o);
       const std::size_t k = std::min(kNeighbours, near.size());
       std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
       double wsum = kShrink, local = 0;
@@ -163,18 +153,8 @@ class PredictedSearcher final : public Searcher {
     return out;
   }
 
-  // Features change only when compile-time facts arrive (every candidate's, or none).
-  void refresh_features(const std::vector<SearchCandidate>& candidates) {
-    std::size_t with_facts = 0;
-    for (const SearchCandidate& c : candidates) with_facts += c.facts ? 1 : 0;
-    if (features_.rows == candidates.size() && with_facts == features_with_facts_) return;
-    features_ = candidate_features(candidates);
-    features_with_facts_ = with_facts;
-  }
-
   std::unique_ptr<Searcher> fallback_;
-  FeatureMatrix features_;
-  std::size_t features_with_facts_ = 0;
+  CandidateFeatureCache features_;
   double spread_ = kMinSpread;  // the model's error on this shape, log time
 };
 

@@ -22,6 +22,16 @@ std::vector<std::size_t> seeded_order(std::size_t n, std::uint64_t seed) {
 
 namespace search {
 
+bool one_axis_apart(const SearchCandidate& a, const SearchCandidate& b) {
+  if (a.template_name != b.template_name || a.config.size() != b.config.size()) return false;
+  int differing = 0;
+  for (auto ia = a.config.begin(), ib = b.config.begin(); ia != a.config.end(); ++ia, ++ib) {
+    if (ia->first != ib->first) return false;
+    if (ia->second != ib->second && ++differing > 1) return false;
+  }
+  return differing == 1;
+}
+
 std::vector<std::size_t> first_untaken(const std::vector<std::size_t>& order,
                                        const std::vector<bool>& taken, std::size_t count) {
   std::vector<std::size_t> out;
@@ -89,7 +99,8 @@ std::unique_ptr<Searcher> make_random(std::uint64_t seed) {
 }  // namespace search
 
 const std::vector<std::string>& searcher_names() {
-  static const std::vector<std::string> names{"exhaustive", "random", "model", "local", "predicted"};
+  static const std::vector<std::string> names{"exhaustive", "random", "model", "local",
+                                              "predicted"};
   return names;
 }
 

@@ -13,6 +13,9 @@ std::unique_ptr<Searcher> make_model(std::uint64_t seed);
 std::unique_ptr<Searcher> make_local(std::uint64_t seed);
 std::unique_ptr<Searcher> make_predicted(std::uint64_t seed);
 
+// Same template and every axis equal but one: a mutation step of the local searchers.
+bool one_axis_apart(const SearchCandidate& a, const SearchCandidate& b);
+
 // The first `count` untaken candidates in `order`.
 std::vector<std::size_t> first_untaken(const std::vector<std::size_t>& order,
                                        const std::vector<bool>& taken, std::size_t count);

@@ -9,7 +9,6 @@
 
 #include "tuner/config.hpp"
 #include "tuner/expression.hpp"
-#include "tuner/search/features.hpp"
 #include "tuner/search/replay.hpp"
 #include "tuner/shape_distance.hpp"
 #include "tuner/variant_space.hpp"
@@ -139,6 +138,10 @@ std::string describe(const RecordedSpace& space) {
 
 }  // namespace
 
+double ShapePredictor::roofline_offset(const Family& family, const RecordedSpace& space) {
+  return roofline_log(work_of(family.flops, family.bytes, space));
+}
+
 ShapePredictor::ShapePredictor(const Family& family) : flops_(family.flops), bytes_(family.bytes) {
   for (const DimSpec& dim : family.dims) dims_.push_back(dim.name);
   std::set<std::string> axes;
@@ -150,7 +153,7 @@ ShapePredictor::ShapePredictor(const Family& family) : flops_(family.flops), byt
 }
 
 std::size_t ShapePredictor::feature_count() const {
-  return dims_.size() + 3 + templates_.size() + axes_.size() + 5 + 4;
+  return dims_.size() + 3 + templates_.size() + axes_.size() + 4;
 }
 
 std::vector<double> ShapePredictor::shape_features(const RecordedSpace& space) const {
@@ -176,16 +179,6 @@ std::vector<double> ShapePredictor::features(const std::vector<double>& shape_pa
   for (const std::string& a : axes_) {
     const auto it = v.candidate.config.find(a);
     f.push_back(it == v.candidate.config.end() ? kMissing : log2p(static_cast<double>(it->second)));
-  }
-  if (v.candidate.facts) {
-    const CompileFacts& c = *v.candidate.facts;
-    f.push_back(c.registers);
-    f.push_back(log2p(c.smem_bytes));
-    f.push_back(c.threads);
-    f.push_back(c.spill_bytes > 0 ? 1.0 : 0.0);
-    f.push_back(occupancy_estimate(c));
-  } else {
-    f.insert(f.end(), 5, kMissing);
   }
   const int sm_count = space.device.value("sm_count", 132);
   const double grid = static_cast<double>(v.candidate.grid_blocks);

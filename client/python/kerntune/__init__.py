@@ -14,13 +14,13 @@
 from .client import Client, read_token_file, token_from_environment
 from .errors import (ApiError, DaemonUnreachable, FamilyNotRegistered, JobFailed, KerntuneError, NotTunedYet,
                      TokenError)
-from .models import (Batch, Best, Family, Job, JobEvent, Kernel, NumericError, ParetoFront, Progress, Timing, Variant,
+from .models import (Batch, Best, Family, Job, JobEvent, Kernel, NumericError, ParetoFront, Prediction, Progress, Timing, Variant,
                      to_csv, to_records)
 
 __all__ = [
     "Client", "read_token_file", "token_from_environment",
     "ApiError", "DaemonUnreachable", "FamilyNotRegistered", "JobFailed", "KerntuneError", "NotTunedYet", "TokenError",
-    "Batch", "Best", "Family", "Job", "JobEvent", "Kernel", "NumericError", "ParetoFront", "Progress", "Timing", "Variant",
+    "Batch", "Best", "Family", "Job", "JobEvent", "Kernel", "NumericError", "ParetoFront", "Prediction", "Progress", "Timing", "Variant",
     "to_csv", "to_records",
 ]
 __version__ = "0.1.0"

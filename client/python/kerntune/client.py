@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Union
 from .errors import (ApiError, DaemonUnreachable, FamilyNotRegistered, JobFailed, NotTunedYet, TokenError,
                      error_from_response)
 from . import batches as batch_text
-from .models import Batch, Best, Family, Job, JobEvent, Kernel, ParetoFront, Variant
+from .models import Batch, Best, Family, Job, JobEvent, Kernel, ParetoFront, Prediction, Variant, answer_from_json
 from .progress import ProgressBar
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -380,25 +380,28 @@ class Client:
             time.sleep(interval)
 
     def best(self, family: str, shape: Dict[str, int], dtype: str, device: Optional[str] = None, *,
-             nearest: bool = False, tune_on_miss: bool = False, retune_stale: bool = False) -> Best:
+             nearest: bool = False, tune_on_miss: bool = False, retune_stale: bool = False,
+             predict: bool = False) -> Union[Best, Prediction]:
         """The best config of a problem (ApiError 404 not_tuned when there is none).
 
         nearest: on a miss, the nearest tuned shape's answer (Best.exact False, Best.nearest).
         tune_on_miss: on a miss, start a tuning job (or find the one running); the answer then has
         it as Best.tuning_job, and with nothing to answer meanwhile NotTunedYet carries it.
-        retune_stale: on a stale answer (Best.stale), start a job re-tuning it (Best.tuning_job)."""
+        retune_stale: on a stale answer (Best.stale), start a job re-tuning it (Best.tuning_job).
+        predict: on a miss, the shape predictor's config for the shape, never measured for it: a
+        Prediction (expected_us with its interval) instead of a Best."""
         query = {"family": family, "dtype": dtype, **_shape_query(shape), "device": device,
                  "nearest": "1" if nearest else None, "tune_on_miss": "1" if tune_on_miss else None,
-                 "retune_stale": "1" if retune_stale else None}
+                 "retune_stale": "1" if retune_stale else None, "predict": "1" if predict else None}
         reply = self._json("GET", "/v1/best", query)
         if "link" in reply and "job" in reply:  # 202: a job is tuning it
             job = Job.from_json(reply["job"])
             if not reply.get("answer"):
                 raise NotTunedYet(job, bool(reply.get("new_job")))
-            best = Best.from_json(reply["answer"])
+            best = answer_from_json(reply["answer"])
             best.tuning_job = job
             return best
-        return Best.from_json(reply)
+        return answer_from_json(reply)
 
     def pareto(self, family: str, shape: Dict[str, int], dtype: str, device: Optional[str] = None) -> ParetoFront:
         query = {"family": family, "dtype": dtype, **_shape_query(shape), "device": device}

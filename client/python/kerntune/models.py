@@ -187,6 +187,44 @@ class Best:
 
 
 @dataclass
+class Prediction:
+    """GET /v1/best?predict=1 on a shape nobody tuned: the config the daemon's shape predictor
+    ranks first for it. Never measured for this shape: expected_us is the model's estimate, with
+    the model's 5-95% error on shapes it was not fitted on; validated_elsewhere says whether the config
+    passed the reference check on another shape."""
+
+    family: str
+    dtype: str
+    shape: Dict[str, int]
+    device: Optional[str]
+    arch: Optional[str]
+    template: str
+    config: Dict[str, int]
+    expected_us: float
+    expected_interval_us: List[float]
+    validated_elsewhere: bool
+    model: Dict[str, Any]
+    launch: Optional[Dict[str, Any]] = None
+    tuning_job: Optional["Job"] = None  # with tune_on_miss: the job tuning the shape
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Prediction":
+        return cls(
+            family=data["family"], dtype=data["dtype"], shape=dict(data.get("shape") or {}),
+            device=data.get("device"), arch=data.get("arch"), template=data["template"],
+            config=dict(data.get("config") or {}), expected_us=data["expected_us"],
+            expected_interval_us=list(data.get("expected_interval_us") or []),
+            validated_elsewhere=data.get("validated_elsewhere") is True, model=dict(data.get("model") or {}),
+            launch=data.get("launch"), raw=data)
+
+
+def answer_from_json(data: Dict[str, Any]) -> Union[Best, Prediction]:
+    """A /v1/best answer: a measured Best, or a Prediction ("source": "predicted")."""
+    return Prediction.from_json(data) if data.get("source") == "predicted" else Best.from_json(data)
+
+
+@dataclass
 class ParetoFront:
     family: str
     dtype: str

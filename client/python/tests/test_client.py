@@ -11,6 +11,7 @@ import socket
 import stat
 import sys
 import tempfile
+import time
 import unittest
 from unittest import mock
 
@@ -191,6 +192,39 @@ class ClientAgainstDaemon(unittest.TestCase):
             self.client.best("gemm", asked, "bf16", device="NVIDIA H100 80GB HBM3", nearest=True,
                              tune_on_miss=True)
         self.assertEqual((caught.exception.status, caught.exception.code), (503, "no_device"))
+
+    def test_best_of_an_untuned_shape_can_be_the_predictors_config(self) -> None:
+        asked = {"M": 333, "N": 4096, "K": 4096}
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.best("gemm", asked, "bf16")
+        self.assertEqual(caught.exception.code, "not_tuned")
+        # The daemon fits its shape predictors on the seeded jobs in the background after it
+        # starts: a moment at most.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                predicted = self.client.best("gemm", asked, "bf16", predict=True)
+                break
+            except kerntune.ApiError as e:
+                if e.code != "not_tuned" or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        self.assertIsInstance(predicted, kerntune.Prediction)
+        self.assertEqual(predicted.shape, asked)
+        self.assertTrue(predicted.template)
+        self.assertGreater(predicted.expected_us, 0)
+        low, high = predicted.expected_interval_us
+        self.assertLessEqual(low, predicted.expected_us)
+        self.assertGreaterEqual(high, predicted.expected_us)
+        self.assertGreater(predicted.model["variants"], 0)
+        # A tuned shape's own answer wins over a prediction.
+        exact = self.client.best("gemm", SEEDED, "bf16", device="NVIDIA H100 80GB HBM3", predict=True)
+        self.assertIsInstance(exact, kerntune.Best)
+        # No model of the dtype: still a 404, saying why.
+        with self.assertRaises(kerntune.ApiError) as caught:
+            self.client.best("gemm", asked, "fp16", predict=True)
+        self.assertEqual(caught.exception.code, "not_tuned")
+        self.assertIn("no shape predictor", str(caught.exception))
 
     def test_tuned_lists_each_problem_with_its_best(self) -> None:
         problems = self.client.tuned(family="gemm")

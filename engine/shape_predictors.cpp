@@ -1,0 +1,319 @@
+#include "engine/shape_predictors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "tuner/search/launch_facts.hpp"
+#include "tuner/search/replay.hpp"
+#include "tuner/utc_time.hpp"
+
+namespace kt {
+namespace {
+
+std::string config_id(const std::string& template_name, const Config& config) {
+  return template_name + "|" + canonical_key(config);
+}
+
+// A finished tune job's measured variants as a recorded space (what `kerntune export` writes).
+RecordedSpace space_of(const JobRecord& job, const std::vector<VariantRecord>& rows) {
+  RecordedSpace space;
+  space.family = job.family;
+  space.shape = job.shape;
+  space.dtype = job.dtype;
+  space.device = {{"name", job.device_name}, {"arch", job.arch}};
+  for (const VariantRecord& row : rows) {
+    if (row.status != VariantStatus::measured || !row.timing || !(row.timing->median_us > 0))
+      continue;
+    RecordedVariant v;
+    v.candidate.template_name = row.template_name;
+    v.candidate.config = row.config;
+    if (row.registers >= 0)
+      v.candidate.facts = CompileFacts{row.registers, row.spill_bytes, row.smem_bytes, row.threads};
+    v.status = "measured";
+    v.median_us = row.timing->median_us;
+    space.variants.push_back(std::move(v));
+  }
+  return space;
+}
+
+// The shape's candidates as a space to score (no outcomes).
+RecordedSpace space_to_score(const Shape& shape, const std::string& family,
+                             const std::string& dtype, int sm_count,
+                             const std::vector<SearchCandidate>& candidates) {
+  RecordedSpace space;
+  space.family = family;
+  space.shape = shape;
+  space.dtype = dtype;
+  if (sm_count > 0) space.device = {{"sm_count", sm_count}};
+  for (const SearchCandidate& c : candidates) {
+    RecordedVariant v;
+    v.candidate = c;
+    space.variants.push_back(std::move(v));
+  }
+  return space;
+}
+
+// The interval a predicted time comes with: (measured - predicted) log time of the top-ranked
+// measured variants of shapes the model did not see, the shapes split into up to kIntervalFolds
+// folds (each fold predicted by a model fitted on the others). An in-sample spread would be far too
+// narrow for a new shape. One shape only: the in-sample spread, all there is.
+constexpr std::size_t kIntervalFolds = 4;
+// Of each held-out shape, the residuals of its top-ranked 5% (at least this many): the error of
+// the configs a prediction answers with, not of the slow ones it ranks last.
+constexpr std::size_t kIntervalTop = 8;
+
+std::vector<double> out_of_fold_residuals(const Family& family,
+                                          const std::vector<const RecordedSpace*>& spaces,
+                                          const std::set<std::string>& shapes) {
+  const std::vector<std::string> ordered(shapes.begin(), shapes.end());
+  const std::size_t folds = std::min(kIntervalFolds, ordered.size());
+  const auto fold_of = [&](const RecordedSpace& s) {
+    const auto at = std::find(ordered.begin(), ordered.end(), canonical_key(s.shape));
+    return static_cast<std::size_t>(at - ordered.begin()) % std::max<std::size_t>(folds, 1);
+  };
+  std::vector<double> residuals;
+  for (std::size_t fold = 0; fold < std::max<std::size_t>(folds, 1); ++fold) {
+    std::vector<const RecordedSpace*> train, held;
+    for (const RecordedSpace* s : spaces)
+      (folds > 1 && fold_of(*s) == fold ? held : train).push_back(s);
+    if (folds <= 1) held = spaces;
+    if (train.empty() || held.empty()) continue;
+    const search::ShapePredictor model = search::ShapePredictor::fit(family, train);
+    for (const RecordedSpace* s : held) {
+      const std::vector<double> score = model.scores(*s);
+      const double offset = search::ShapePredictor::roofline_offset(family, *s);
+      // The configs the model would answer with: its top-ranked measured ones of the shape.
+      std::vector<std::size_t> ranked;
+      for (std::size_t i = 0; i < s->variants.size(); ++i)
+        if (s->variants[i].median_us) ranked.push_back(i);
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [&](std::size_t a, std::size_t b) { return score[a] < score[b]; });
+      const std::size_t top =
+          std::min(ranked.size(), std::max<std::size_t>(kIntervalTop, ranked.size() / 20));
+      for (std::size_t r = 0; r < top; ++r)
+        residuals.push_back(std::log(*s->variants[ranked[r]].median_us) - offset -
+                            score[ranked[r]]);
+    }
+  }
+  return residuals;
+}
+
+}  // namespace
+
+ShapePredictors::ShapePredictors(Store& store, const FamilyRegistry& families,
+                                 std::vector<RecordedSpace> recorded,
+                                 std::vector<DeviceLimits> limits)
+    : store_(store),
+      families_(families),
+      recorded_(std::move(recorded)),
+      limits_(std::move(limits)) {}
+
+namespace {
+
+// A family replaced by a new version (a registered one) has a new hash, so a new index; the old
+// version stays alive in the registry for its readers.
+std::string index_key(const Family& family, const std::string& dtype, const DeviceLimits& l) {
+  return family.name + "|" + family.source_hash + "|" + dtype + "|" + l.arch + "|" +
+         std::to_string(l.sm_count) + "|" + std::to_string(l.smem_optin) + "|" +
+         std::to_string(l.max_threads) + "|" + std::to_string(l.max_cluster) + "|" +
+         std::to_string(l.tmem_columns);
+}
+
+}  // namespace
+
+std::shared_ptr<const SpaceIndex> ShapePredictors::index_for(const Family& family,
+                                                             const std::string& dtype,
+                                                             const DeviceLimits& limits) const {
+  const std::string key = index_key(family, dtype, limits);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = indexes_.find(key);
+    if (it != indexes_.end()) return it->second;
+  }
+  auto index = std::make_shared<const SpaceIndex>(family, dtype, limits);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return indexes_.emplace(key, std::move(index)).first->second;
+}
+
+ShapePredictors::~ShapePredictors() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ShapePredictors::start(std::chrono::milliseconds poll) {
+  thread_ = std::thread([this, poll] {
+    try {
+      refit_all();
+    } catch (const std::exception& e) {
+      spdlog::warn("shape predictors: first fit failed: {}", e.what());
+    }
+    watch(poll);
+  });
+}
+
+std::int64_t ShapePredictors::newest_done_job(const std::string& family) {
+  JobFilter filter;
+  filter.family = family;
+  filter.status = JobStatus::done;
+  filter.limit = 1;
+  const JobPage page = store_.job_page(filter, 0);
+  return page.jobs.empty() ? 0 : page.jobs.front().id;
+}
+
+void ShapePredictors::refit_all() {
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const RecordedSpace& s : recorded_) keys.emplace(s.family, s.dtype);
+  for (const Family* family : families_.all()) {
+    const std::int64_t newest = newest_done_job(family->name);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      seen_job_[family->name] = newest;
+    }
+    if (newest == 0) continue;
+    for (const std::string& dtype : family->dtypes) keys.emplace(family->name, dtype);
+  }
+  for (const auto& [family, dtype] : keys) {
+    refit(family, dtype);
+    const Family* f = families_.find(family);
+    if (f && model(family, dtype))
+      for (const DeviceLimits& l : limits_) index_for(*f, dtype, l);
+  }
+}
+
+void ShapePredictors::watch(std::chrono::milliseconds poll) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, poll, [this] { return stopping_; });
+    if (stopping_) return;
+    lock.unlock();
+    try {
+      for (const Family* family : families_.all()) {
+        const std::int64_t newest = newest_done_job(family->name);
+        std::int64_t seen = 0;
+        {
+          std::lock_guard<std::mutex> guard(mutex_);
+          seen = seen_job_[family->name];
+          seen_job_[family->name] = newest;
+        }
+        if (newest == seen) continue;
+        for (const std::string& dtype : family->dtypes) refit(family->name, dtype);
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("shape predictors: refit skipped: {}", e.what());
+    }
+    lock.lock();
+  }
+}
+
+void ShapePredictors::refit(const std::string& family_name, const std::string& dtype) {
+  const Family* family = families_.find(family_name);
+  if (!family) return;
+  std::vector<RecordedSpace> spaces;
+  for (const RecordedSpace& s : recorded_)
+    if (s.family == family_name && s.dtype == dtype) spaces.push_back(s);
+  JobFilter filter;
+  filter.family = family_name;
+  filter.status = JobStatus::done;
+  filter.limit = -1;
+  std::int64_t newest = 0;
+  for (const JobRecord& job : store_.jobs(filter)) {
+    if (job.mode != JobMode::tune || job.dtype != dtype) continue;
+    newest = std::max(newest, job.id);
+    RecordedSpace space = space_of(job, store_.variants(job.id, true));
+    if (!space.variants.empty()) spaces.push_back(std::move(space));
+  }
+  std::set<std::string> shapes;
+  std::vector<const RecordedSpace*> fit_on;
+  for (RecordedSpace& s : spaces) {
+    if (!s.optimum_us()) continue;
+    add_launch_facts(s, *family);
+    shapes.insert(canonical_key(s.shape));
+    fit_on.push_back(&s);
+  }
+  if (fit_on.empty()) return;
+  try {
+    auto fitted = std::make_shared<FittedPredictor>(
+        FittedPredictor{search::ShapePredictor::fit(*family, fit_on)});
+    fitted->shapes = shapes.size();
+    fitted->newest_job = newest;
+    fitted->fitted_at = utc_now_text();
+    for (const RecordedSpace* s : fit_on)
+      for (const RecordedVariant& v : s->variants)
+        if (v.median_us) {
+          fitted->measured_configs.insert(config_id(v.candidate.template_name, v.candidate.config));
+          ++fitted->variants;
+        }
+    const std::vector<double> residuals = out_of_fold_residuals(*family, fit_on, shapes);
+    fitted->residual_low = quantile(residuals, 0.05);
+    fitted->residual_high = quantile(residuals, 0.95);
+    spdlog::info("shape predictor for {} {}: fitted on {} variants of {} shapes", family_name,
+                 dtype, fitted->variants, fitted->shapes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    models_[{family_name, dtype}] = std::move(fitted);
+  } catch (const std::exception& e) {
+    spdlog::warn("shape predictor for {} {}: not fitted: {}", family_name, dtype, e.what());
+  }
+}
+
+std::shared_ptr<const FittedPredictor> ShapePredictors::model(const std::string& family,
+                                                              const std::string& dtype) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = models_.find({family, dtype});
+  return it == models_.end() ? nullptr : it->second;
+}
+
+void ShapePredictors::predict(const Family& family, const Shape& shape, const std::string& dtype,
+                              std::vector<SearchCandidate>& candidates) const {
+  const auto fitted = model(family.name, dtype);
+  if (!fitted || candidates.empty()) return;
+  const std::vector<double> score =
+      fitted->predictor.scores(space_to_score(shape, family.name, dtype, 0, candidates));
+  for (std::size_t i = 0; i < candidates.size(); ++i) candidates[i].predicted = score[i];
+}
+
+bool ShapePredictors::measured_before(const FittedPredictor& model,
+                                      const std::string& template_name, const Config& config) {
+  return model.measured_configs.count(config_id(template_name, config)) > 0;
+}
+
+std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family,
+                                                            const Shape& shape,
+                                                            const std::string& dtype,
+                                                            const DeviceLimits& limits) const {
+  const auto fitted = model(family.name, dtype);
+  if (!fitted) return std::nullopt;
+  std::vector<SearchCandidate> candidates;
+  for (const SpaceIndex::Entry& e : index_for(family, dtype, limits)->feasible(shape))
+    candidates.push_back({e.tmpl->name, e.config, {}});
+  if (candidates.empty()) return std::nullopt;
+  add_grid_facts(candidates, family, shape, dtype, limits);
+  predict(family, shape, dtype, candidates);
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < candidates.size(); ++i)
+    if (*candidates[i].predicted < *candidates[best].predicted) best = i;
+  RecordedSpace one;
+  one.family = family.name;
+  one.shape = shape;
+  one.dtype = dtype;
+  const double offset = search::ShapePredictor::roofline_offset(family, one);
+  const double log_us = *candidates[best].predicted + offset;
+  PredictedConfig out;
+  out.template_name = candidates[best].template_name;
+  out.config = candidates[best].config;
+  out.expected_us = std::exp(log_us);
+  out.low_us = std::exp(log_us + fitted->residual_low);
+  out.high_us = std::exp(log_us + fitted->residual_high);
+  out.candidates = candidates.size();
+  out.model = fitted;
+  return out;
+}
+
+}  // namespace kt
