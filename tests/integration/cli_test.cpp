@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -29,10 +30,19 @@ using namespace std::chrono_literals;
 // kerntuned on a free loopback port, its log in dir/kerntuned-<tag>.log.
 class Daemon : public harness::DaemonProcess {
  public:
-  Daemon(const std::filesystem::path& dir, const std::filesystem::path& db, const std::string& tag)
+  Daemon(const std::filesystem::path& dir, const std::filesystem::path& db, const std::string& tag,
+         std::vector<std::string> extra = {})
       : DaemonProcess(test::binary_dir() / "kerntuned", db, dir / ("kerntuned-" + tag + ".log"),
-                      {"--families", (test::source_dir() / "kernel_templates").string(),
-                       "--compile-threads", "2"}) {}
+                      with_extra({"--families", (test::source_dir() / "kernel_templates").string(),
+                                  "--compile-threads", "2"},
+                                 std::move(extra))) {}
+
+ private:
+  static std::vector<std::string> with_extra(std::vector<std::string> args,
+                                             std::vector<std::string> extra) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
 };
 
 struct CliRun {
@@ -197,6 +207,36 @@ TEST_F(CliTest, BestSaysWhereANearestOrStaleAnswerCameFrom) {
   const CliRun tune = kerntune(daemon.url(), nearest);
   EXPECT_EQ(tune.exit_code, 1);
   EXPECT_TRUE(contains(tune.err, "no GPU on this host"));
+}
+
+// An untuned shape with --predict: the shape predictor's config, printed as PREDICTED (the daemon
+// fits it in the background from the recorded spaces it is given, so the first asks may miss).
+TEST_F(CliTest, BestPredictPrintsThePredictedConfigAsSuch) {
+  Daemon daemon(
+      dir_.path(), db_, "predict",
+      {"--predictor-spaces", (test::source_dir() / "tests/data/spaces-2026-12").string()});
+  ASSERT_TRUE(daemon.healthy_within(30s)) << daemon.log();
+  const std::vector<std::string> ask{"best",    "gemm", "--shape",  "333x4096x4096",
+                                     "--dtype", "bf16", "--predict"};
+  CliRun run;
+  for (int attempt = 0; attempt < 150; ++attempt) {
+    run = kerntune(daemon.url(), ask);
+    if (run.exit_code == 0) break;
+    EXPECT_TRUE(contains(run.err, "no shape predictor for gemm bf16 yet")) << run.err;
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.err << daemon.log();
+  EXPECT_TRUE(contains(run.out, "PREDICTED for gemm bf16 M=333 N=4096 K=4096"));
+  EXPECT_TRUE(contains(run.out, "never measured for this shape"));
+  EXPECT_TRUE(contains(run.out, "expected:"));
+  const CliRun json = kerntune(daemon.url(), {"--json", "best", "gemm", "--shape", "333x4096x4096",
+                                              "--dtype", "bf16", "--predict"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["source"], "predicted");
+  // Without --predict the same miss stays a miss.
+  const CliRun plain =
+      kerntune(daemon.url(), {"best", "gemm", "--shape", "333x4096x4096", "--dtype", "bf16"});
+  EXPECT_EQ(plain.exit_code, 1);
 }
 
 TEST_F(CliTest, SubmitWaitHistoryShowThenRestartKeepsHistory) {
