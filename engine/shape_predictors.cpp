@@ -145,11 +145,11 @@ ShapePredictors::~ShapePredictors() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 void ShapePredictors::start(std::chrono::milliseconds poll) {
-  thread_ = std::thread([this, poll] {
+  refitter_ = std::make_unique<ThreadPool>(1, kIdleNice);
+  refitter_->submit([this, poll] {
     try {
       refit_all();
     } catch (const std::exception& e) {

@@ -18,10 +18,10 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "db/store.hpp"
+#include "engine/thread_pool.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 #include "tuner/search/recorded_space.hpp"
@@ -108,7 +108,9 @@ class ShapePredictors {
   std::map<std::string, std::int64_t> seen_job_;  // per family: the newest done job fitted on
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::thread thread_;
+  // The refit thread, under SCHED_IDLE like the compile threads: a fit takes only CPU time that
+  // serving and measuring do not want. Declared last: it is joined before the rest goes.
+  std::unique_ptr<ThreadPool> refitter_;
 };
 
 }  // namespace kt
