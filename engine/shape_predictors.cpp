@@ -40,20 +40,13 @@ RecordedSpace space_of(const JobRecord& job, const std::vector<VariantRecord>& r
   return space;
 }
 
-// The shape's candidates as a space to score (no outcomes).
-RecordedSpace space_to_score(const Shape& shape, const std::string& family,
-                             const std::string& dtype, int sm_count,
-                             const std::vector<SearchCandidate>& candidates) {
+// The shape to score candidates of (its variants are not read).
+RecordedSpace shape_to_score(const Shape& shape, const std::string& family,
+                             const std::string& dtype) {
   RecordedSpace space;
   space.family = family;
   space.shape = shape;
   space.dtype = dtype;
-  if (sm_count > 0) space.device = {{"sm_count", sm_count}};
-  for (const SearchCandidate& c : candidates) {
-    RecordedVariant v;
-    v.candidate = c;
-    space.variants.push_back(std::move(v));
-  }
   return space;
 }
 
@@ -275,7 +268,7 @@ void ShapePredictors::predict(const Family& family, const Shape& shape, const st
   const auto fitted = model(family.name, dtype);
   if (!fitted || candidates.empty()) return;
   const std::vector<double> score =
-      fitted->predictor.scores(space_to_score(shape, family.name, dtype, 0, candidates));
+      fitted->predictor.scores(shape_to_score(shape, family.name, dtype), candidates);
   for (std::size_t i = 0; i < candidates.size(); ++i) candidates[i].predicted = score[i];
 }
 

@@ -169,26 +169,25 @@ std::vector<double> ShapePredictor::shape_features(const RecordedSpace& space) c
   return f;
 }
 
-std::vector<double> ShapePredictor::features(const std::vector<double>& shape_part,
-                                             const RecordedSpace& space,
-                                             const RecordedVariant& v) const {
-  std::vector<double> f;
-  f.reserve(feature_count());
+void ShapePredictor::features(const std::vector<double>& shape_part, int sm_count,
+                              const SearchCandidate& c, std::vector<double>& f) const {
+  f.clear();
   f.insert(f.end(), shape_part.begin(), shape_part.end());
-  for (const std::string& t : templates_) f.push_back(v.candidate.template_name == t ? 1.0 : 0.0);
+  for (const std::string& t : templates_) f.push_back(c.template_name == t ? 1.0 : 0.0);
+  // axes_ and the config are both sorted by name: one walk, no lookups.
+  auto it = c.config.begin();
   for (const std::string& a : axes_) {
-    const auto it = v.candidate.config.find(a);
-    f.push_back(it == v.candidate.config.end() ? kMissing : log2p(static_cast<double>(it->second)));
+    while (it != c.config.end() && it->first < a) ++it;
+    f.push_back(it != c.config.end() && it->first == a ? log2p(static_cast<double>(it->second))
+                                                       : kMissing);
   }
-  const int sm_count = space.device.value("sm_count", 132);
-  const double grid = static_cast<double>(v.candidate.grid_blocks);
-  const double slots = static_cast<double>(sm_count) * std::max(1, v.candidate.blocks_per_sm);
+  const double grid = static_cast<double>(c.grid_blocks);
+  const double slots = static_cast<double>(sm_count) * std::max(1, c.blocks_per_sm);
   const double waves = grid > 0 ? grid / slots : 0;
   f.push_back(grid > 0 ? log2p(grid) : kMissing);
   f.push_back(grid > 0 ? waves : kMissing);
   f.push_back(grid > 0 ? std::ceil(waves) : kMissing);
   f.push_back(grid > 0 ? waves / std::ceil(waves) : kMissing);  // how full the waves run
-  return f;
 }
 
 ShapePredictor ShapePredictor::fit(const Family& family,
@@ -199,9 +198,11 @@ ShapePredictor ShapePredictor::fit(const Family& family,
   for (const RecordedSpace* space : spaces) {
     const double offset = roofline_log(work_of(p.flops_, p.bytes_, *space));
     const std::vector<double> shape_part = p.shape_features(*space);
+    const int sm_count = space->device.value("sm_count", 132);
+    std::vector<double> row;
     for (const RecordedVariant& v : space->variants) {
       if (!v.median_us || *v.median_us <= 0) continue;
-      const std::vector<double> row = p.features(shape_part, *space, v);
+      p.features(shape_part, sm_count, v.candidate, row);
       x.insert(x.end(), row.begin(), row.end());
       y.push_back(std::log(*v.median_us) - offset);
     }
@@ -215,8 +216,28 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& space) const {
   std::vector<double> out;
   out.reserve(space.variants.size());
   const std::vector<double> shape_part = shape_features(space);
-  for (const RecordedVariant& v : space.variants)
-    out.push_back(model_.predict(features(shape_part, space, v).data()));
+  const int sm_count = space.device.value("sm_count", 132);
+  std::vector<double> row;
+  row.reserve(feature_count());
+  for (const RecordedVariant& v : space.variants) {
+    features(shape_part, sm_count, v.candidate, row);
+    out.push_back(model_.predict(row.data()));
+  }
+  return out;
+}
+
+std::vector<double> ShapePredictor::scores(const RecordedSpace& shape,
+                                           const std::vector<SearchCandidate>& candidates) const {
+  std::vector<double> out;
+  out.reserve(candidates.size());
+  const std::vector<double> shape_part = shape_features(shape);
+  const int sm_count = shape.device.value("sm_count", 132);
+  std::vector<double> row;
+  row.reserve(feature_count());
+  for (const SearchCandidate& c : candidates) {
+    features(shape_part, sm_count, c, row);
+    out.push_back(model_.predict(row.data()));
+  }
   return out;
 }
 

@@ -32,6 +32,10 @@ class ShapePredictor {
 
   // The predicted log-time score of each of the space's variants (lower: faster), in order.
   std::vector<double> scores(const RecordedSpace& space) const;
+  // The same for candidates of the shape (family, shape, dtype and device of `shape`, whose
+  // variants are not read), without copying them into a space.
+  std::vector<double> scores(const RecordedSpace& shape,
+                             const std::vector<SearchCandidate>& candidates) const;
   // What a score is relative to: log(microseconds) of the shape's rough roofline. A variant's
   // predicted time is exp(score + roofline_offset) microseconds.
   static double roofline_offset(const Family& family, const RecordedSpace& space);
@@ -41,8 +45,9 @@ class ShapePredictor {
   // The shape's part of every variant's features (dims, flops, bytes), once per space, and a
   // variant's whole row with it.
   std::vector<double> shape_features(const RecordedSpace& space) const;
-  std::vector<double> features(const std::vector<double>& shape_part, const RecordedSpace& space,
-                               const RecordedVariant& v) const;
+  // A candidate's whole row, written into `row` (reused: no allocation per candidate).
+  void features(const std::vector<double>& shape_part, int sm_count, const SearchCandidate& c,
+                std::vector<double>& row) const;
   std::size_t feature_count() const;
 
   std::vector<std::string> dims_, templates_, axes_;
