@@ -140,8 +140,8 @@ ShapePredictors::~ShapePredictors() {
   wake_.notify_all();
 }
 
-void ShapePredictors::start(std::chrono::milliseconds poll) {
-  refitter_ = std::make_unique<ThreadPool>(1, kIdleNice);
+void ShapePredictors::start(std::chrono::milliseconds poll, int nice) {
+  refitter_ = std::make_unique<ThreadPool>(1, nice);
   refitter_->submit([this, poll] {
     try {
       refit_all();

@@ -66,8 +66,9 @@ class ShapePredictors {
   ShapePredictors& operator=(const ShapePredictors&) = delete;
 
   // Fits every (family, dtype) that has data, then keeps them fresh from a background thread that
-  // looks for newly finished jobs every `poll`.
-  void start(std::chrono::milliseconds poll = std::chrono::seconds(5));
+  // looks for newly finished jobs every `poll`, at the compile threads' priority (`nice`,
+  // thread_pool.hpp: kIdleNice is SCHED_IDLE).
+  void start(std::chrono::milliseconds poll = std::chrono::seconds(5), int nice = kIdleNice);
   // Fits (or refits) every (family, dtype) with data now, on the calling thread.
   void refit_all();
 
@@ -108,8 +109,8 @@ class ShapePredictors {
   std::map<std::string, std::int64_t> seen_job_;  // per family: the newest done job fitted on
   std::condition_variable wake_;
   bool stopping_ = false;
-  // The refit thread, under SCHED_IDLE like the compile threads: a fit takes only CPU time that
-  // serving and measuring do not want. Declared last: it is joined before the rest goes.
+  // The refit thread, at the compile threads' priority (SCHED_IDLE by default): a fit takes only
+  // CPU time that serving and measuring do not want. Declared last: joined before the rest goes.
   std::unique_ptr<ThreadPool> refitter_;
 };
 

@@ -368,7 +368,7 @@ int run_daemon(const DaemonOptions& options) {
   for (const kt::DeviceInfo& d : devices.devices) predicted_for.push_back(kt::limits_for_device(d));
   if (predicted_for.empty()) predicted_for.push_back(kt::limits_for_arch("sm_90a").value());
   kt::ShapePredictors predictors(store, families, std::move(recorded), std::move(predicted_for));
-  predictors.start();
+  predictors.start(std::chrono::seconds(5), scheduler_options.compile_nice);
   scheduler_options.predictors = &predictors;
   kt::JobScheduler scheduler(store, families, scheduler_options, devices.devices);
   scheduler.start();

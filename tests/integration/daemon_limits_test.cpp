@@ -392,8 +392,9 @@ std::vector<pid_t> compile_processes_of_a_job(const Kerntuned& daemon) {
 }
 
 // Requests come first by default (issue 11): NVRTC runs in the compile threads' child processes
-// (kerntune-worker --compile), and those, like the daemon's two compile threads, run under
-// SCHED_IDLE unless KERNTUNE_COMPILE_NICE (as the tests' daemons have it) says otherwise.
+// (kerntune-worker --compile), and those, like the daemon's two compile threads and its shape
+// predictors' refit thread, run under SCHED_IDLE unless KERNTUNE_COMPILE_NICE (as the tests'
+// daemons have it) says otherwise.
 TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
   const auto idle = [](const std::pair<int, int>& thread) { return thread.first == SCHED_IDLE; };
   {
@@ -401,7 +402,8 @@ TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
     Kerntuned daemon(dir_.path(), "default-nice", db_, with_families({}));
     ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
     const auto threads = test::thread_scheduling(daemon.pid());
-    EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 2) << daemon.log();
+    // Two compile threads and the refit thread.
+    EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 3) << daemon.log();
     const std::vector<pid_t> compilers = compile_processes_of_a_job(daemon);
     ASSERT_FALSE(compilers.empty()) << daemon.log();
     EXPECT_LE(compilers.size(), 2u);  // one per compile thread at most
@@ -421,7 +423,7 @@ TEST_F(DaemonLimitsTest, CompileThreadsRunUnderSchedIdleUnlessToldOtherwise) {
   ASSERT_TRUE(daemon.healthy_within(120s)) << daemon.log();
   const auto threads = test::thread_scheduling(daemon.pid());
   EXPECT_EQ(std::count_if(threads.begin(), threads.end(), idle), 0);
-  EXPECT_EQ(std::count_if(threads.begin(), threads.end(), at_niced), 2);
+  EXPECT_EQ(std::count_if(threads.begin(), threads.end(), at_niced), 3);
   const std::vector<pid_t> compilers = compile_processes_of_a_job(daemon);
   ASSERT_FALSE(compilers.empty()) << daemon.log();
   for (const pid_t compiler : compilers) {
