@@ -23,13 +23,6 @@ constexpr std::size_t kInitialRandom = 8;
 // Uncertainty grows with the distance (standardised units) to the nearest measured point.
 constexpr double kDistanceScale = 0.08;
 
-double normal_pdf(double z) {
-  return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
-}
-double normal_cdf(double z) {
-  return 0.5 * std::erfc(-z / std::sqrt(2.0));
-}
-
 class ModelSearcher final : public Searcher {
  public:
   explicit ModelSearcher(std::uint64_t seed) : seed_(seed) {}
@@ -76,7 +69,7 @@ class ModelSearcher final : public Searcher {
       var /= wsum;
       const double sigma = std::sqrt(var) + kDistanceScale * std::sqrt(near[0].first) + 1e-6;
       const double z = (best - mean) / sigma;
-      const double ei = sigma * (z * normal_cdf(z) + normal_pdf(z));
+      const double ei = expected_improvement(z, sigma);
       scored.emplace_back(-ei, rank[c]);
     }
     const std::size_t take = std::min(count, scored.size());

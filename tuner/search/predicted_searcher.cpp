@@ -38,13 +38,6 @@ constexpr double kNoise = 0.01;
 constexpr double kStopGain = 0.002;
 constexpr double kMinSpread = 0.15;
 
-double normal_pdf(double z) {
-  return std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
-}
-double normal_cdf(double z) {
-  return 0.5 * std::erfc(-z / std::sqrt(2.0));
-}
-
 class PredictedSearcher final : public Searcher {
  public:
   explicit PredictedSearcher(std::uint64_t seed) : fallback_(make_local(seed)) {}
@@ -102,7 +95,7 @@ class PredictedSearcher final : public Searcher {
     double best = 0;
     for (std::size_t c : order) {
       const double z = (target - corrected[c]) / spread_;
-      best = std::max(best, spread_ * (z * normal_cdf(z) + normal_pdf(z)));
+      best = std::max(best, expected_improvement(z, spread_));
     }
     return best;
   }

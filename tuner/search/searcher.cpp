@@ -32,6 +32,12 @@ bool one_axis_apart(const SearchCandidate& a, const SearchCandidate& b) {
   return differing == 1;
 }
 
+double expected_improvement(double z, double sigma) {
+  const double pdf = std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
+  const double cdf = 0.5 * std::erfc(-z / std::sqrt(2.0));
+  return sigma * (z * cdf + pdf);
+}
+
 std::vector<std::size_t> first_untaken(const std::vector<std::size_t>& order,
                                        const std::vector<bool>& taken, std::size_t count) {
   std::vector<std::size_t> out;

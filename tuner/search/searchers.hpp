@@ -16,6 +16,10 @@ std::unique_ptr<Searcher> make_predicted(std::uint64_t seed);
 // Same template and every axis equal but one: a mutation step of the local searchers.
 bool one_axis_apart(const SearchCandidate& a, const SearchCandidate& b);
 
+// The expected improvement below a target of a normal prediction with spread sigma, z being
+// (target - mean) / sigma: sigma (z Phi(z) + phi(z)).
+double expected_improvement(double z, double sigma);
+
 // The first `count` untaken candidates in `order`.
 std::vector<std::size_t> first_untaken(const std::vector<std::size_t>& order,
                                        const std::vector<bool>& taken, std::size_t count);
