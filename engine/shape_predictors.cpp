@@ -284,10 +284,18 @@ std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family
   const auto fitted = model(family.name, dtype);
   if (!fitted) return std::nullopt;
   std::vector<SearchCandidate> candidates;
-  for (const SpaceIndex::Entry& e : index_for(family, dtype, limits)->feasible(shape))
-    candidates.push_back({e.tmpl->name, e.config, {}});
+  for (SpaceIndex::Entry& e : index_for(family, dtype, limits)->feasible(shape, true)) {
+    SearchCandidate& c = candidates.emplace_back();
+    c.template_name = e.tmpl->name;
+    c.config = std::move(e.config);
+    if (e.launch) {
+      const GridFacts facts = grid_facts(*e.launch, limits);
+      c.grid_blocks = facts.blocks;
+      c.blocks_per_sm = facts.blocks_per_sm;
+      c.dynamic_smem = facts.dynamic_smem;
+    }
+  }
   if (candidates.empty()) return std::nullopt;
-  add_grid_facts(candidates, family, shape, dtype, limits);
   predict(family, shape, dtype, candidates);
   std::size_t best = 0;
   for (std::size_t i = 1; i < candidates.size(); ++i)

@@ -131,15 +131,32 @@ Expression::Expression(std::string text)
   }
 }
 
-double Expression::evaluate(const Bindings& bindings) const {
-  std::lock_guard lock(compiled_->mutex);
-  for (std::size_t i = 0; i < compiled_->variables.size(); ++i) {
-    const auto found = bindings.find(compiled_->variables[i]);
+namespace {
+
+std::vector<const double*> inputs_of(const std::vector<std::string>& variables,
+                                     const Bindings& bindings, const std::string& text) {
+  std::vector<const double*> inputs;
+  inputs.reserve(variables.size());
+  for (const std::string& name : variables) {
+    const auto found = bindings.find(name);
     if (found == bindings.end())
-      throw ExpressionError("unknown variable " + quote_client_text(compiled_->variables[i]) +
-                            " in expression " + quote_client_text(text_));
-    *compiled_->slots[i] = found->second;
+      throw ExpressionError("unknown variable " + quote_client_text(name) + " in expression " +
+                            quote_client_text(text));
+    inputs.push_back(&found->second);
   }
+  return inputs;
+}
+
+}  // namespace
+
+double Expression::evaluate(const Bindings& bindings) const {
+  const std::vector<const double*> inputs = inputs_of(compiled_->variables, bindings, text_);
+  return evaluate_inputs(inputs.data());
+}
+
+double Expression::evaluate_inputs(const double* const* inputs) const {
+  std::lock_guard lock(compiled_->mutex);
+  for (std::size_t i = 0; i < compiled_->slots.size(); ++i) *compiled_->slots[i] = *inputs[i];
   double value = 0;
   try {
     value = compiled_->parser.Eval();
@@ -159,7 +176,10 @@ double Expression::evaluate(const Bindings& bindings) const {
 }
 
 long long Expression::evaluate_integer(const Bindings& bindings) const {
-  const double value = evaluate(bindings);
+  return integral(evaluate(bindings));
+}
+
+long long Expression::integral(double value) const {
   const double rounded = std::round(value);
   // A little slack for quotients like (BM/16)*16 that land a hair off an integer.
   if (std::fabs(value - rounded) > 1e-9 * std::max(1.0, std::fabs(value)))
@@ -168,6 +188,18 @@ long long Expression::evaluate_integer(const Bindings& bindings) const {
   if (rounded >= 9223372036854775808.0 || rounded < -9223372036854775808.0)
     throw ExpressionError("expression " + quote_client_text(text_) + " is out of the 64-bit range");
   return static_cast<long long>(rounded);
+}
+
+BoundExpression::BoundExpression(const Expression& expression, const Bindings& bindings)
+    : expression_(&expression),
+      inputs_(inputs_of(expression.compiled_->variables, bindings, expression.text_)) {}
+
+double BoundExpression::evaluate() const {
+  return expression_->evaluate_inputs(inputs_.data());
+}
+
+long long BoundExpression::evaluate_integer() const {
+  return expression_->integral(evaluate());
 }
 
 std::vector<std::string> Expression::variables() const {

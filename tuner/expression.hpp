@@ -31,9 +31,31 @@ class Expression {
   const std::string& text() const { return text_; }
 
  private:
+  friend class BoundExpression;
   struct Compiled;  // the parsed muparser program, shared by copies and guarded by a mutex
+  // The value with variables()[i] = *inputs[i].
+  double evaluate_inputs(const double* const* inputs) const;
+  long long integral(double value) const;  // evaluate_integer's rounding and checks
+
   std::string text_;
   std::shared_ptr<Compiled> compiled_;
+};
+
+// An Expression tied to one Bindings map: the values of its variables are read through pointers
+// into the map found once, so a loop that rewrites the map's values (never its keys) evaluates it
+// many times without a lookup (SpaceIndex's walk over a family's configs). The expression and the
+// map must outlive it.
+class BoundExpression {
+ public:
+  // Throws ExpressionError, as Expression::evaluate would, on a variable the map does not bind.
+  BoundExpression(const Expression& expression, const Bindings& bindings);
+  double evaluate() const;             // as Expression::evaluate(bindings)
+  long long evaluate_integer() const;  // as Expression::evaluate_integer(bindings)
+  const Expression& expression() const { return *expression_; }
+
+ private:
+  const Expression* expression_;
+  std::vector<const double*> inputs_;
 };
 
 // The parsed Expression for a text, from a process-wide cache: parsing costs far more than

@@ -1,6 +1,12 @@
 #include "tuner/space_index.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "tuner/variant_space.hpp"
@@ -50,10 +56,10 @@ SpaceIndex::SpaceIndex(const Family& family, std::string dtype, DeviceLimits lim
       part.axes.push_back(axis.name);
     }
     if (empty) continue;
-    std::vector<const Expression*> dim_free;
+    std::vector<const Expression*> dim_free, shaped;
     for (const std::string& text : tmpl.constraints) {
       const Expression& e = shared_expression(text);
-      (names_a_dim(e, dims) ? part.shape_constraints : dim_free).push_back(&e);
+      (names_a_dim(e, dims) ? shaped : dim_free).push_back(&e);
     }
     Config config;
     for (const AxisSpec* axis : axes) config[axis->name] = axis->values[0];
@@ -73,8 +79,32 @@ SpaceIndex::SpaceIndex(const Family& family, std::string dtype, DeviceLimits lim
       while (a > 0 && ++index[a - 1] == axes[a - 1]->values.size()) index[--a] = 0;
       if (a == 0) break;
     }
+    for (const Expression* e : shaped) part.shape_constraints.push_back(factor_of(*e, part));
+    const LaunchSpec& launch = tmpl.launch;
+    for (const auto* texts : {&launch.grid, &launch.block, &launch.cluster})
+      for (const std::string& text : *texts)
+        part.launch.push_back(factor_of(shared_expression(text), part));
+    part.launch.push_back(factor_of(shared_expression(launch.dynamic_smem), part));
     parts_.push_back(std::move(part));
   }
+}
+
+SpaceIndex::Factor SpaceIndex::factor_of(const Expression& expression, const Part& part) {
+  Factor f;
+  f.expression = &expression;
+  const std::vector<std::string> vars = expression.variables();
+  for (std::size_t a = 0; a < part.axes.size(); ++a)
+    if (std::find(vars.begin(), vars.end(), part.axes[a]) != vars.end()) f.axes.push_back(a);
+  std::map<std::vector<std::int64_t>, std::uint32_t> ids;
+  std::vector<std::int64_t> combo(f.axes.size());
+  f.combo_of.reserve(part.configs.size());
+  for (const std::vector<std::int64_t>& values : part.configs) {
+    for (std::size_t i = 0; i < f.axes.size(); ++i) combo[i] = values[f.axes[i]];
+    const auto [at, added] = ids.emplace(combo, static_cast<std::uint32_t>(f.combos.size()));
+    if (added) f.combos.push_back(combo);
+    f.combo_of.push_back(at->second);
+  }
+  return f;
 }
 
 std::size_t SpaceIndex::kept() const {
@@ -83,21 +113,94 @@ std::size_t SpaceIndex::kept() const {
   return n;
 }
 
-std::vector<SpaceIndex::Entry> SpaceIndex::feasible(const Shape& shape) const {
+namespace {
+
+// A factor's value for every combination of its axes on one shape's bindings (`slots`: the
+// part's axes in the map); nullopt where it throws (or reads a name the map lacks).
+template <typename Factor>
+std::vector<std::optional<double>> values_of(const Factor& f, const Bindings& bindings,
+                                             const std::vector<double*>& slots) {
+  std::vector<std::optional<double>> out(f.combos.size());
+  std::optional<BoundExpression> bound;
+  try {
+    bound.emplace(*f.expression, bindings);
+  } catch (const ExpressionError&) {
+    return out;
+  }
+  for (std::size_t c = 0; c < f.combos.size(); ++c) {
+    for (std::size_t i = 0; i < f.axes.size(); ++i)
+      *slots[f.axes[i]] = static_cast<double>(f.combos[c][i]);
+    try {
+      out[c] = bound->evaluate();
+    } catch (const ExpressionError&) {
+    }
+  }
+  return out;
+}
+
+// evaluate_launch's integer check and range for one formula's value.
+std::optional<std::uint32_t> launch_value(const std::optional<double>& value, long long min) {
+  if (!value) return std::nullopt;
+  const double rounded = std::round(*value);
+  if (std::fabs(*value - rounded) > 1e-9 * std::max(1.0, std::fabs(*value))) return std::nullopt;
+  if (rounded < static_cast<double>(min) ||
+      rounded > static_cast<double>(std::numeric_limits<std::uint32_t>::max()))
+    return std::nullopt;
+  return static_cast<std::uint32_t>(rounded);
+}
+
+}  // namespace
+
+std::vector<SpaceIndex::Entry> SpaceIndex::feasible(const Shape& shape, bool with_launch) const {
   std::vector<Entry> out;
   for (const Part& part : parts_) {
+    if (part.configs.empty()) continue;
     Config config;
-    for (std::size_t a = 0; a < part.axes.size(); ++a)
-      config[part.axes[a]] = part.configs.empty() ? 0 : part.configs[0][a];
+    for (std::size_t a = 0; a < part.axes.size(); ++a) config[part.axes[a]] = part.configs[0][a];
     Bindings bindings = make_bindings(shape, config, dtype_, limits_);
     std::vector<double*> slots;
     for (const std::string& axis : part.axes) slots.push_back(&bindings[axis]);
-    for (const std::vector<std::int64_t>& values : part.configs) {
-      for (std::size_t a = 0; a < values.size(); ++a) *slots[a] = static_cast<double>(values[a]);
-      if (!holds(part.shape_constraints, bindings)) continue;
+    // Each constraint once per combination of its axes: holds (non-zero) or not (0, or throws).
+    std::vector<std::vector<char>> holds;
+    for (const Factor& f : part.shape_constraints) {
+      std::vector<char>& h = holds.emplace_back(f.combos.size(), 0);
+      const auto values = values_of(f, bindings, slots);
+      for (std::size_t c = 0; c < values.size(); ++c) h[c] = values[c] && *values[c] != 0;
+    }
+    // The launch formulas the same way, checked as evaluate_launch checks them.
+    std::vector<std::vector<std::optional<std::uint32_t>>> launch;
+    if (with_launch)
+      for (std::size_t i = 0; i < part.launch.size(); ++i) {
+        const Factor& f = part.launch[i];
+        const auto values = values_of(f, bindings, slots);
+        auto& checked = launch.emplace_back(values.size());
+        for (std::size_t c = 0; c < values.size(); ++c)
+          checked[c] = launch_value(values[c], i < 9 ? 1 : 0);
+      }
+    for (std::size_t row = 0; row < part.configs.size(); ++row) {
+      bool ok = true;
+      for (std::size_t k = 0; k < holds.size() && ok; ++k)
+        ok = holds[k][part.shape_constraints[k].combo_of[row]] != 0;
+      if (!ok) continue;
+      const std::vector<std::int64_t>& values = part.configs[row];
       Entry e;
       e.tmpl = part.tmpl;
-      for (std::size_t a = 0; a < values.size(); ++a) e.config[part.axes[a]] = values[a];
+      for (std::size_t a = 0; a < values.size(); ++a) e.config.emplace(part.axes[a], values[a]);
+      if (with_launch) {
+        LaunchDims dims;
+        std::array<std::uint32_t, 3>* extents[] = {&dims.grid, &dims.block, &dims.cluster};
+        bool launches = true;
+        for (std::size_t i = 0; i < launch.size() && launches; ++i) {
+          const auto& v = launch[i][part.launch[i].combo_of[row]];
+          if (!v)
+            launches = false;
+          else if (i < 9)
+            (*extents[i / 3])[i % 3] = *v;
+          else
+            dims.dynamic_smem = *v;
+        }
+        if (launches) e.launch = dims;
+      }
       out.push_back(std::move(e));
     }
   }

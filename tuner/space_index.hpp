@@ -5,9 +5,16 @@
 // for the shape, in the same order, without walking the whole cartesian product again (a GEMM
 // space of 200k configs keeps a few thousand). The predicted answers (GET /v1/best?predict=1)
 // rank a shape's feasible configs with it.
+//
+// A constraint or launch formula reads only a few of a template's axes (cdiv(M,BM) reads BM), so
+// for a shape it is evaluated once per distinct combination of those axes' values among the kept
+// configs, not once per config: the index keeps, per expression, each config's combination, and a
+// shape's walk is then table lookups (a few thousand evaluations for a GEMM space of 200k configs,
+// where the plan makes millions).
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +22,7 @@
 #include "tuner/device_limits.hpp"
 #include "tuner/expression.hpp"
 #include "tuner/family.hpp"
+#include "tuner/measure_protocol.hpp"
 
 namespace kt {
 
@@ -23,6 +31,9 @@ class SpaceIndex {
   struct Entry {
     const TemplateSpec* tmpl = nullptr;
     Config config;
+    // With feasible(shape, true): the launch for the shape, as evaluate_launch gives it; nullopt
+    // where one of its formulas does not evaluate or falls outside the driver's range.
+    std::optional<LaunchDims> launch;
   };
 
   // `family` must outlive the index. Templates not written for limits.arch hold nothing.
@@ -30,7 +41,7 @@ class SpaceIndex {
 
   // The configs feasible for `shape`, template by template in enumeration order. A config whose
   // shape constraint cannot be evaluated for the shape is left out, as the plan prunes it.
-  std::vector<Entry> feasible(const Shape& shape) const;
+  std::vector<Entry> feasible(const Shape& shape, bool with_launch = false) const;
 
   const std::string& dtype() const { return dtype_; }
   const DeviceLimits& limits() const { return limits_; }
@@ -38,12 +49,22 @@ class SpaceIndex {
   std::size_t kept() const;  // configs that passed the dim-free constraints
 
  private:
+  // One expression of a template over the kept configs: the axes it reads, their distinct
+  // value combinations, and each kept config's combination.
+  struct Factor {
+    const Expression* expression = nullptr;
+    std::vector<std::size_t> axes;                  // positions in Part::axes it reads
+    std::vector<std::vector<std::int64_t>> combos;  // distinct values of those axes
+    std::vector<std::uint32_t> combo_of;            // per kept config: its combination
+  };
   struct Part {
     const TemplateSpec* tmpl = nullptr;
-    std::vector<std::string> axes;                     // that apply to the arch, in manifest order
-    std::vector<std::vector<std::int64_t>> configs;    // their values, one row per kept config
-    std::vector<const Expression*> shape_constraints;  // the constraints naming a dim
+    std::vector<std::string> axes;                   // that apply to the arch, in manifest order
+    std::vector<std::vector<std::int64_t>> configs;  // their values, one row per kept config
+    std::vector<Factor> shape_constraints;           // the constraints naming a dim
+    std::vector<Factor> launch;  // grid[3], block[3], cluster[3], dynamic_smem: in that order
   };
+  static Factor factor_of(const Expression& expression, const Part& part);
 
   const Family& family_;
   std::string dtype_;

@@ -1,5 +1,6 @@
 // SpaceIndex (tuner/space_index.hpp): for any shape, the feasible configs it gives are exactly the
-// ones the plan's enumeration keeps, in the same order, for every shipped family and arch.
+// ones the plan's enumeration keeps, in the same order, for every shipped family and arch, and
+// asked for launches, each entry's is evaluate_launch's.
 #include <gtest/gtest.h>
 
 #include "support/shipped_family.hpp"
@@ -67,6 +68,27 @@ TEST(SpaceIndex, KeepsExactlyWhatThePlanKeepsOnOddTinyAndHugeShapes) {
       EXPECT_FALSE(want.empty()) << c.family << " " << canonical_key(shape);
       EXPECT_EQ(got, want) << c.family << " " << c.dtype << " " << c.arch << " "
                            << canonical_key(shape);
+      // With launches: the same entries, each with evaluate_launch's launch for the shape.
+      const auto with_launch = index.feasible(shape, true);
+      ASSERT_EQ(with_launch.size(), got.size());
+      std::size_t launched = 0;
+      for (const SpaceIndex::Entry& e : with_launch) {
+        std::optional<LaunchDims> expected;
+        try {
+          expected = evaluate_launch(family, *e.tmpl, e.config, shape, c.dtype, limits);
+        } catch (const std::exception&) {
+        }
+        ASSERT_EQ(e.launch.has_value(), expected.has_value())
+            << c.family << " " << e.tmpl->name << " " << canonical_key(e.config);
+        if (!expected) continue;
+        ++launched;
+        EXPECT_EQ(e.launch->grid, expected->grid) << e.tmpl->name << " " << canonical_key(e.config);
+        EXPECT_EQ(e.launch->block, expected->block);
+        EXPECT_EQ(e.launch->cluster, expected->cluster);
+        EXPECT_EQ(e.launch->dynamic_smem, expected->dynamic_smem);
+      }
+      EXPECT_GT(launched, 0u) << c.family << " " << canonical_key(shape);
+      EXPECT_TRUE(index.feasible(shape).front().launch == std::nullopt) << "only when asked";
     }
   }
 }

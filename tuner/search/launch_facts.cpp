@@ -70,6 +70,10 @@ GridFacts grid_facts(const Family& family, const std::string& template_name, con
   } catch (const FamilyError&) {
     return {};
   }
+  return grid_facts(launch, limits);
+}
+
+GridFacts grid_facts(const LaunchDims& launch, const DeviceLimits& limits) {
   std::int64_t blocks = 1, threads = 1;
   for (const std::uint32_t extent : launch.grid) blocks *= extent;
   for (const std::uint32_t extent : launch.block) threads *= extent;

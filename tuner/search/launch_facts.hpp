@@ -11,6 +11,7 @@
 
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
+#include "tuner/measure_protocol.hpp"
 #include "tuner/search/searcher.hpp"
 
 namespace kt {
@@ -39,6 +40,9 @@ struct GridFacts {
 // cannot be evaluated for this config (e.g. a config recorded before the template gained an axis).
 GridFacts grid_facts(const Family& family, const std::string& template_name, const Config& config,
                      const Shape& shape, const std::string& dtype, const DeviceLimits& limits);
+
+// The same from a launch already evaluated (SpaceIndex::feasible's), on the device `limits`.
+GridFacts grid_facts(const LaunchDims& launch, const DeviceLimits& limits);
 
 // Sets every candidate's grid_blocks and blocks_per_sm.
 void add_grid_facts(std::vector<SearchCandidate>& candidates, const Family& family,
