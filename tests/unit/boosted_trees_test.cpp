@@ -42,6 +42,27 @@ TEST(BoostedTrees, SameDataSameModel) {
     EXPECT_EQ(a.predict(&x[r * 3]), b.predict(&x[r * 3])) << "bit for bit: no sampling";
 }
 
+TEST(BoostedTrees, AModelGivenAFeaturesValuePredictsTheSameToTheBit) {
+  std::vector<double> x, y;
+  sample(x, y);
+  const BoostedTrees model = BoostedTrees::fit(x, 3, y);
+  for (const double x0 : {0.05, 0.3, 0.31, 0.9}) {
+    const BoostedTrees given = model.given({{0, x0}});
+    EXPECT_LT(given.nodes(), model.nodes()) << "the splits on x0 are gone";
+    for (std::size_t r = 0; r < y.size(); r += 7) {
+      const double row[3] = {x0, x[r * 3 + 1], x[r * 3 + 2]};
+      EXPECT_EQ(given.predict(row), model.predict(row)) << "x0 = " << x0 << ", row " << r;
+    }
+  }
+  // Rows in a batch: each the value predict() gives it alone, to the bit (blocks of 16 and a rest).
+  const std::size_t rows = 37;
+  std::vector<double> batch(rows, 0.0);
+  model.predict(x.data(), rows, batch.data());
+  for (std::size_t r = 0; r < rows; ++r) EXPECT_EQ(batch[r], model.predict(&x[r * 3])) << r;
+  // A feature past the model's columns is ignored, not read.
+  EXPECT_EQ(model.given({{7, 1.0}}).nodes(), model.nodes());
+}
+
 TEST(BoostedTrees, RefusesMalformedInput) {
   EXPECT_THROW(BoostedTrees::fit({1, 2, 3}, 2, {1, 2}), std::invalid_argument);
   EXPECT_THROW(BoostedTrees::fit({}, 1, {}), std::invalid_argument);

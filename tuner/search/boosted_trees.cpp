@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace kt::search {
@@ -59,7 +60,7 @@ BoostedTrees BoostedTrees::fit(const std::vector<double>& x, std::size_t cols,
   for (std::size_t r = 0; r < rows; ++r) residual[r] = y[r] - model.base_;
   std::vector<std::size_t> order(rows);
   for (int t = 0; t < options.trees; ++t) {
-    std::vector<Node> tree;
+    std::vector<Node> tree;  // children appended in pairs: right = left + 1
     // (node, first, last) ranges of `order` still to split, grown depth by depth.
     struct Pending {
       int node;
@@ -75,7 +76,7 @@ BoostedTrees BoostedTrees::fit(const std::vector<double>& x, std::size_t cols,
       const std::size_t n = p.end - p.begin;
       double sum = 0;
       for (std::size_t i = p.begin; i < p.end; ++i) sum += residual[order[i]];
-      tree[p.node].value = options.learning_rate * sum / static_cast<double>(n);
+      tree[p.node].x = options.learning_rate * sum / static_cast<double>(n);
       if (p.depth >= options.depth || n < 2 * options.min_leaf) continue;
       // The split of largest squared-error reduction: sum_l^2/n_l + sum_r^2/n_r - sum^2/n.
       double best_gain = 1e-12;
@@ -120,36 +121,138 @@ BoostedTrees BoostedTrees::fit(const std::vector<double>& x, std::size_t cols,
       const auto split = static_cast<std::size_t>(middle - order.begin());
       Node& node = tree[p.node];
       node.feature = best_feature;
-      node.threshold = edges[f][best_bin];
+      node.x = edges[f][best_bin];
       node.left = static_cast<int>(tree.size());
-      node.right = static_cast<int>(tree.size() + 1);
       tree.emplace_back();
       tree.emplace_back();
-      pending.push_back({tree[p.node].right, split, p.end, p.depth + 1});
+      pending.push_back({tree[p.node].left + 1, split, p.end, p.depth + 1});
       pending.push_back({tree[p.node].left, p.begin, split, p.depth + 1});
     }
-    model.trees_.push_back(std::move(tree));
-    const BoostedTrees& m = model;
     for (std::size_t r = 0; r < rows; ++r) {
-      const std::vector<Node>& last = m.trees_.back();
       int at = 0;
-      while (last[at].feature >= 0)
-        at = x[r * cols + last[at].feature] <= last[at].threshold ? last[at].left : last[at].right;
-      residual[r] -= last[at].value;
+      while (tree[at].feature >= 0)
+        at = tree[at].left + !(x[r * cols + tree[at].feature] <= tree[at].x);
+      residual[r] -= tree[at].x;
+    }
+    const int offset = static_cast<int>(model.nodes_.size());
+    model.roots_.push_back(offset);
+    for (Node node : tree) {
+      if (node.feature >= 0) node.left += offset;
+      model.nodes_.push_back(node);
     }
   }
+  model.lay_out_complete();
   return model;
 }
 
-double BoostedTrees::predict(const double* row) const {
-  double value = base_;
-  for (const std::vector<Node>& tree : trees_) {
-    int at = 0;
-    while (tree[at].feature >= 0)
-      at = row[tree[at].feature] <= tree[at].threshold ? tree[at].left : tree[at].right;
-    value += tree[at].value;
+void BoostedTrees::lay_out_complete() {
+  complete_.clear();
+  split_feature_.clear();
+  split_x_.clear();
+  leaf_.clear();
+  const auto depth_of = [&](const auto& self, int at) -> int {
+    if (nodes_[at].feature < 0) return 0;
+    return 1 + std::max(self(self, nodes_[at].left), self(self, nodes_[at].left + 1));
+  };
+  for (const int root : roots_) {
+    Complete c;
+    c.depth = depth_of(depth_of, root);
+    c.splits = split_feature_.size();
+    c.leaves = leaf_.size();
+    const std::size_t splits = (std::size_t{1} << c.depth) - 1;
+    // A pseudo-split (a leaf above the bottom) sends a row left; both sides hold the leaf.
+    split_feature_.resize(c.splits + splits, 0);
+    split_x_.resize(c.splits + splits, std::numeric_limits<double>::infinity());
+    leaf_.resize(c.leaves + splits + 1, 0.0);
+    const auto place = [&](const auto& self, int at, std::size_t heap, int level) -> void {
+      if (level == c.depth) {
+        leaf_[c.leaves + heap - splits] = nodes_[at].x;
+        return;
+      }
+      const bool split = nodes_[at].feature >= 0;
+      if (split) {
+        split_feature_[c.splits + heap] = nodes_[at].feature;
+        split_x_[c.splits + heap] = nodes_[at].x;
+      }
+      self(self, split ? nodes_[at].left : at, 2 * heap + 1, level + 1);
+      self(self, split ? nodes_[at].left + 1 : at, 2 * heap + 2, level + 1);
+    };
+    place(place, root, 0, 0);
+    complete_.push_back(c);
   }
-  return value;
+}
+
+double BoostedTrees::predict(const double* row) const {
+  double out = 0;
+  predict(row, 1, &out);
+  return out;
+}
+
+void BoostedTrees::predict(const double* rows, std::size_t n, double* out) const {
+  constexpr std::size_t kBlock = 16;  // rows walked together through each tree
+  for (std::size_t first = 0; first < n; first += kBlock) {
+    const std::size_t count = std::min(kBlock, n - first);
+    double value[kBlock];
+    const double* row[kBlock];
+    for (std::size_t i = 0; i < count; ++i) {
+      value[i] = base_;
+      row[i] = rows + (first + i) * cols_;
+    }
+    for (const Complete& c : complete_) {
+      const int* feature = split_feature_.data() + c.splits;
+      const double* x = split_x_.data() + c.splits;
+      const double* leaf = leaf_.data() + c.leaves - ((std::size_t{1} << c.depth) - 1);
+      // Level by level across the block: kBlock independent walks in flight, not one.
+      std::size_t at[kBlock] = {};
+      for (int d = 0; d < c.depth; ++d)
+        for (std::size_t i = 0; i < count; ++i)
+          at[i] = 2 * at[i] + 1 + static_cast<std::size_t>(!(row[i][feature[at[i]]] <= x[at[i]]));
+      for (std::size_t i = 0; i < count; ++i) value[i] += leaf[at[i]];
+    }
+    for (std::size_t i = 0; i < count; ++i) out[first + i] = value[i];
+  }
+}
+
+std::size_t BoostedTrees::nodes() const {
+  return nodes_.size();
+}
+
+BoostedTrees BoostedTrees::given(const std::vector<std::pair<std::size_t, double>>& known) const {
+  std::vector<char> is_known(cols_, 0);
+  std::vector<double> value(cols_, 0.0);
+  for (const auto& [feature, v] : known)
+    if (feature < cols_) {
+      is_known[feature] = 1;
+      value[feature] = v;
+    }
+  BoostedTrees out;
+  out.cols_ = cols_;
+  out.base_ = base_;
+  out.roots_.reserve(roots_.size());
+  out.nodes_.reserve(nodes_.size());
+  // Writes the subtree at `at` (known splits followed, not copied) into out.nodes_[slot]; its
+  // children go in a fresh adjacent pair.
+  const auto fill = [&](const auto& self, std::size_t slot, int at) -> void {
+    while (nodes_[at].feature >= 0 && is_known[nodes_[at].feature])
+      at = nodes_[at].left + !(value[nodes_[at].feature] <= nodes_[at].x);
+    Node node = nodes_[at];
+    if (node.feature >= 0) {
+      const int pair = static_cast<int>(out.nodes_.size());
+      out.nodes_.emplace_back();
+      out.nodes_.emplace_back();
+      self(self, static_cast<std::size_t>(pair), nodes_[at].left);
+      self(self, static_cast<std::size_t>(pair) + 1, nodes_[at].left + 1);
+      node.left = pair;
+    }
+    out.nodes_[slot] = node;
+  };
+  for (const int root : roots_) {
+    out.roots_.push_back(static_cast<int>(out.nodes_.size()));
+    out.nodes_.emplace_back();
+    fill(fill, out.nodes_.size() - 1, root);
+  }
+  out.lay_out_complete();
+  return out;
 }
 
 }  // namespace kt::search

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace kt::search {
@@ -29,18 +30,41 @@ class BoostedTrees {
                           const std::vector<double>& y, const BoostingOptions& options = {});
 
   double predict(const double* row) const;
+  // predict() of each of `n` rows (row-major, cols() each) into out[0..n): the same values, to the
+  // bit, walked a block of rows per tree so the walks overlap.
+  void predict(const double* rows, std::size_t n, double* out) const;
+  // The same model for rows whose features `known` (index, value) hold those values: each split on
+  // one of them decided once, so a row walks only the others'. predict() of such a row gives the
+  // same value, to the bit (the same leaves, summed in the same order). The shape predictor ranks
+  // a shape's thousands of candidates with its model given the shape.
+  BoostedTrees given(const std::vector<std::pair<std::size_t, double>>& known) const;
   std::size_t cols() const { return cols_; }
+  std::size_t nodes() const;  // over all trees
 
  private:
+  // 16 bytes: a split's children are adjacent (left, left + 1), a leaf keeps its value in x.
   struct Node {
+    double x = 0;      // a split's threshold (row[feature] <= x goes left), a leaf's value
     int feature = -1;  // -1: a leaf
-    double threshold = 0;
-    int left = -1, right = -1;
-    double value = 0;
+    int left = -1;
   };
   std::size_t cols_ = 0;
   double base_ = 0;
-  std::vector<std::vector<Node>> trees_;
+  std::vector<Node> nodes_;  // every tree's, one after the other
+  std::vector<int> roots_;   // each tree's root in nodes_, in boosting order
+
+  // The same trees laid out complete to each one's depth, for predict(): a row takes exactly
+  // `depth` steps of index = 2 * index + 1 + (goes right), with no branch to mispredict. A leaf
+  // above the bottom fills every bottom slot under it, so either way leads to its value.
+  struct Complete {
+    int depth = 0;
+    std::size_t splits = 0;  // first of its 2^depth - 1 splits in split_feature_ / split_x_
+    std::size_t leaves = 0;  // first of its 2^depth leaves in leaf_
+  };
+  void lay_out_complete();
+  std::vector<Complete> complete_;
+  std::vector<int> split_feature_;
+  std::vector<double> split_x_, leaf_;
 };
 
 }  // namespace kt::search

@@ -229,15 +229,21 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& space) const {
 std::vector<double> ShapePredictor::scores(const RecordedSpace& shape,
                                            const std::vector<SearchCandidate>& candidates) const {
   std::vector<double> out;
-  out.reserve(candidates.size());
   const std::vector<double> shape_part = shape_features(shape);
   const int sm_count = shape.device.value("sm_count", 132);
-  std::vector<double> row;
+  // The shape's features are the first of every row and the same for all: decided once.
+  std::vector<std::pair<std::size_t, double>> known;
+  for (std::size_t i = 0; i < shape_part.size(); ++i) known.emplace_back(i, shape_part[i]);
+  const BoostedTrees model = model_.given(known);
+  std::vector<double> row, rows;
   row.reserve(feature_count());
+  rows.reserve(feature_count() * candidates.size());
   for (const SearchCandidate& c : candidates) {
     features(shape_part, sm_count, c, row);
-    out.push_back(model_.predict(row.data()));
+    rows.insert(rows.end(), row.begin(), row.end());
   }
+  out.resize(candidates.size());
+  model.predict(rows.data(), candidates.size(), out.data());
   return out;
 }
 
