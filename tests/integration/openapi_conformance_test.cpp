@@ -18,15 +18,11 @@
 #include <set>
 #include <thread>
 
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validator.hpp>
-
 #include "client/event_reader.hpp"
 #include "client/http_transport.hpp"
 #include "server/api_routes.hpp"
 #include "support/in_process_daemon.hpp"
+#include "support/schema_check.hpp"
 #include "support/store_fixtures.hpp"
 
 namespace kt {
@@ -49,29 +45,6 @@ struct Case {
   std::string body;
   int status;
 };
-
-// Every violation of `schema` (a schema of the document; its $refs resolve in the document).
-std::vector<std::string> violations(const nlohmann::json& document, const nlohmann::json& schema,
-                                    const nlohmann::json& body) {
-  nlohmann::json root = schema;
-  root["components"] = document["components"];
-  valijson::Schema compiled;
-  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-  const valijson::adapters::NlohmannJsonAdapter schema_adapter(root);
-  parser.populateSchema(schema_adapter, compiled);
-  valijson::Validator validator;
-  valijson::ValidationResults results;
-  const valijson::adapters::NlohmannJsonAdapter target(body);
-  std::vector<std::string> found;
-  if (validator.validate(compiled, target, &results)) return found;
-  valijson::ValidationResults::Error error;
-  while (results.popError(error)) {
-    std::string where;
-    for (const auto& part : error.context) where += part;
-    found.push_back(where + ": " + error.description);
-  }
-  return found;
-}
 
 // A finished tune job with two measured variants (one with a kernel): /v1/best and /v1/pareto
 // have something to answer.
@@ -364,8 +337,8 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
           ADD_FAILURE() << "event " << event.name << " is not documented";
           continue;
         }
-        for (const std::string& problem :
-             violations(document, schemas[event.name], nlohmann::json::parse(event.data)))
+        for (const std::string& problem : test::schema_violations(
+                 document, schemas[event.name], nlohmann::json::parse(event.data)))
           ADD_FAILURE() << event.name << ": " << problem << "\ndata: " << event.data.substr(0, 400);
       }
       return;
@@ -376,7 +349,7 @@ TEST_F(OpenApiConformanceTest, EveryRouteIsDocumentedAndAnswersAsDocumented) {
     }
     const nlohmann::json body = nlohmann::json::parse(reply.body);
     for (const std::string& problem :
-         violations(document, content[reply.content_type]["schema"], body))
+         test::schema_violations(document, content[reply.content_type]["schema"], body))
       ADD_FAILURE() << problem << "\nbody: " << reply.body.substr(0, 400);
   };
   for (const Case& c : cases) check(c);
@@ -458,14 +431,17 @@ TEST_F(OpenApiConformanceTest, TheSchemasRejectWrongBodies) {
   const nlohmann::json document =
       nlohmann::json::parse(send(http::verb::get, "/v1/openapi.json").body);
   const nlohmann::json error_schema = {{"$ref", "#/components/schemas/Error"}};
-  EXPECT_TRUE(violations(document, error_schema,
-                         {{"error", {{"code", "unknown_job"}, {"message", "no job 3"}}}})
-                  .empty());
-  EXPECT_FALSE(violations(document, error_schema, {{"error", {{"code", "x"}}}}).empty());
+  EXPECT_TRUE(
+      test::schema_violations(document, error_schema,
+                              {{"error", {{"code", "unknown_job"}, {"message", "no job 3"}}}})
+          .empty());
+  EXPECT_FALSE(
+      test::schema_violations(document, error_schema, {{"error", {{"code", "x"}}}}).empty());
   const nlohmann::json health = {{"$ref", "#/components/schemas/Health"}};
-  EXPECT_FALSE(violations(document, health,
-                          {{"status", "ok"}, {"version", 1}, {"devices", 0}, {"families", 1}})
-                   .empty());
+  EXPECT_FALSE(
+      test::schema_violations(document, health,
+                              {{"status", "ok"}, {"version", 1}, {"devices", 0}, {"families", 1}})
+          .empty());
 }
 
 }  // namespace
