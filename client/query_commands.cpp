@@ -283,6 +283,21 @@ void print_predicted(const CliContext& ctx, const nlohmann::json& p) {
                   ? "this config passed the reference check on another shape"
                   : "this config was never run: tune the shape before relying on it")
           << "\n";
+  const nlohmann::json& check = field(p, "check");
+  if (!check.is_object()) return;
+  const std::string status = text_of(check, "status");
+  ctx.out << "  compiles:  ";
+  if (status == "compiled")
+    ctx.out << "yes, for this shape (job " << text_of(check, "job_id") << ": "
+            << text_of(check, "registers") << " registers, " << text_of(check, "spill_bytes")
+            << " spill bytes, " << text_of(check, "smem_bytes") << " B shared memory)";
+  else if (status == "queued" || status == "running")
+    ctx.out << "being checked (compile job " << text_of(check, "job_id") << ", " << status << ")";
+  else if (status == "failed")
+    ctx.out << "NO: " << text_of(check, "reason") << " (job " << text_of(check, "job_id") << ")";
+  else
+    ctx.out << "not checked: " << text_of(check, "reason");
+  ctx.out << "\n";
 }
 
 bool is_predicted(const nlohmann::json& answer) {

@@ -22,6 +22,7 @@ namespace kt {
 class EventStreamSlots;
 class FamilyRegistrar;
 class ShapePredictors;
+class PredictedChecks;
 
 #ifndef KT_VERSION
 #define KT_VERSION "0.0.0"
@@ -46,6 +47,8 @@ struct AppContext {
   FamilyRegistrar* registrar = nullptr;
   // GET /v1/best?predict=1's answers for untuned shapes; null: predict=1 finds no model.
   const ShapePredictors* predictors = nullptr;
+  // The compile check each predicted config gets; null: predicted answers say "not_checked".
+  PredictedChecks* predicted_checks = nullptr;
   // Requests by route and status, their latency, the process (GET /metrics); shared like answers.
   std::shared_ptr<HttpMetrics> http_metrics = std::make_shared<HttpMetrics>();
   // The open event streams against their cap; set by HttpServer::start (null before).

@@ -28,6 +28,7 @@
 #include "engine/compile_sandbox.hpp"
 #include "engine/family_registrar.hpp"
 #include "engine/job_scheduler.hpp"
+#include "engine/predicted_checks.hpp"
 #include "engine/shape_predictors.hpp"
 #include "engine/worker_client.hpp"
 #include "server/access_control.hpp"
@@ -381,6 +382,8 @@ int run_daemon(const DaemonOptions& options) {
   kt::AppContext context{store, families, scheduler, devices.devices, devices.error};
   context.registrar = registrar.get();
   context.predictors = &predictors;
+  kt::PredictedChecks predicted_checks(store, scheduler);
+  context.predicted_checks = &predicted_checks;
   context.access = access;
   context.web_dir = options.web_dir;
   if (!std::filesystem::is_regular_file(options.web_dir / "index.html"))

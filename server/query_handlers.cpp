@@ -5,11 +5,13 @@
 #include <set>
 
 #include "engine/best_answer.hpp"
+#include "engine/predicted_checks.hpp"
 #include "engine/problem_query.hpp"
 #include "engine/shape_predictors.hpp"
 #include "engine/variant_launch.hpp"
 #include "server/best_answer.hpp"
 #include "server/job_handlers.hpp"
+#include "server/job_request.hpp"
 #include "server/json_views.hpp"
 #include "server/paging.hpp"
 #include "server/request_parsing.hpp"
@@ -89,6 +91,27 @@ DeviceLimits prediction_limits(const AppContext& context, const std::string& dev
   return limits_for_arch("sm_90a").value_or(DeviceLimits{});
 }
 
+// The predicted config's compile check (engine/predicted_checks.hpp), queued by the first answer.
+nlohmann::json check_json(AppContext& context, const ProblemQuery& key, const std::string& arch,
+                          const PredictedConfig& predicted) {
+  PredictedCheck check;
+  if (context.predicted_checks) {
+    check = context.predicted_checks->check(key, arch, predicted.template_name, predicted.config,
+                                            submission_host(*key.family, context));
+  } else {
+    check.status = "not_checked";
+    check.reason = "this daemon checks no predicted config";
+  }
+  const auto known = [](int v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"kind", "compile-only"},
+          {"status", check.status},
+          {"job_id", check.job_id > 0 ? nlohmann::json(check.job_id) : nlohmann::json(nullptr)},
+          {"reason", check.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(check.reason)},
+          {"registers", known(check.registers)},
+          {"spill_bytes", known(check.spill_bytes)},
+          {"smem_bytes", known(check.smem_bytes)}};
+}
+
 // GET /v1/best?predict=1 on a miss: the shape predictor's top config for the shape, never
 // measured for it; null when there is no model for the family and dtype or nothing fits.
 nlohmann::json predicted_answer(AppContext& context, const ProblemQuery& key) {
@@ -124,6 +147,7 @@ nlohmann::json predicted_answer(AppContext& context, const ProblemQuery& key) {
   } catch (const std::exception&) {
     body["launch"] = nullptr;
   }
+  body["check"] = check_json(context, key, limits.arch, *predicted);
   return body;
 }
 

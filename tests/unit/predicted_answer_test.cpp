@@ -4,9 +4,11 @@
 // stays a 404 that says why; with tune_on_miss it also queues the job.
 #include <gtest/gtest.h>
 
+#include "engine/predicted_checks.hpp"
 #include "engine/shape_predictors.hpp"
 #include "support/fake_gpu.hpp"
 #include "support/routed_app_test.hpp"
+#include "support/schema_check.hpp"
 #include "tuner/search/recorded_space_file.hpp"
 
 namespace kt {
@@ -28,11 +30,14 @@ class PredictedAnswerTest : public test::RoutedAppTest {
   // One (fake) H100: its limits prune the predicted config, and tune_on_miss can queue a job.
   PredictedAnswerTest()
       : RoutedAppTest({test::fake_h100()}, ""),
-        predictors_(store_, families_, committed_gemm_spaces()) {
+        predictors_(store_, families_, committed_gemm_spaces()),
+        checks_(store_, scheduler_, 2) {
     predictors_.refit_all();
     context_.predictors = &predictors_;
+    context_.predicted_checks = &checks_;
   }
   ShapePredictors predictors_;
+  PredictedChecks checks_;
 };
 
 TEST_F(PredictedAnswerTest, AnUntunedShapeGetsThePredictorsConfigFlaggedAsPredicted) {
@@ -65,7 +70,39 @@ TEST_F(PredictedAnswerTest, AnUntunedShapeGetsThePredictorsConfigFlaggedAsPredic
                                     "]}");
   ASSERT_EQ(plan.status, HttpStatus::ok) << plan.body;
   EXPECT_EQ(nlohmann::json::parse(plan.body)["to_run"], 1) << plan.body;
-  EXPECT_EQ(job_count(), 0u) << "a prediction queues nothing by itself";
+}
+
+// The first prediction of a config for a shape queues its compile check (a compile-mode job of
+// the shape pinned to the config); asking again reports that job instead of queueing another.
+TEST_F(PredictedAnswerTest, APredictedConfigGetsOneCompileCheck) {
+  const std::string ask = "/v1/best?family=gemm&dtype=bf16&M=333&N=4096&K=4096&predict=1";
+  const nlohmann::json first = nlohmann::json::parse(call(http::verb::get, ask).body);
+  ASSERT_EQ(first["source"], "predicted") << first;
+  const nlohmann::json& check = first["check"];
+  EXPECT_EQ(check["kind"], "compile-only");
+  EXPECT_EQ(check["status"], "queued") << check;
+  ASSERT_TRUE(check["job_id"].is_number_integer()) << check;
+  EXPECT_EQ(job_count(), 1u);
+  const auto job = store_.job(check["job_id"].get<std::int64_t>());
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->mode, JobMode::compile);
+  EXPECT_EQ(job->arch, "sm_90a");
+  EXPECT_EQ(job->shape, (Shape{{"M", 333}, {"N", 4096}, {"K", 4096}}));
+  const nlohmann::json pinned = nlohmann::json::parse(job->pinned_configs_json);
+  ASSERT_EQ(pinned.size(), 1u) << "pinned to the predicted config alone: " << pinned;
+  EXPECT_EQ(pinned[0]["template"], first["template"]);
+  EXPECT_EQ(pinned[0]["config"], first["config"]);
+
+  const nlohmann::json again = nlohmann::json::parse(call(http::verb::get, ask).body);
+  EXPECT_EQ(again["check"]["job_id"], check["job_id"]);
+  EXPECT_EQ(job_count(), 1u) << "one check per config and shape";
+  // Checks are bounded: with two open, a third shape's prediction is answered unchecked.
+  call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=334&N=4096&K=4096&predict=1");
+  const nlohmann::json third = nlohmann::json::parse(
+      call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=335&N=4096&K=4096&predict=1").body);
+  EXPECT_EQ(third["check"]["status"], "not_checked") << third["check"];
+  EXPECT_TRUE(third["check"]["job_id"].is_null());
+  EXPECT_EQ(job_count(), 2u);
 }
 
 TEST_F(PredictedAnswerTest, WithoutAModelAMissStaysA404ThatSaysWhy) {
@@ -84,7 +121,41 @@ TEST_F(PredictedAnswerTest, TuneOnMissQueuesTheJobAndAnswersWithThePredictionMea
   ASSERT_EQ(r.status, HttpStatus::accepted) << r.body;
   const nlohmann::json j = nlohmann::json::parse(r.body);
   EXPECT_EQ(j["answer"]["source"], "predicted");
-  EXPECT_EQ(job_count(), 1u);
+  // The tune job the miss asked for, and the predicted config's compile check beside it.
+  EXPECT_EQ(job_count(), 2u);
+  const auto tune = store_.job(j["job"]["id"].get<std::int64_t>());
+  ASSERT_TRUE(tune.has_value()) << j;
+  EXPECT_EQ(tune->mode, JobMode::tune);
+  EXPECT_NE(j["answer"]["check"]["job_id"], j["job"]["id"]) << j;
+}
+
+// The predicted body is what docs/openapi.json documents (its Predicted schema allows no other
+// field), as the 200 answer of /v1/best and as the answer beside a queued job.
+TEST_F(PredictedAnswerTest, ThePredictedBodyIsTheDocumentedOne) {
+  const nlohmann::json document = test::committed_openapi_document();
+  const nlohmann::json& predicted_schema = document["components"]["schemas"]["Predicted"];
+  const nlohmann::json& best_200 = document["paths"]["/v1/best"]["get"]["responses"]["200"]
+                                           ["content"]["application/json"]["schema"];
+  const ApiResponse r =
+      call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=333&N=4096&K=4096&predict=1");
+  ASSERT_EQ(r.status, HttpStatus::ok) << r.body;
+  nlohmann::json body = nlohmann::json::parse(r.body);
+  for (const auto& v : test::schema_violations(document, predicted_schema, body))
+    ADD_FAILURE() << "Predicted: " << v;
+  for (const auto& v : test::schema_violations(document, best_200, body))
+    ADD_FAILURE() << "/v1/best 200: " << v;
+  const ApiResponse queued =
+      call(http::verb::get,
+           "/v1/best?family=gemm&dtype=bf16&M=77&N=1024&K=512&predict=1&tune_on_miss=1");
+  ASSERT_EQ(queued.status, HttpStatus::accepted) << queued.body;
+  const nlohmann::json answer = nlohmann::json::parse(queued.body)["answer"];
+  EXPECT_TRUE(test::schema_violations(document, predicted_schema, answer).empty()) << answer;
+  // The schema is strict enough to notice a field it does not name, or one gone.
+  body["undocumented"] = 1;
+  EXPECT_FALSE(test::schema_violations(document, predicted_schema, body).empty());
+  body.erase("undocumented");
+  body.erase("expected_us");
+  EXPECT_FALSE(test::schema_violations(document, predicted_schema, body).empty());
 }
 
 TEST_F(PredictedAnswerTest, ABadFlagValueIsA400) {

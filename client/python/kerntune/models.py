@@ -205,6 +205,9 @@ class Prediction:
     validated_elsewhere: bool
     model: Dict[str, Any]
     launch: Optional[Dict[str, Any]] = None
+    # The config's compile check for the shape: status "queued", "running", "compiled" (with its
+    # registers, spill_bytes, smem_bytes), "failed" (reason) or "not_checked"; job_id its job.
+    check: Dict[str, Any] = field(default_factory=dict)
     tuning_job: Optional["Job"] = None  # with tune_on_miss: the job tuning the shape
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -216,7 +219,7 @@ class Prediction:
             config=dict(data.get("config") or {}), expected_us=data["expected_us"],
             expected_interval_us=list(data.get("expected_interval_us") or []),
             validated_elsewhere=data.get("validated_elsewhere") is True, model=dict(data.get("model") or {}),
-            launch=data.get("launch"), raw=data)
+            launch=data.get("launch"), check=dict(data.get("check") or {}), raw=data)
 
 
 def answer_from_json(data: Dict[str, Any]) -> Union[Best, Prediction]:

@@ -217,6 +217,11 @@ class ClientAgainstDaemon(unittest.TestCase):
         self.assertLessEqual(low, predicted.expected_us)
         self.assertGreaterEqual(high, predicted.expected_us)
         self.assertGreater(predicted.model["variants"], 0)
+        # Its compile check was queued by the first answer (a compile-mode job of the shape).
+        self.assertEqual(predicted.check["kind"], "compile-only")
+        self.assertIn(predicted.check["status"], ("queued", "running", "compiled"))
+        self.assertIsInstance(predicted.check["job_id"], int)
+        self.assertEqual(self.client.job(predicted.check["job_id"]).mode, "compile")
         # A tuned shape's own answer wins over a prediction.
         exact = self.client.best("gemm", SEEDED, "bf16", device="NVIDIA H100 80GB HBM3", predict=True)
         self.assertIsInstance(exact, kerntune.Best)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# GET /v1/best?predict=1 latency on shapes nobody tuned: kerntuned (no GPU needed) fitted on the
+# committed recorded spaces, then per family REQUESTS untuned shapes drawn at random (fixed seed:
+# odd, prime and skinny dims among them) asked over one kept-alive connection, so the figures are
+# the daemon's, not TCP set-up. Prints and writes latency percentiles and how many feasible configs
+# each family's answers ranked.
+#
+#   OUT=/some/dir bash bench/predict_latency.sh        (KERNTUNE_BIN_DIR: build/bin by default)
+# Files in $OUT: latency.log, latency.json, daemon.log.
+set -uo pipefail
+out=${OUT:?set OUT}
+bin=${KERNTUNE_BIN_DIR:-build/bin}
+port=${KERNTUNE_BENCH_PORT:-18083}
+requests=${REQUESTS:-200}
+url=http://127.0.0.1:$port
+mkdir -p "$out"
+exec > >(tee -a "$out/latency.log") 2>&1
+echo "== predicted-answer latency, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -n)"
+lscpu | grep -E '^(Model name|CPU\(s\))' || true
+work=$(mktemp -d)
+"$bin/kerntuned" --listen "127.0.0.1:$port" --db "$work/kerntune.db" \
+  --predictor-spaces tests/data/spaces-2026-12 --predictor-spaces tests/data/spaces \
+  >"$out/daemon.log" 2>&1 &
+daemon=$!
+trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$work"' EXIT
+source "$(dirname "$0")/daemon_ready.sh"
+wait_for_daemon "$url" "$bin" "$out/daemon.log"
+
+python3 - "$port" "$out/latency.json" "$requests" <<'PY'
+import http.client, json, random, sys, time
+port, path, requests = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+def get(target):
+    conn.request("GET", target)
+    r = conn.getresponse()
+    return r.status, json.loads(r.read() or b"null")
+
+rng = random.Random(20261205)
+def dim(low, high):  # log-uniform, so small and large dims both come up
+    return max(low, min(high, int(round(2 ** rng.uniform(low.bit_length() - 1, high.bit_length())))))
+families = {
+    "gemm": lambda: {"M": dim(1, 16384), "N": dim(16, 16384), "K": dim(16, 16384)},
+    # The family's dims constraints want N and K multiples of 8 (else a 422, not a miss).
+    "dual_gemm_silu": lambda: {"G": rng.randint(1, 8), "M": dim(1, 1024),
+                               "N": -(-dim(64, 8192) // 8) * 8, "K": -(-dim(64, 8192) // 8) * 8},
+    "attention_fwd": lambda: {"B": rng.randint(1, 8), "H": rng.randint(1, 32), "S": dim(16, 16384),
+                              "D": rng.choice([64, 128]), "CAUSAL": rng.randint(0, 1)},
+}
+summary = {}
+for family, draw in families.items():
+    query = lambda shape: "/v1/best?family=%s&dtype=bf16&predict=1&%s" % (
+        family, "&".join("%s=%d" % kv for kv in shape.items()))
+    # The daemon fits its predictors in the background after it starts.
+    deadline = time.monotonic() + 120
+    while get(query(draw()))[0] != 200:
+        if time.monotonic() > deadline:
+            sys.exit(f"{family}: no predicted answer within 120 s")
+        time.sleep(0.5)
+    lat, ranked, refused = [], [], 0
+    for _ in range(requests):
+        shape = draw()
+        t = time.perf_counter()
+        status, body = get(query(shape))
+        ms = (time.perf_counter() - t) * 1e3
+        if status != 200:  # no feasible config for the drawn shape: reported, not timed
+            refused += 1
+            print(family, shape, status, body)
+            continue
+        assert body["source"] == "predicted", body
+        lat.append(ms)
+        ranked.append(body["model"]["candidates_ranked"])
+    lat.sort()
+    ranked.sort()
+    q = lambda xs, p: xs[min(len(xs) - 1, int(len(xs) * p))]
+    summary[family] = {"answered": len(lat), "not_answered": refused, "p50_ms": round(q(lat, 0.5), 2),
+                       "p90_ms": round(q(lat, 0.9), 2), "p99_ms": round(q(lat, 0.99), 2),
+                       "max_ms": round(lat[-1], 2), "candidates_ranked_median": q(ranked, 0.5),
+                       "candidates_ranked_max": ranked[-1]}
+    print(family, json.dumps(summary[family]))
+json.dump(summary, open(path, "w"), indent=1)
+PY
