@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -28,7 +29,7 @@ struct PredictedCheck {
   std::string status;
   std::int64_t job_id = 0;  // the compile job; 0 for not_checked
   std::string reason;
-  int registers = -1, spill_bytes = -1, smem_bytes = -1;  // when compiled
+  std::optional<int> registers, spill_bytes, smem_bytes;  // when compiled
 };
 
 class PredictedChecks {

@@ -102,7 +102,9 @@ nlohmann::json check_json(AppContext& context, const ProblemQuery& key, const st
     check.status = "not_checked";
     check.reason = "this daemon checks no predicted config";
   }
-  const auto known = [](int v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  const auto known = [](std::optional<int> v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
   return {{"kind", "compile-only"},
           {"status", check.status},
           {"job_id", check.job_id > 0 ? nlohmann::json(check.job_id) : nlohmann::json(nullptr)},
