@@ -86,7 +86,12 @@ function fmt(value, digits = 1) { return value === null || value === undefined ?
 function fmtError(value) { return value === null || value === undefined ? "–" : Number(value).toExponential(2); }
 function statusBadge(status) { return `<span class="status ${esc(status)}">${esc(status)}</span>`; }
 function configText(config) { return Object.entries(config || {}).map(([k, v]) => `${k}=${v}`).join(" "); }
-function shapeText(shape) { return Object.entries(shape || {}).map(([k, v]) => `${k}=${v}`).join(" "); }
+// A shape's dims in the family's order (GET /v1/families: "dims"), else as the JSON holds them.
+function shapeText(shape, dims) {
+  const names = dims ? dims.map((d) => d.name).filter((n) => n in (shape || {})) : Object.keys(shape || {});
+  for (const name of Object.keys(shape || {})) if (!names.includes(name)) names.push(name);
+  return names.map((k) => `${k}=${shape[k]}`).join(" ");
+}
 // On-chip bytes per block, the Pareto front's third objective (as the store computes it).
 function footprint(v) {
   if (v.smem_bytes === null || v.registers === null || v.threads === null) return null;
@@ -574,6 +579,7 @@ async function showShapes(view, params) {
   const [families, all, page] = await Promise.all([api("/v1/families"), api("/v1/tuned?limit=1000"), api("/v1/tuned?" + query.toString())]);
   const models = [...new Set(all.problems.map((p) => p.device))].sort();
   const option = (value, selected) => `<option value="${esc(value)}" ${value === selected ? "selected" : ""}>${esc(value || "any")}</option>`;
+  const dimsOf = (name) => (families.families.find((f) => f.name === name) || {}).dims;
   const groups = new Map();
   for (const p of page.problems) {
     const key = `${p.family} on ${p.device}`;
@@ -595,7 +601,7 @@ async function showShapes(view, params) {
       location.hash = "#/shapes" + (next.toString() ? "?" + next.toString() : "");
     });
   [...groups.values()].forEach((problems, i) => sortableTable(document.getElementById(`shapes-${i}`), [
-    { label: "shape", value: (p) => p.shape_key, html: (p) => esc(shapeText(p.shape)) },
+    { label: "shape", value: (p) => p.shape_key, html: (p) => esc(shapeText(p.shape, dimsOf(p.family))) },
     { label: "dtype", value: (p) => p.dtype },
     { label: "best config", value: (p) => p.best.config_key, html: (p) => `${esc(p.best.template)} <code>${esc(configText(p.best.config))}</code>` },
     { label: "median µs", value: (p) => p.best.median_us, num: true, html: (p) => fmt(p.best.median_us) },
@@ -603,7 +609,72 @@ async function showShapes(view, params) {
     { label: "front size", value: (p) => p.front_size, num: true },
     { label: "job", value: (p) => p.best.job_id, num: true, html: (p) => `<a href="#/jobs/${p.best.job_id}">${p.best.job_id}</a>` },
   ], problems, (p) => showVariant(p.best.id).catch(showError)));
+  // The form starts on the filtered family, else the first one with a tuned shape.
+  lookupForm(view, families.families, models, params.family || (page.problems[0] || all.problems[0] || {}).family);
   return () => {};
+}
+
+// ---- looking up a shape: tuned, nearest tuned or predicted (GET /v1/best?predict=1&nearest=1) ----
+
+function lookupForm(view, families, models, startFamily) {
+  if (families.length === 0) return;
+  const section = document.createElement("section");
+  section.id = "lookup";
+  section.innerHTML = `<h2>Look up a shape</h2>
+    <form id="lookup-form" class="filters">
+      <label>Family <select id="lookup-family">${families.map((f) => `<option ${f.name === startFamily ? "selected" : ""}>${esc(f.name)}</option>`).join("")}</select></label>
+      <label>dtype <select id="lookup-dtype"></select></label>
+      <span id="lookup-dims"></span>
+      <label>GPU model <select id="lookup-device">${["", ...models].map((m) => `<option value="${esc(m)}">${esc(m || "any")}</option>`).join("")}</select></label>
+      <button type="submit">Look up</button>
+    </form>
+    <div id="lookup-answer"></div>`;
+  view.appendChild(section);
+  const familySelect = section.querySelector("#lookup-family");
+  const familyOf = () => families.find((f) => f.name === familySelect.value);
+  const drawInputs = () => {
+    const family = familyOf();
+    section.querySelector("#lookup-dtype").innerHTML = family.dtypes.map((d) => `<option>${esc(d)}</option>`).join("");
+    section.querySelector("#lookup-dims").innerHTML = family.dims.map((d) =>
+      `<label>${esc(d.name)} <input class="lookup-dim" name="${esc(d.name)}" type="number" min="${esc(d.min)}" max="${esc(d.max)}" value="${esc(d.default ?? d.min)}" required></label>`).join(" ");
+  };
+  familySelect.addEventListener("change", drawInputs);
+  drawInputs();
+  section.querySelector("#lookup-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const family = familyOf();
+    const query = new URLSearchParams({ family: family.name, dtype: section.querySelector("#lookup-dtype").value });
+    for (const input of section.querySelectorAll(".lookup-dim")) query.set(input.name, input.value);
+    const device = section.querySelector("#lookup-device").value;
+    if (device) query.set("device", device);
+    query.set("predict", "1");
+    query.set("nearest", "1");
+    const out = section.querySelector("#lookup-answer");
+    out.innerHTML = `<p class="muted">Looking up…</p>`;
+    api("/v1/best?" + query.toString())
+      .then((answer) => { out.innerHTML = lookupAnswer(answer, family.dims); })
+      .catch((error) => {
+        // A miss with no predictor and no comparable shape is an answer too, not a page error.
+        out.innerHTML = `<p id="lookup-source" class="lookup-none">${error.status === 404 ? "not tuned" : "error"}</p><p class="reason">${esc(error.message)}</p>`;
+      });
+  });
+}
+
+// One answer of GET /v1/best, labelled by where it comes from.
+function lookupAnswer(a, dims) {
+  const config = `${esc(a.template)} <code>${esc(configText(a.config))}</code>`;
+  if (a.source === "predicted") {
+    const check = a.check || {};
+    const resources = check.status === "compiled" ? ` (${check.registers} registers, ${check.spill_bytes} spill bytes, ${check.smem_bytes} B shared memory)` : "";
+    return `<p><span id="lookup-source" class="lookup-predicted">predicted</span> for ${esc(shapeText(a.shape, dims))}: never measured for this shape</p>
+      <p>${config}</p>
+      <p>expected ${fmt(a.expected_us)} µs (interval ${fmt(a.expected_interval_us[0])}–${fmt(a.expected_interval_us[1])} µs), ranked by a model of ${esc(a.model.variants)} variant(s) measured on ${esc(a.model.shapes)} shape(s)${a.validated_elsewhere ? "; this config was validated on another shape" : ""}</p>
+      <p>compile check (${esc(check.kind || "compile-only")}): ${statusBadge(check.status || "not_checked")}${esc(resources)}${check.reason ? " " + esc(check.reason) : ""}</p>`;
+  }
+  const measured = `<p>${config}</p><p>median ${fmt(a.median_us)} µs, job <a href="#/jobs/${a.job_id}">${a.job_id}</a>${a.baseline_wins ? " (the baseline wins: " + esc(a.baseline) + ")" : ""}</p>`;
+  if (a.exact === false && a.nearest)
+    return `<p><span id="lookup-source" class="lookup-nearest">nearest tuned shape</span>: ${esc(shapeText(a.nearest.shape, dims))} for ${esc(shapeText(a.nearest.asked_shape, dims))} (distance ${fmt(a.nearest.distance, 2)})</p>${measured}`;
+  return `<p><span id="lookup-source" class="lookup-tuned">tuned</span> ${esc(shapeText(a.shape, dims))}</p>${measured}`;
 }
 
 // ---- routing ------------------------------------------------------------------------------

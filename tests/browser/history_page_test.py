@@ -71,7 +71,10 @@ class HistoryPage(unittest.TestCase):
     def open(self, fragment: str) -> None:
         """Loads the page at #fragment and waits until its view has drawn."""
         self.js("if (document.body) delete document.body.dataset.ready")  # a hash change keeps the page
-        self.browser.get(f"{self.daemon.url}/#{fragment}")
+        if self.js("return location.hash") == f"#{fragment}":
+            self.browser.refresh()  # the same URL again fires no hash change: nothing would redraw
+        else:
+            self.browser.get(f"{self.daemon.url}/#{fragment}")
         WebDriverWait(self.browser, 30).until(
             lambda b: b.execute_script("return document.body.dataset.ready") in (f"#{fragment}", "error"))
         self.assertEqual(self.browser.execute_script("return document.body.dataset.ready"), f"#{fragment}",
@@ -315,7 +318,8 @@ class HistoryPage(unittest.TestCase):
 
     def test_shape_browser_lists_tuned_problems(self) -> None:
         self.open("/shapes")
-        headings = [h.text for h in self.browser.find_elements(By.CSS_SELECTOR, "#view h2")]
+        headings = [h.text for h in self.browser.find_elements(By.CSS_SELECTOR, "#view h2")
+                    if h.text != "Look up a shape"]
         self.assertEqual(sorted(headings), ["gemm on NVIDIA B200", f"gemm on {H100}"])
         rows = self.browser.find_elements(By.CSS_SELECTOR, ".shapes-table tbody tr")
         self.assertEqual(len(rows), 3)
@@ -328,6 +332,57 @@ class HistoryPage(unittest.TestCase):
         self.assertEqual(len(rows), 1)
         self.assertIn("M=4096 N=4096", rows[0].text)
         self.assert_console_clean()
+
+    def lookup(self, shape: dict, device: str = "") -> str:
+        """Looks a gemm bf16 shape up in the shape browser's form; returns the answer's text."""
+        self.open("/shapes")
+        for name, value in shape.items():
+            field = self.browser.find_element(By.CSS_SELECTOR, f"#lookup-dims input[name='{name}']")
+            field.clear()
+            field.send_keys(str(value))
+        if device:
+            self.js(f"document.getElementById('lookup-device').value = {device!r}")
+        self.browser.find_element(By.CSS_SELECTOR, "#lookup-form button").click()
+        WebDriverWait(self.browser, 30).until(lambda b: b.find_elements(By.ID, "lookup-source"))
+        return self.browser.find_element(By.ID, "lookup-answer").text
+
+    def test_shape_lookup_labels_tuned_and_untuned_answers(self) -> None:
+        # The form asks for the family's dims in the family's order.
+        self.open("/shapes")
+        names = [e.get_attribute("name") for e in self.browser.find_elements(By.CSS_SELECTOR, "#lookup-dims input")]
+        self.assertEqual(names[:3], ["M", "N", "K"])
+        # A tuned shape: its own answer, labelled tuned, with the store's figure and job.
+        best = self.client.best("gemm", {"M": 4096, "N": 4096, "K": 4096}, "bf16", device=H100)
+        text = self.lookup({"M": 4096, "N": 4096, "K": 4096}, H100)
+        self.assertEqual(self.browser.find_element(By.ID, "lookup-source").text, "tuned")
+        self.assertIn("M=4096 N=4096 K=4096", text)
+        self.assertIn(f"{best.median_us:.1f} µs", text)
+        self.assertIn(f"job {best.job_id}", text)
+        # A shape nobody tuned: the page says the answer is predicted (never measured) or, where
+        # no model fits, borrowed from the nearest tuned shape; never "tuned".
+        reply = self.client.best("gemm", {"M": 333, "N": 4096, "K": 4096}, "bf16", device=H100,
+                                 predict=True, nearest=True)
+        text = self.lookup({"M": 333, "N": 4096, "K": 4096}, H100)
+        source = self.browser.find_element(By.ID, "lookup-source").text
+        if getattr(reply, "predicted", False) or type(reply).__name__ == "Prediction":
+            self.assertEqual(source, "predicted")
+            self.assertIn("for M=333 N=4096 K=4096: never measured for this shape", text)
+            self.assertIn("compile check (compile-only)", text)
+        else:
+            self.assertEqual(source, "nearest tuned shape")
+            self.assertIn("for M=333 N=4096 K=4096", text)
+        # A family with no tuned shape and no model: a plain "not tuned", in the form's answer, not
+        # as a page error.
+        self.open("/shapes")
+        self.js("const s = document.getElementById('lookup-family'); s.value = 'attention_fwd';"
+                " s.dispatchEvent(new Event('change'))")
+        self.browser.find_element(By.CSS_SELECTOR, "#lookup-form button").click()
+        WebDriverWait(self.browser, 30).until(lambda b: b.find_elements(By.ID, "lookup-source"))
+        self.assertEqual(self.browser.find_element(By.ID, "lookup-source").text, "not tuned")
+        self.assertTrue(self.browser.find_element(By.ID, "error-banner").get_attribute("hidden"))
+        # The browser logs that miss's 404 as a failed resource load; nothing else may be logged.
+        severe = [e["message"] for e in self.browser.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        self.assertTrue(all("/v1/best?" in m and "404" in m for m in severe), severe)
 
     def test_batches_list_and_a_batch_problem_by_problem(self) -> None:
         batch = self.client.submit_batch(
