@@ -210,6 +210,13 @@ int main(int argc, char** argv) {
       if (families_dir.empty()) throw std::runtime_error("--predict needs --families DIR");
       std::vector<kt::RecordedSpace> spaces;
       for (auto& entry : loaded) spaces.push_back(std::move(entry.second));
+      const std::size_t given = spaces.size();
+      spaces = kt::newest_recordings(std::move(spaces));
+      if (spaces.size() < given)
+        std::cout << fmt::format(
+            "{} of {} spaces left out: a newer recording of the same problem (family, dtype, GPU "
+            "model, shape) is given\n\n",
+            given - spaces.size(), given);
       nlohmann::json expect = nlohmann::json::object();
       if (!expect_file.empty()) expect = nlohmann::json::parse(std::ifstream(expect_file));
       return run_predictions(std::move(spaces), families_dir, json_out, expect);

@@ -363,8 +363,13 @@ int run_daemon(const DaemonOptions& options) {
   std::vector<kt::RecordedSpace> recorded;
   for (const auto& file : kt::recorded_space_files(options.predictor_spaces))
     recorded.push_back(kt::load_recorded_space(file));
+  const std::size_t given = recorded.size();
+  recorded = kt::newest_recordings(std::move(recorded));
   if (!recorded.empty())
-    spdlog::info("shape predictors: {} recorded spaces besides the store", recorded.size());
+    spdlog::info(
+        "shape predictors: {} recorded spaces besides the store ({} older recordings of "
+        "the same problems left out)",
+        recorded.size(), given - recorded.size());
   std::vector<kt::DeviceLimits> predicted_for;
   for (const kt::DeviceInfo& d : devices.devices) predicted_for.push_back(kt::limits_for_device(d));
   if (predicted_for.empty()) predicted_for.push_back(kt::limits_for_arch("sm_90a").value());

@@ -268,6 +268,29 @@ TEST(RecordedSpace, RoundTripsAndRejectsBadInput) {
   EXPECT_THROW(recorded_space_from_json(bad), std::invalid_argument);
 }
 
+// A re-recorded problem supersedes its older recording; other GPU models and shapes stay.
+TEST(RecordedSpace, OnlyTheNewestRecordingOfAProblemIsKept) {
+  RecordedSpace old_h100 = synthetic_space(), new_h100 = old_h100, h200 = old_h100,
+                other_shape = old_h100, undated = old_h100;
+  old_h100.device["name"] = new_h100.device["name"] = undated.device["name"] = "H100";
+  other_shape.device["name"] = "H100";
+  h200.device["name"] = "H200";
+  old_h100.provenance["recorded"] = "2026-11-22";
+  new_h100.provenance["created_at"] = "2026-12-06T16:37:09.172Z";
+  new_h100.variants.resize(7);
+  h200.provenance["created_at"] = "2026-11-01T00:00:00Z";
+  other_shape.shape["M"] = 64;
+  EXPECT_EQ(recorded_at(old_h100), "2026-11-22");
+  EXPECT_EQ(recorded_at(undated), "");
+
+  const std::vector<RecordedSpace> kept =
+      newest_recordings({undated, old_h100, h200, new_h100, other_shape});
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[0].variants.size(), 7u) << "the 2026-12-06 recording, in the first one's place";
+  EXPECT_EQ(kept[1].device["name"], "H200");
+  EXPECT_EQ(kept[2].shape.at("M"), 64);
+}
+
 TEST(Features, OccupancyFollowsTheScarcestResource) {
   EXPECT_DOUBLE_EQ(search::occupancy_estimate({32, 0, 0, 256}), 1.0);
   // 168 registers x 384 threads: one block of 12 warps.

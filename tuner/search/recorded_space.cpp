@@ -1,5 +1,6 @@
 #include "tuner/search/recorded_space.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace kt {
@@ -85,6 +86,30 @@ nlohmann::json to_json(const RecordedSpace& space) {
   }
   j["variants"] = std::move(variants);
   return j;
+}
+
+std::string recorded_at(const RecordedSpace& space) {
+  for (const char* key : {"created_at", "recorded"})
+    if (space.provenance.contains(key) && space.provenance.at(key).is_string())
+      return space.provenance.at(key).get<std::string>();
+  return "";
+}
+
+std::vector<RecordedSpace> newest_recordings(std::vector<RecordedSpace> spaces) {
+  const auto same_problem = [](const RecordedSpace& a, const RecordedSpace& b) {
+    return a.family == b.family && a.dtype == b.dtype && a.shape == b.shape &&
+           a.device.value("name", std::string()) == b.device.value("name", std::string());
+  };
+  std::vector<RecordedSpace> kept;
+  for (RecordedSpace& s : spaces) {
+    const auto same = std::find_if(kept.begin(), kept.end(),
+                                   [&](const RecordedSpace& k) { return same_problem(k, s); });
+    if (same == kept.end())
+      kept.push_back(std::move(s));
+    else if (recorded_at(s) > recorded_at(*same))
+      *same = std::move(s);
+  }
+  return kept;
 }
 
 }  // namespace kt

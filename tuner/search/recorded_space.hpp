@@ -33,6 +33,15 @@ struct RecordedSpace {
   std::optional<double> optimum_us() const;
 };
 
+// When a space was recorded: provenance "created_at" (kerntune export) or "recorded" (converted
+// reports); "" when neither is there. ISO dates, so they compare as strings.
+std::string recorded_at(const RecordedSpace& space);
+
+// One space per (family, dtype, GPU model, shape): the most recently recorded, since an older
+// recording of the same problem timed earlier versions of the templates (a shape predictor fitted
+// on both learns two answers for one question). Keeps the survivors' order.
+std::vector<RecordedSpace> newest_recordings(std::vector<RecordedSpace> spaces);
+
 // Throws std::invalid_argument naming what is wrong (format, a missing field, a bad value).
 RecordedSpace recorded_space_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const RecordedSpace& space);
