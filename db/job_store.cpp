@@ -90,9 +90,11 @@ std::vector<JobRecord> JobStore::jobs(const JobFilter& filter) {
     db::Statement query(*reader, std::string(db::kJobSelect) +
                                      " WHERE (?1 = '' OR family = ?1)"
                                      " AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)"
+                                     " AND (CAST(?5 AS TEXT) IS NULL OR mode = ?5)"
                                      " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
     query.bind(1, filter.family);
     if (filter.status) query.bind(2, std::string(to_string(*filter.status)));
+    if (filter.mode) query.bind(5, std::string(to_string(*filter.mode)));
     // A negative limit means none (PostgreSQL refuses a negative LIMIT).
     query.bind(3, filter.limit < 0 ? std::numeric_limits<std::int64_t>::max()
                                    : static_cast<std::int64_t>(filter.limit));
@@ -113,9 +115,11 @@ JobPage JobStore::job_page(const JobFilter& filter, std::int64_t before_id) {
                                      " WHERE (?1 = '' OR family = ?1)"
                                      " AND (CAST(?2 AS TEXT) IS NULL OR status = ?2)"
                                      " AND id < ?5"
+                                     " AND (CAST(?6 AS TEXT) IS NULL OR mode = ?6)"
                                      " ORDER BY id DESC LIMIT ?3 OFFSET ?4");
     query.bind(1, filter.family);
     if (filter.status) query.bind(2, std::string(to_string(*filter.status)));
+    if (filter.mode) query.bind(6, std::string(to_string(*filter.mode)));
     query.bind(3, filter.limit + 1);
     query.bind(4, filter.offset < 0 ? 0 : filter.offset);
     query.bind(5, before_id > 0 ? before_id : std::numeric_limits<std::int64_t>::max());

@@ -242,6 +242,7 @@ std::optional<FamilyRegistrationRecord::Status> registration_status_from_string(
 struct JobFilter {
   std::string family;  // "" = any
   std::optional<JobStatus> status;
+  std::optional<JobMode> mode;
   int limit = 50;  // negative = no limit
   int offset = 0;
 };

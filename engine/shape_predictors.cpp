@@ -152,10 +152,14 @@ void ShapePredictors::start(std::chrono::milliseconds poll, int nice) {
   });
 }
 
-std::int64_t ShapePredictors::newest_done_job(const std::string& family) {
+std::int64_t ShapePredictors::newest_tune_job(const std::string& family) {
   JobFilter filter;
   filter.family = family;
   filter.status = JobStatus::done;
+  // Only tune jobs are fitted on: a finished compile job (the predicted answers' own checks
+  // among them) changes nothing, and refitting on each kept the refit thread busy while answers
+  // were being served.
+  filter.mode = JobMode::tune;
   filter.limit = 1;
   const JobPage page = store_.job_page(filter, 0);
   return page.jobs.empty() ? 0 : page.jobs.front().id;
@@ -165,7 +169,7 @@ void ShapePredictors::refit_all() {
   std::set<std::pair<std::string, std::string>> keys;
   for (const RecordedSpace& s : recorded_) keys.emplace(s.family, s.dtype);
   for (const Family* family : families_.all()) {
-    const std::int64_t newest = newest_done_job(family->name);
+    const std::int64_t newest = newest_tune_job(family->name);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       seen_job_[family->name] = newest;
@@ -189,7 +193,7 @@ void ShapePredictors::watch(std::chrono::milliseconds poll) {
     lock.unlock();
     try {
       for (const Family* family : families_.all()) {
-        const std::int64_t newest = newest_done_job(family->name);
+        const std::int64_t newest = newest_tune_job(family->name);
         std::int64_t seen = 0;
         {
           std::lock_guard<std::mutex> guard(mutex_);
@@ -215,10 +219,11 @@ void ShapePredictors::refit(const std::string& family_name, const std::string& d
   JobFilter filter;
   filter.family = family_name;
   filter.status = JobStatus::done;
+  filter.mode = JobMode::tune;
   filter.limit = -1;
   std::int64_t newest = 0;
   for (const JobRecord& job : store_.jobs(filter)) {
-    if (job.mode != JobMode::tune || job.dtype != dtype) continue;
+    if (job.dtype != dtype) continue;
     newest = std::max(newest, job.id);
     RecordedSpace space = space_of(job, store_.variants(job.id, true));
     if (!space.variants.empty()) spaces.push_back(std::move(space));
@@ -251,6 +256,7 @@ void ShapePredictors::refit(const std::string& family_name, const std::string& d
                  dtype, fitted->variants, fitted->shapes);
     std::lock_guard<std::mutex> lock(mutex_);
     models_[{family_name, dtype}] = std::move(fitted);
+    ++fits_;
   } catch (const std::exception& e) {
     spdlog::warn("shape predictor for {} {}: not fitted: {}", family_name, dtype, e.what());
   }

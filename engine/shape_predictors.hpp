@@ -72,6 +72,9 @@ class ShapePredictors {
   // Fits (or refits) every (family, dtype) with data now, on the calling thread.
   void refit_all();
 
+  // How many fits have completed since construction (every family and dtype).
+  std::size_t fits() const { return fits_.load(); }
+
   // nullptr while nothing of the family and dtype was measured.
   std::shared_ptr<const FittedPredictor> model(const std::string& family,
                                                const std::string& dtype) const;
@@ -94,7 +97,7 @@ class ShapePredictors {
  private:
   void refit(const std::string& family, const std::string& dtype);
   void watch(std::chrono::milliseconds poll);
-  std::int64_t newest_done_job(const std::string& family);
+  std::int64_t newest_tune_job(const std::string& family);
   // The index of (family, dtype, limits), built on first use (start() builds those of `limits_`).
   std::shared_ptr<const SpaceIndex> index_for(const Family& family, const std::string& dtype,
                                               const DeviceLimits& limits) const;
@@ -106,7 +109,8 @@ class ShapePredictors {
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::shared_ptr<const SpaceIndex>> indexes_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const FittedPredictor>> models_;
-  std::map<std::string, std::int64_t> seen_job_;  // per family: the newest done job fitted on
+  std::map<std::string, std::int64_t> seen_job_;  // per family: the newest finished tune job fitted on
+  std::atomic<std::size_t> fits_{0};
   std::condition_variable wake_;
   bool stopping_ = false;
   // The refit thread, at the compile threads' priority (SCHED_IDLE by default): a fit takes only

@@ -1,6 +1,7 @@
 // The daemon's shape predictors (engine/shape_predictors.hpp) against a real SQLite store: nothing
 // is fitted before a tune job of the family finishes, a finished job is fitted within seconds by
-// the background thread, and a newer one refits the model with its shape added.
+// the background thread, and a newer one refits the model with its shape added; a finished
+// compile job (a predicted answer's check) refits nothing.
 #include <gtest/gtest.h>
 
 #include "engine/shape_predictors.hpp"
@@ -14,9 +15,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::int64_t finished_job(Store& store, const Shape& shape, double fastest_us) {
+std::int64_t finished_job(Store& store, const Shape& shape, double fastest_us,
+                          JobMode mode = JobMode::tune) {
   NewJob job = test::tune_job();
   job.shape = shape;
+  job.mode = mode;
   const std::int64_t id = store.create_job(job);
   const auto rows = test::plan(store, id, 4);
   for (std::size_t i = 0; i < rows.size(); ++i)
@@ -58,6 +61,15 @@ TEST(ShapePredictors, AFinishedJobIsFittedInTheBackgroundAndANewerOneRefitsTheMo
   EXPECT_LE(model->residual_low, model->residual_high);
   EXPECT_TRUE(ShapePredictors::measured_before(*model, "gemm_mma",
                                                {{"BM", 1}, {"BN", 128}, {"STAGES", 3}}));
+
+  // Compile jobs are not fitted on, so finishing one is no reason to refit (each predicted
+  // answer's check is one: refitting on them kept the thread busy while answers were served).
+  const std::size_t fits = predictors.fits();
+  finished_job(store, {{"M", 512}, {"N", 512}, {"K", 512}}, 10, JobMode::compile);
+  std::this_thread::sleep_for(500ms);  // ten polls
+  EXPECT_EQ(predictors.fits(), fits);
+  EXPECT_EQ(predictors.model("gemm", "bf16")->newest_job, second);
+  EXPECT_EQ(predictors.model("gemm", "bf16")->shapes, 2u);
 }
 
 }  // namespace
