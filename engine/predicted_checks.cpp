@@ -1,5 +1,8 @@
 #include "engine/predicted_checks.hpp"
 
+#include <exception>
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "tuner/config.hpp"
@@ -17,7 +20,19 @@ std::string check_key(const ProblemQuery& problem, const std::string& arch,
 
 PredictedChecks::PredictedChecks(Store& store, JobScheduler& scheduler, std::size_t max_open,
                                  std::size_t max_known)
-    : store_(store), scheduler_(scheduler), max_open_(max_open), max_known_(max_known) {}
+    : store_(store),
+      scheduler_(scheduler),
+      max_open_(max_open),
+      max_known_(max_known),
+      queue_(std::make_unique<ThreadPool>(1)) {}
+
+PredictedChecks::~PredictedChecks() {
+  queue_.reset();
+}
+
+void PredictedChecks::flush() {
+  queue_->submit([] {}).wait();
+}
 
 PredictedCheck PredictedChecks::state_of(std::int64_t job_id) {
   PredictedCheck check;
@@ -67,28 +82,39 @@ PredictedCheck PredictedChecks::check(const ProblemQuery& problem, const std::st
                                       const std::string& template_name, const Config& config,
                                       const SubmissionHost& host) {
   const std::string key = check_key(problem, arch, template_name, config);
-  std::unique_lock lock(mutex_);
-  if (const auto known = jobs_.find(key); known != jobs_.end()) {
-    const std::int64_t id = known->second;
-    lock.unlock();
-    return state_of(id);
-  }
-  for (auto it = open_.begin(); it != open_.end();) {
-    const std::optional<JobRecord> job = store_.job(*it);
-    const bool ended =
-        !job || (job->status != JobStatus::queued && job->status != JobStatus::running);
-    it = ended ? open_.erase(it) : std::next(it);
-  }
-  const std::size_t open = open_.size();
   PredictedCheck check;
-  if (open >= max_open_ || jobs_.size() >= max_known_) {
-    check.status = "not_checked";
-    check.reason = open >= max_open_ ? std::to_string(open) +
-                                           " checks of predicted configs are open; this one is "
-                                           "queued when asked again after they end"
-                                     : "the daemon remembers no more checks until it restarts";
-    return check;
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto known = jobs_.find(key); known != jobs_.end()) {
+      check.job_id = known->second.job_id;
+      if (!known->second.failure.empty()) {
+        check.status = "failed";
+        check.reason = known->second.failure;
+        return check;
+      }
+      if (check.job_id == 0) {
+        check.status = "queued";  // accepted, its job not stored yet
+        return check;
+      }
+    } else {
+      const std::size_t open = open_.size() + storing_;
+      if (open >= max_open_ || jobs_.size() >= max_known_) {
+        check.status = "not_checked";
+        check.reason = open >= max_open_
+                           ? std::to_string(open) +
+                                 " checks of predicted configs are open; this one is queued when "
+                                 "asked again after they end"
+                           : "the daemon remembers no more checks until it restarts";
+        if (open >= max_open_ && !refreshing_ && !open_.empty()) {
+          refreshing_ = true;
+          queue_->submit([this] { refresh_open(); });
+        }
+        return check;
+      }
+    }
   }
+  if (check.job_id > 0) return state_of(check.job_id);
+
   JobRequest request;
   request.family = problem.family->name;
   request.dtype = problem.dtype;
@@ -99,17 +125,63 @@ PredictedCheck PredictedChecks::check(const ProblemQuery& problem, const std::st
   for (const auto& [axis, value] : config) pinned[axis] = value;
   request.configs = nlohmann::json::array({pinned});
   request.warm_start = false;
+  std::optional<JobSubmission> planned;
   try {
-    const JobRecord job = submit_job(plan_job(request, host), store_, scheduler_);
-    jobs_.emplace(key, job.id);
-    open_.insert(job.id);
-    check.status = "queued";
-    check.job_id = job.id;
+    planned.emplace(plan_job(request, host));
   } catch (const SubmissionError& e) {
     check.status = "failed";
     check.reason = std::string("cannot queue its compile job: ") + e.what();
+    return check;
   }
+  {
+    std::lock_guard lock(mutex_);
+    // Two requests may have planned the same check at once: the first to get here queues it.
+    if (!jobs_.emplace(key, Known{}).second) {
+      check.status = "queued";
+      return check;
+    }
+    ++storing_;
+  }
+  queue_->submit([this, key, submission = std::move(*planned)]() mutable {
+    store_check(key, std::move(submission));
+  });
+  check.status = "queued";
   return check;
+}
+
+void PredictedChecks::store_check(const std::string& key, JobSubmission submission) {
+  refresh_open();
+  Known known;
+  try {
+    known.job_id = submit_job(std::move(submission), store_, scheduler_).id;
+  } catch (const std::exception& e) {
+    known.failure = std::string("cannot queue its compile job: ") + e.what();
+  }
+  std::lock_guard lock(mutex_);
+  jobs_[key] = known;
+  --storing_;
+  if (known.job_id > 0) open_.insert(known.job_id);
+}
+
+void PredictedChecks::refresh_open() {
+  std::set<std::int64_t> open;
+  {
+    std::lock_guard lock(mutex_);
+    open = open_;
+    refreshing_ = false;
+  }
+  std::set<std::int64_t> ended;
+  for (const std::int64_t id : open) {
+    try {
+      const std::optional<JobRecord> job = store_.job(id);
+      if (!job || (job->status != JobStatus::queued && job->status != JobStatus::running))
+        ended.insert(id);
+    } catch (const std::exception&) {
+      // The store is unreachable: the job stays counted until a later refresh.
+    }
+  }
+  std::lock_guard lock(mutex_);
+  for (const std::int64_t id : ended) open_.erase(id);
 }
 
 }  // namespace kt

@@ -76,7 +76,8 @@ Handler remembered(Handler handler, AnswerScope scope) {
       stale->headers.emplace_back("Warning", "110 kerntuned \"store unreachable: last answer\"");
       return *std::move(stale);
     }
-    if (answer.status == HttpStatus::ok) context.answers->store(key, writes, answer);
+    if (answer.status == HttpStatus::ok && answer.rememberable)
+      context.answers->store(key, writes, answer);
     return answer;
   };
 }

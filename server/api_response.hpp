@@ -26,6 +26,9 @@ struct ApiResponse {
   // Set by GET /v1/jobs/{id}/events: the session turns the connection into that job's event
   // stream (server/event_stream.hpp), starting from this state, instead of sending the body.
   std::shared_ptr<const JobSnapshot> event_stream;
+  // False for an answer that changes without a store write its route's answer cache watches (a
+  // predicted answer whose check is still open): it is not remembered (server/answer_cache.hpp).
+  bool rememberable = true;
 
   // The body parsed as JSON (for tests and logging); throws if it is not JSON.
   nlohmann::json json() const { return nlohmann::json::parse(body); }

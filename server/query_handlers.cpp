@@ -182,7 +182,16 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
       if (near) predicted = best_answer_json(*near);
     }
     if (tune_on_miss) return tuning_answer(context, key, key.device_name, std::move(predicted));
-    if (!predicted.is_null()) return json_response(HttpStatus::ok, std::move(predicted));
+    if (!predicted.is_null()) {
+      // Its check moves on (queued, running, compiled) with no write to the fronts, which is all
+      // a remembered /v1/best answer watches: remembered only once the check has ended.
+      const std::string check = predicted.contains("check") && predicted["check"].is_object()
+                                    ? predicted["check"].value("status", std::string())
+                                    : std::string();
+      ApiResponse response = json_response(HttpStatus::ok, std::move(predicted));
+      response.rememberable = check.empty() || check == "compiled" || check == "failed";
+      return response;
+    }
     throw ApiError(
         HttpStatus::not_found, "not_tuned",
         "nothing tuned for " + describe(key) + " and no shape predictor for " + key.family->name +
