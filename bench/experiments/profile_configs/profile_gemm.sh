@@ -7,12 +7,15 @@
 # (INVOCATION, default 5: past the validation launches), with clocks left alone.
 #
 #   OUT=DIR bash bench/experiments/profile_configs/profile_gemm.sh [BIN_DIR] SHAPE...
-# SHAPE: MxNxK with a config file PROFILE_CONFIGS/MxNxK.json (env; default this folder,
+# FAMILY and DTYPE (env, default gemm and bf16) name the jobs' family and dtype: FAMILY=gemm_fp8
+# DTYPE=e4m3 PROFILE_CONFIGS=.../fp8 profiles the fp8 GEMM (its shapes MxNxKxBLOCK_SCALED).
+# SHAPE: the family's extents in its dim order (MxNxK) with a config file PROFILE_CONFIGS/SHAPE.json (env; default this folder,
 # the H200's best configs; h100/ holds the H100's where they differ). One
 # config per template: ncu counts launches per kernel function, so a second config of the same
 # template would not be profiled.
 # Writes to OUT: profile.log (progress, ncu's messages, each job's result), <shape>.ncu-rep
-# bundled in reports.tar, <shape>-details.csv (every section's metrics, one row per metric) and
+# bundled in reports.tar, <shape>-details.csv (every section's metrics, one row per metric),
+# <shape>-raw.csv (every counter collected, one row per kernel) and
 # summary.txt (per kernel: duration, DRAM throughput, L2 hit rate, achieved occupancy, top stalls).
 # Needs ncu on PATH (the GPU machines' CUDA image) and python3. ncu replays each profiled kernel
 # about 33 times: for millisecond kernels (8192^3) the baseline's eight algorithms can outlast the
@@ -31,7 +34,7 @@ source "$here/../../daemon_ready.sh"
 say() { echo "== $* ($SECONDS s)" | tee -a "$log"; }
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 [ -x "$ncu_bin" ] || { echo "ncu not found" | tee -a "$log"; exit 1; }
-say "kerntune GEMM profiles, $(date -u +%Y-%m-%dT%H:%M:%SZ), $("$ncu_bin" --version | tail -1)"
+say "kerntune ${FAMILY:-gemm} ${DTYPE:-bf16} profiles, $(date -u +%Y-%m-%dT%H:%M:%SZ), $("$ncu_bin" --version | tail -1)"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv >>"$log" 2>&1
 
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
@@ -50,8 +53,8 @@ for shape in "$@"; do
     >"$work/daemon-$shape.log" 2>&1 &
   daemon=$!
   wait_for_daemon "http://127.0.0.1:$port" "$bin" "$work/daemon-$shape.log"
-  timeout "${JOB_S:-240}" "$bin/kerntune" --server "http://127.0.0.1:$port" --json submit gemm \
-    --shape "$shape" --dtype bf16 --configs "@$configs" --wait >"$work/job.json" 2>>"$log"
+  timeout "${JOB_S:-240}" "$bin/kerntune" --server "http://127.0.0.1:$port" --json submit \
+    "${FAMILY:-gemm}" --shape "$shape" --dtype "${DTYPE:-bf16}" --configs "@$configs" --wait >"$work/job.json" 2>>"$log"
   echo "job rc $?" >>"$log"
   python3 - "$work/job.json" <<'PY' | tee -a "$log"
 import json, sys
@@ -71,6 +74,8 @@ PY
   grep '==PROF==\|==ERROR==\|==WARNING==' "$work/daemon-$shape.log" | sort | uniq -c | head -20 >>"$log"
   if [ -f "$work/$shape.ncu-rep" ]; then
     "$ncu_bin" --import "$work/$shape.ncu-rep" --csv --page details >"$out/$shape-details.csv" 2>>"$log"
+    # Every counter the sections collected (stall reasons, pipe utilisation), one row per kernel.
+    "$ncu_bin" --import "$work/$shape.ncu-rep" --csv --page raw >"$out/$shape-raw.csv" 2>>"$log"
   else
     say "$shape: ncu wrote no report"
   fi
