@@ -394,6 +394,8 @@ CompileRequest compile_request(const Family& family, const TemplateSpec& tmpl, c
 
 namespace {
 
+constexpr long long kMinTensorMapRowBytes = 16;
+
 // The TMA view must stay inside its buffer and within the copy engine's limits; a variant that
 // breaks them is a manifest error, caught here rather than as a launch failure on the GPU.
 ArgInstance tensor_map_instance(const Evaluator& eval, const ArgSpec& spec,
@@ -421,7 +423,15 @@ ArgInstance tensor_map_instance(const Evaluator& eval, const ArgSpec& spec,
   if (swizzle != 0 && arg.box[0] * elem_bytes > swizzle)
     throw FamilyError(field + ": an inner box of " + std::to_string(arg.box[0] * elem_bytes) +
                       " bytes is wider than its " + std::to_string(swizzle) + "-byte swizzle");
-  if (buffer != buffers.end() && elements > buffer->elements)
+  // The copy engine's smallest row is 16 bytes, so an output smaller than that (a 1x2 bf16 C)
+  // still gets one 16-byte row: the worker keeps a guard after every output, so a kernel that
+  // wrote past the output through it fails its guard check. Nothing else may reach past a buffer.
+  const long long holds =
+      buffer == buffers.end() ? 0
+      : buffer->role == "output" && elem_bytes > 0
+          ? std::max<long long>(buffer->elements, kMinTensorMapRowBytes / elem_bytes)
+          : buffer->elements;
+  if (buffer != buffers.end() && elements > holds)
     throw FamilyError(field + ": the tensor map covers " + std::to_string(elements) +
                       " elements, more than buffer " + spec.value + " holds (" +
                       std::to_string(buffer->elements) + ")");

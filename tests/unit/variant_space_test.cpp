@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
+#include "support/shipped_family.hpp"
 #include "support/test_family.hpp"
 #include "support/test_paths.hpp"
 
@@ -336,6 +338,32 @@ TEST_F(VariantSpaceTest, AStopAbandonsAnEnumerationOfMillionsWithinItsCheckInter
   // Asked no more often than the interval: two intervals passed before the third question.
   EXPECT_GE(took, 2 * kStopCheckInterval);
   EXPECT_LT(took, std::chrono::seconds(5));
+}
+
+// An output smaller than the copy engine's 16-byte row (gemm_fp8's C at M=1, N=2: 4 bytes) still
+// gets the one-row map its template passes when it stores without TMA (N % 8 != 0): the worker's
+// guard after every output catches a kernel that would write through it. An input may not.
+TEST(VariantSpaceShipped, AnOutputSmallerThanOneCopyRowStillGetsItsTensorMap) {
+  const Family& family = test::shipped_family("gemm_fp8");
+  const Config config{{"BK", 128},     {"BM", 64},     {"BN", 64},     {"CLUSTER_M", 1},
+                      {"CLUSTER_N", 1}, {"CONSUMERS", 1}, {"EPILOGUE", 0}, {"GRID", 0},
+                      {"GROUP", 8},     {"PROMOTE", 0},   {"RASTER", 0},   {"SCALING", 0},
+                      {"SPLIT_K", 1},   {"STAGES", 4}};
+  const Shape shape{{"M", 1}, {"N", 2}, {"K", 64}, {"BLOCK_SCALED", 0}};
+  const ProblemInstance p = instantiate(family, family.templates[0], config, shape, "e4m3",
+                                        limits_for_arch("sm_90a").value());
+  const auto c_map = std::find_if(p.args.begin(), p.args.end(), [](const ArgInstance& a) {
+    return a.kind == ArgInstance::Kind::tensor_map && a.buffer == "C";
+  });
+  ASSERT_NE(c_map, p.args.end());
+  EXPECT_EQ(c_map->dims, (std::vector<std::int64_t>{8, 1}));
+
+  Family inputs_too = family;  // the same row over an input of 2 elements is refused
+  inputs_too.buffers[0].elements = "2";
+  inputs_too.templates[0].args[1].dims = {"8", "1"};
+  EXPECT_THROW(instantiate(inputs_too, inputs_too.templates[0], config, shape, "e4m3",
+                           limits_for_arch("sm_90a").value()),
+               FamilyError);
 }
 
 }  // namespace
