@@ -291,10 +291,13 @@ void print_predicted(const CliContext& ctx, const nlohmann::json& p) {
     ctx.out << "yes, for this shape (job " << text_of(check, "job_id") << ": "
             << text_of(check, "registers") << " registers, " << text_of(check, "spill_bytes")
             << " spill bytes, " << text_of(check, "smem_bytes") << " B shared memory)";
+  else if ((status == "queued" || status == "running") && field(check, "job_id").is_null())
+    ctx.out << "being checked (its compile job is being queued)";
   else if (status == "queued" || status == "running")
     ctx.out << "being checked (compile job " << text_of(check, "job_id") << ", " << status << ")";
   else if (status == "failed")
-    ctx.out << "NO: " << text_of(check, "reason") << " (job " << text_of(check, "job_id") << ")";
+    ctx.out << "NO: " << text_of(check, "reason")
+            << (field(check, "job_id").is_null() ? "" : " (job " + text_of(check, "job_id") + ")");
   else
     ctx.out << "not checked: " << text_of(check, "reason");
   ctx.out << "\n";
