@@ -302,16 +302,15 @@ std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family
     }
   }
   if (candidates.empty()) return std::nullopt;
-  predict(family, shape, dtype, candidates);
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < candidates.size(); ++i)
-    if (*candidates[i].predicted < *candidates[best].predicted) best = i;
+  // Only the top one is wanted: the trees drop the candidates that cannot be it as they go.
+  const auto [best, score] =
+      fitted->predictor.lowest(shape_to_score(shape, family.name, dtype), candidates);
   RecordedSpace one;
   one.family = family.name;
   one.shape = shape;
   one.dtype = dtype;
   const double offset = search::ShapePredictor::roofline_offset(family, one);
-  const double log_us = *candidates[best].predicted + offset;
+  const double log_us = score + offset;
   PredictedConfig out;
   out.template_name = candidates[best].template_name;
   out.config = candidates[best].config;

@@ -63,6 +63,40 @@ TEST(BoostedTrees, AModelGivenAFeaturesValuePredictsTheSameToTheBit) {
   EXPECT_EQ(model.given({{7, 1.0}}).nodes(), model.nodes());
 }
 
+// lowest() drops rows as it goes but answers what predicting every row and taking the first
+// lowest would: the same row and value, to the bit, ties included.
+TEST(BoostedTrees, TheLowestRowIsTheFirstLowestOfEveryPrediction) {
+  std::vector<double> x, y;
+  sample(x, y);
+  const BoostedTrees model = BoostedTrees::fit(x, 3, y);
+  const std::size_t rows = y.size();
+  std::vector<double> all(rows);
+  model.predict(x.data(), rows, all.data());
+  for (const std::size_t n : {std::size_t{1}, std::size_t{5}, std::size_t{17}, rows}) {
+    // The rows reversed, so the lowest is not simply the first one.
+    std::vector<double> picked;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t r = rows - 1 - (i * 37) % rows;
+      picked.insert(picked.end(), &x[r * 3], &x[r * 3] + 3);
+    }
+    std::vector<double> predicted(n);
+    model.predict(picked.data(), n, predicted.data());
+    std::size_t expected = 0;
+    for (std::size_t i = 1; i < n; ++i)
+      if (predicted[i] < predicted[expected]) expected = i;
+    const auto [row, value] = model.lowest(picked.data(), n);
+    EXPECT_EQ(row, expected) << n << " rows";
+    EXPECT_EQ(value, predicted[expected]) << n << " rows";
+  }
+  // Equal rows: the first of them.
+  std::vector<double> same;
+  for (int i = 0; i < 40; ++i) same.insert(same.end(), {0.9, 0.95, 1.0});
+  same.insert(same.begin(), {0.1, 0.0, 1.0});  // the lowest, first
+  same.insert(same.end(), {0.1, 0.0, 1.0});    // and again, last
+  EXPECT_EQ(model.lowest(same.data(), 42).first, 0u);
+  EXPECT_THROW(model.lowest(same.data(), 0), std::invalid_argument);
+}
+
 TEST(BoostedTrees, RefusesMalformedInput) {
   EXPECT_THROW(BoostedTrees::fit({1, 2, 3}, 2, {1, 2}), std::invalid_argument);
   EXPECT_THROW(BoostedTrees::fit({}, 1, {}), std::invalid_argument);

@@ -146,39 +146,32 @@ BoostedTrees BoostedTrees::fit(const std::vector<double>& x, std::size_t cols,
 }
 
 void BoostedTrees::lay_out_complete() {
-  complete_.clear();
-  split_feature_.clear();
-  split_x_.clear();
-  leaf_.clear();
+  layout_ = {};
   const auto depth_of = [&](const auto& self, int at) -> int {
     if (nodes_[at].feature < 0) return 0;
     return 1 + std::max(self(self, nodes_[at].left), self(self, nodes_[at].left + 1));
   };
   for (const int root : roots_) {
-    Complete c;
+    BoostedTreesLayout::Tree c;
     c.depth = depth_of(depth_of, root);
-    c.splits = split_feature_.size();
-    c.leaves = leaf_.size();
+    c.splits = layout_.splits.size();
+    c.leaves = layout_.leaves.size();
     const std::size_t splits = (std::size_t{1} << c.depth) - 1;
     // A pseudo-split (a leaf above the bottom) sends a row left; both sides hold the leaf.
-    split_feature_.resize(c.splits + splits, 0);
-    split_x_.resize(c.splits + splits, std::numeric_limits<double>::infinity());
-    leaf_.resize(c.leaves + splits + 1, 0.0);
+    layout_.splits.resize(c.splits + splits);
+    layout_.leaves.resize(c.leaves + splits + 1, 0.0);
     const auto place = [&](const auto& self, int at, std::size_t heap, int level) -> void {
       if (level == c.depth) {
-        leaf_[c.leaves + heap - splits] = nodes_[at].x;
+        layout_.leaves[c.leaves + heap - splits] = nodes_[at].x;
         return;
       }
       const bool split = nodes_[at].feature >= 0;
-      if (split) {
-        split_feature_[c.splits + heap] = nodes_[at].feature;
-        split_x_[c.splits + heap] = nodes_[at].x;
-      }
+      if (split) layout_.splits[c.splits + heap] = {nodes_[at].x, nodes_[at].feature};
       self(self, split ? nodes_[at].left : at, 2 * heap + 1, level + 1);
       self(self, split ? nodes_[at].left + 1 : at, 2 * heap + 2, level + 1);
     };
     place(place, root, 0, 0);
-    complete_.push_back(c);
+    layout_.trees.push_back(c);
   }
 }
 
@@ -188,29 +181,90 @@ double BoostedTrees::predict(const double* row) const {
   return out;
 }
 
+namespace {
+
+// kRows rows' walks through every tree, level by level across the rows, so their chains of
+// dependent loads overlap; kRows is a constant so the row loop unrolls and `at` stays in
+// registers.
+template <std::size_t kRows>
+void walk(const double* const* row, double* value, const BoostedTreesLayout& layout,
+          std::size_t first_tree, std::size_t last_tree) {
+  for (std::size_t t = first_tree; t < last_tree; ++t) {
+    const BoostedTreesLayout::Tree& tree = layout.trees[t];
+    const BoostedTreesLayout::Split* split = layout.splits.data() + tree.splits;
+    const double* leaf = layout.leaves.data() + tree.leaves - ((std::size_t{1} << tree.depth) - 1);
+    std::uint32_t at[kRows] = {};
+    for (int d = 0; d < tree.depth; ++d) {
+#pragma GCC unroll 16
+      for (std::size_t i = 0; i < kRows; ++i) {
+        const BoostedTreesLayout::Split& s = split[at[i]];
+        at[i] = 2 * at[i] + 1 + static_cast<std::uint32_t>(!(row[i][s.feature] <= s.x));
+      }
+    }
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < kRows; ++i) value[i] += leaf[at[i]];
+  }
+}
+
+}  // namespace
+
 void BoostedTrees::predict(const double* rows, std::size_t n, double* out) const {
   constexpr std::size_t kBlock = 16;  // rows walked together through each tree
   for (std::size_t first = 0; first < n; first += kBlock) {
     const std::size_t count = std::min(kBlock, n - first);
     double value[kBlock];
     const double* row[kBlock];
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < kBlock; ++i) {  // a short last block walks its last row again
       value[i] = base_;
-      row[i] = rows + (first + i) * cols_;
+      row[i] = rows + (first + std::min(i, count - 1)) * cols_;
     }
-    for (const Complete& c : complete_) {
-      const int* feature = split_feature_.data() + c.splits;
-      const double* x = split_x_.data() + c.splits;
-      const double* leaf = leaf_.data() + c.leaves - ((std::size_t{1} << c.depth) - 1);
-      // Level by level across the block: kBlock independent walks in flight, not one.
-      std::size_t at[kBlock] = {};
-      for (int d = 0; d < c.depth; ++d)
-        for (std::size_t i = 0; i < count; ++i)
-          at[i] = 2 * at[i] + 1 + static_cast<std::size_t>(!(row[i][feature[at[i]]] <= x[at[i]]));
-      for (std::size_t i = 0; i < count; ++i) value[i] += leaf[at[i]];
-    }
+    walk<kBlock>(row, value, layout_, 0, layout_.trees.size());
     for (std::size_t i = 0; i < count; ++i) out[first + i] = value[i];
   }
+}
+
+std::pair<std::size_t, double> BoostedTrees::lowest(const double* rows, std::size_t n) const {
+  if (n == 0) throw std::invalid_argument("boosted trees: lowest of no rows");
+  const std::size_t trees = layout_.trees.size();
+  // low[t], high[t]: the least and most trees t.. can still add to a row.
+  std::vector<double> low(trees + 1, 0.0), high(trees + 1, 0.0);
+  for (std::size_t t = trees; t-- > 0;) {
+    const BoostedTreesLayout::Tree& tree = layout_.trees[t];
+    const auto leaves = layout_.leaves.begin() + static_cast<std::ptrdiff_t>(tree.leaves);
+    const auto [lo, hi] = std::minmax_element(leaves, leaves + (std::ptrdiff_t{1} << tree.depth));
+    low[t] = low[t + 1] + *lo;
+    high[t] = high[t + 1] + *hi;
+  }
+  std::vector<std::size_t> alive(n);
+  for (std::size_t i = 0; i < n; ++i) alive[i] = i;
+  std::vector<double> sum(n, base_);
+  constexpr std::size_t kBlock = 16;
+  constexpr std::size_t kChunk = 25;  // trees between two prunings
+  for (std::size_t first_tree = 0; first_tree < trees; first_tree += kChunk) {
+    const std::size_t last_tree = std::min(trees, first_tree + kChunk);
+    for (std::size_t first = 0; first < alive.size(); first += kBlock) {
+      const std::size_t count = std::min(kBlock, alive.size() - first);
+      double value[kBlock];
+      const double* row[kBlock];
+      for (std::size_t i = 0; i < kBlock; ++i) {
+        const std::size_t r = alive[first + std::min(i, count - 1)];
+        value[i] = sum[r];
+        row[i] = rows + r * cols_;
+      }
+      walk<kBlock>(row, value, layout_, first_tree, last_tree);
+      for (std::size_t i = 0; i < count; ++i) sum[alive[first + i]] = value[i];
+    }
+    if (last_tree == trees) break;
+    // A row whose least possible total is above some row's most possible one cannot be lowest.
+    double bound = std::numeric_limits<double>::infinity();
+    for (const std::size_t r : alive) bound = std::min(bound, sum[r] + high[last_tree]);
+    bound += 1e-9 * (1.0 + std::fabs(bound));  // the bounds' own rounding
+    std::erase_if(alive, [&](std::size_t r) { return sum[r] + low[last_tree] > bound; });
+  }
+  std::size_t best = alive.front();
+  for (const std::size_t r : alive)
+    if (sum[r] < sum[best]) best = r;
+  return {best, sum[best]};
 }
 
 std::size_t BoostedTrees::nodes() const {

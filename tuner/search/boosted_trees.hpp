@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,24 @@ struct BoostingOptions {
   int bins = 32;             // quantile bins per feature
 };
 
+// The trees as predict() walks them: each laid out complete to its depth, so a row takes exactly
+// `depth` steps of index = 2 * index + 1 + (goes right), with no branch to mispredict. A leaf above
+// the bottom fills every bottom slot under it, so either way leads to its value.
+struct BoostedTreesLayout {
+  struct Split {  // 16 bytes: a step reads one cache line, not two
+    double x = std::numeric_limits<double>::infinity();  // row[feature] <= x goes left
+    std::int32_t feature = 0;
+  };
+  struct Tree {
+    int depth = 0;
+    std::size_t splits = 0;  // first of its 2^depth - 1 splits
+    std::size_t leaves = 0;  // first of its 2^depth leaves
+  };
+  std::vector<Tree> trees;
+  std::vector<Split> splits;
+  std::vector<double> leaves;
+};
+
 class BoostedTrees {
  public:
   // x is row-major, rows x cols; y one target per row. Throws std::invalid_argument on a size
@@ -33,6 +53,10 @@ class BoostedTrees {
   // predict() of each of `n` rows (row-major, cols() each) into out[0..n): the same values, to the
   // bit, walked a block of rows per tree so the walks overlap.
   void predict(const double* rows, std::size_t n, double* out) const;
+  // The row of the `n` whose predict() is lowest (the first of equals) and that value, to the bit,
+  // without walking every row through every tree: after each few trees, a row that cannot come
+  // below another whatever the trees left add is dropped. Throws std::invalid_argument for n = 0.
+  std::pair<std::size_t, double> lowest(const double* rows, std::size_t n) const;
   // The same model for rows whose features `known` (index, value) hold those values: each split on
   // one of them decided once, so a row walks only the others'. predict() of such a row gives the
   // same value, to the bit (the same leaves, summed in the same order). The shape predictor ranks
@@ -53,18 +77,8 @@ class BoostedTrees {
   std::vector<Node> nodes_;  // every tree's, one after the other
   std::vector<int> roots_;   // each tree's root in nodes_, in boosting order
 
-  // The same trees laid out complete to each one's depth, for predict(): a row takes exactly
-  // `depth` steps of index = 2 * index + 1 + (goes right), with no branch to mispredict. A leaf
-  // above the bottom fills every bottom slot under it, so either way leads to its value.
-  struct Complete {
-    int depth = 0;
-    std::size_t splits = 0;  // first of its 2^depth - 1 splits in split_feature_ / split_x_
-    std::size_t leaves = 0;  // first of its 2^depth leaves in leaf_
-  };
   void lay_out_complete();
-  std::vector<Complete> complete_;
-  std::vector<int> split_feature_;
-  std::vector<double> split_x_, leaf_;
+  BoostedTreesLayout layout_;
 };
 
 }  // namespace kt::search

@@ -24,6 +24,18 @@ double log2p(double v) {
   return std::log2(1.0 + std::max(0.0, v));
 }
 
+// log2p of an axis value or grid size: small ones from a table (the same values, computed once),
+// since every candidate of every answer takes a dozen.
+double log2p(std::int64_t v) {
+  constexpr std::int64_t kTable = 4096;
+  static const std::vector<double> table = [] {
+    std::vector<double> t(kTable);
+    for (std::int64_t i = 0; i < kTable; ++i) t[i] = log2p(static_cast<double>(i));
+    return t;
+  }();
+  return v >= 0 && v < kTable ? table[v] : log2p(static_cast<double>(v));
+}
+
 // The family's flops and bytes formulas for the shape (0 where one does not evaluate).
 std::pair<double, double> work_of(const std::string& flops, const std::string& bytes,
                                   const RecordedSpace& space) {
@@ -170,21 +182,25 @@ std::vector<double> ShapePredictor::shape_features(const RecordedSpace& space) c
 }
 
 void ShapePredictor::features(const std::vector<double>& shape_part, int sm_count,
-                              const SearchCandidate& c, std::vector<double>& f) const {
+                              const SearchCandidate& c, std::vector<double>& f,
+                              std::size_t& template_at) const {
   f.clear();
   f.insert(f.end(), shape_part.begin(), shape_part.end());
-  for (const std::string& t : templates_) f.push_back(c.template_name == t ? 1.0 : 0.0);
+  // Candidates come template by template: the last one's position is nearly always the answer.
+  if (template_at >= templates_.size() || templates_[template_at] != c.template_name)
+    template_at = static_cast<std::size_t>(
+        std::find(templates_.begin(), templates_.end(), c.template_name) - templates_.begin());
+  for (std::size_t t = 0; t < templates_.size(); ++t) f.push_back(t == template_at ? 1.0 : 0.0);
   // axes_ and the config are both sorted by name: one walk, no lookups.
   auto it = c.config.begin();
   for (const std::string& a : axes_) {
     while (it != c.config.end() && it->first < a) ++it;
-    f.push_back(it != c.config.end() && it->first == a ? log2p(static_cast<double>(it->second))
-                                                       : kMissing);
+    f.push_back(it != c.config.end() && it->first == a ? log2p(it->second) : kMissing);
   }
   const double grid = static_cast<double>(c.grid_blocks);
   const double slots = static_cast<double>(sm_count) * std::max(1, c.blocks_per_sm);
   const double waves = grid > 0 ? grid / slots : 0;
-  f.push_back(grid > 0 ? log2p(grid) : kMissing);
+  f.push_back(grid > 0 ? log2p(c.grid_blocks) : kMissing);
   f.push_back(grid > 0 ? waves : kMissing);
   f.push_back(grid > 0 ? std::ceil(waves) : kMissing);
   f.push_back(grid > 0 ? waves / std::ceil(waves) : kMissing);  // how full the waves run
@@ -200,9 +216,10 @@ ShapePredictor ShapePredictor::fit(const Family& family,
     const std::vector<double> shape_part = p.shape_features(*space);
     const int sm_count = space->device.value("sm_count", 132);
     std::vector<double> row;
+    std::size_t template_at = 0;
     for (const RecordedVariant& v : space->variants) {
       if (!v.median_us || *v.median_us <= 0) continue;
-      p.features(shape_part, sm_count, v.candidate, row);
+      p.features(shape_part, sm_count, v.candidate, row, template_at);
       x.insert(x.end(), row.begin(), row.end());
       y.push_back(std::log(*v.median_us) - offset);
     }
@@ -219,32 +236,45 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& space) const {
   const int sm_count = space.device.value("sm_count", 132);
   std::vector<double> row;
   row.reserve(feature_count());
+  std::size_t template_at = 0;
   for (const RecordedVariant& v : space.variants) {
-    features(shape_part, sm_count, v.candidate, row);
+    features(shape_part, sm_count, v.candidate, row, template_at);
     out.push_back(model_.predict(row.data()));
+  }
+  return out;
+}
+
+ShapePredictor::ShapeRows ShapePredictor::rows_of(
+    const RecordedSpace& shape, const std::vector<SearchCandidate>& candidates) const {
+  const std::vector<double> shape_part = shape_features(shape);
+  const int sm_count = shape.device.value("sm_count", 132);
+  // The shape's features are the first of every row and the same for all: decided once.
+  std::vector<std::pair<std::size_t, double>> known;
+  for (std::size_t i = 0; i < shape_part.size(); ++i) known.emplace_back(i, shape_part[i]);
+  ShapeRows out{model_.given(known), {}};
+  std::vector<double> row;
+  row.reserve(feature_count());
+  out.rows.reserve(feature_count() * candidates.size());
+  std::size_t template_at = 0;
+  for (const SearchCandidate& c : candidates) {
+    features(shape_part, sm_count, c, row, template_at);
+    out.rows.insert(out.rows.end(), row.begin(), row.end());
   }
   return out;
 }
 
 std::vector<double> ShapePredictor::scores(const RecordedSpace& shape,
                                            const std::vector<SearchCandidate>& candidates) const {
-  std::vector<double> out;
-  const std::vector<double> shape_part = shape_features(shape);
-  const int sm_count = shape.device.value("sm_count", 132);
-  // The shape's features are the first of every row and the same for all: decided once.
-  std::vector<std::pair<std::size_t, double>> known;
-  for (std::size_t i = 0; i < shape_part.size(); ++i) known.emplace_back(i, shape_part[i]);
-  const BoostedTrees model = model_.given(known);
-  std::vector<double> row, rows;
-  row.reserve(feature_count());
-  rows.reserve(feature_count() * candidates.size());
-  for (const SearchCandidate& c : candidates) {
-    features(shape_part, sm_count, c, row);
-    rows.insert(rows.end(), row.begin(), row.end());
-  }
-  out.resize(candidates.size());
-  model.predict(rows.data(), candidates.size(), out.data());
+  const ShapeRows rows = rows_of(shape, candidates);
+  std::vector<double> out(candidates.size());
+  rows.model.predict(rows.rows.data(), candidates.size(), out.data());
   return out;
+}
+
+std::pair<std::size_t, double> ShapePredictor::lowest(
+    const RecordedSpace& shape, const std::vector<SearchCandidate>& candidates) const {
+  const ShapeRows rows = rows_of(shape, candidates);
+  return rows.model.lowest(rows.rows.data(), candidates.size());
 }
 
 std::vector<PredictionCheck> leave_one_shape_out(const Family& family,

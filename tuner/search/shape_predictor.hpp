@@ -36,6 +36,10 @@ class ShapePredictor {
   // variants are not read), without copying them into a space.
   std::vector<double> scores(const RecordedSpace& shape,
                              const std::vector<SearchCandidate>& candidates) const;
+  // The candidate with the lowest score (the first of equals) and that score, as scores() gives
+  // it, without scoring every candidate to the end. Throws std::invalid_argument for none.
+  std::pair<std::size_t, double> lowest(const RecordedSpace& shape,
+                                        const std::vector<SearchCandidate>& candidates) const;
   // What a score is relative to: log(microseconds) of the shape's rough roofline. A variant's
   // predicted time is exp(score + roofline_offset) microseconds.
   static double roofline_offset(const Family& family, const RecordedSpace& space);
@@ -46,9 +50,18 @@ class ShapePredictor {
   // variant's whole row with it.
   std::vector<double> shape_features(const RecordedSpace& space) const;
   // A candidate's whole row, written into `row` (reused: no allocation per candidate).
+  // template_at: the position in templates_ of the last candidate's template, updated (candidates
+  // come template by template, so it is rarely searched for).
   void features(const std::vector<double>& shape_part, int sm_count, const SearchCandidate& c,
-                std::vector<double>& row) const;
+                std::vector<double>& row, std::size_t& template_at) const;
   std::size_t feature_count() const;
+  // The model given the shape's features and every candidate's row, for scores() and lowest().
+  struct ShapeRows {
+    BoostedTrees model;
+    std::vector<double> rows;
+  };
+  ShapeRows rows_of(const RecordedSpace& shape,
+                    const std::vector<SearchCandidate>& candidates) const;
 
   std::vector<std::string> dims_, templates_, axes_;
   std::string flops_, bytes_;
