@@ -11,7 +11,8 @@
 // The answer does not wait for the store: the check is planned on the caller's thread (so a
 // config that cannot be checked says why at once) and its job stored and enqueued by a thread of
 // its own; until then the answer says "queued" with no job id yet. How many are open is what that
-// thread saw last, refreshed each time it stores one and whenever the bound turns a check away.
+// thread saw last, refreshed when it stores one at the bound and whenever the bound turns a check
+// away.
 #pragma once
 
 #include <cstdint>
