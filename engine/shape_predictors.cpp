@@ -289,22 +289,26 @@ std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family
                                                             const DeviceLimits& limits) const {
   const auto fitted = model(family.name, dtype);
   if (!fitted) return std::nullopt;
-  std::vector<SearchCandidate> candidates;
-  for (SpaceIndex::Entry& e : index_for(family, dtype, limits)->feasible(shape, true)) {
-    SearchCandidate& c = candidates.emplace_back();
-    c.template_name = e.tmpl->name;
-    c.config = std::move(e.config);
-    if (e.launch) {
-      const GridFacts facts = grid_facts(*e.launch, limits);
+  // The candidates by position (no Config built for thousands of them), the top one's after.
+  const std::shared_ptr<const SpaceIndex> index = index_for(family, dtype, limits);
+  const std::vector<SpaceIndex::Row> rows = index->feasible_rows(shape, true);
+  if (rows.empty()) return std::nullopt;
+  std::vector<search::ShapePredictor::CandidateValues> candidates(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    search::ShapePredictor::CandidateValues& c = candidates[i];
+    c.template_name = &index->template_of(rows[i]).name;
+    c.axes = &index->axes_of(rows[i]);
+    c.values = index->row_values(rows[i]).data();
+    if (rows[i].launch) {
+      const GridFacts facts = grid_facts(*rows[i].launch, limits);
       c.grid_blocks = facts.blocks;
       c.blocks_per_sm = facts.blocks_per_sm;
-      c.dynamic_smem = facts.dynamic_smem;
     }
   }
-  if (candidates.empty()) return std::nullopt;
   // Only the top one is wanted: the trees drop the candidates that cannot be it as they go.
   const auto [best, score] =
       fitted->predictor.lowest(shape_to_score(shape, family.name, dtype), candidates);
+  const SpaceIndex::Entry top = index->entry(rows[best]);
   RecordedSpace one;
   one.family = family.name;
   one.shape = shape;
@@ -312,8 +316,8 @@ std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family
   const double offset = search::ShapePredictor::roofline_offset(family, one);
   const double log_us = score + offset;
   PredictedConfig out;
-  out.template_name = candidates[best].template_name;
-  out.config = candidates[best].config;
+  out.template_name = top.tmpl->name;
+  out.config = top.config;
   out.expected_us = std::exp(log_us);
   out.low_us = std::exp(log_us + fitted->residual_low);
   out.high_us = std::exp(log_us + fitted->residual_high);

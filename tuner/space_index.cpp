@@ -151,9 +151,10 @@ std::optional<std::uint32_t> launch_value(const std::optional<double>& value, lo
 
 }  // namespace
 
-std::vector<SpaceIndex::Entry> SpaceIndex::feasible(const Shape& shape, bool with_launch) const {
-  std::vector<Entry> out;
-  for (const Part& part : parts_) {
+std::vector<SpaceIndex::Row> SpaceIndex::feasible_rows(const Shape& shape, bool with_launch) const {
+  std::vector<Row> out;
+  for (std::size_t p = 0; p < parts_.size(); ++p) {
+    const Part& part = parts_[p];
     if (part.configs.empty()) continue;
     Config config;
     for (std::size_t a = 0; a < part.axes.size(); ++a) config[part.axes[a]] = part.configs[0][a];
@@ -182,10 +183,9 @@ std::vector<SpaceIndex::Entry> SpaceIndex::feasible(const Shape& shape, bool wit
       for (std::size_t k = 0; k < holds.size() && ok; ++k)
         ok = holds[k][part.shape_constraints[k].combo_of[row]] != 0;
       if (!ok) continue;
-      const std::vector<std::int64_t>& values = part.configs[row];
-      Entry e;
-      e.tmpl = part.tmpl;
-      for (std::size_t a = 0; a < values.size(); ++a) e.config.emplace(part.axes[a], values[a]);
+      Row& r = out.emplace_back();
+      r.part = static_cast<std::uint32_t>(p);
+      r.row = static_cast<std::uint32_t>(row);
       if (with_launch) {
         LaunchDims dims;
         std::array<std::uint32_t, 3>* extents[] = {&dims.grid, &dims.block, &dims.cluster};
@@ -199,11 +199,26 @@ std::vector<SpaceIndex::Entry> SpaceIndex::feasible(const Shape& shape, bool wit
           else
             dims.dynamic_smem = *v;
         }
-        if (launches) e.launch = dims;
+        if (launches) r.launch = dims;
       }
-      out.push_back(std::move(e));
     }
   }
+  return out;
+}
+
+SpaceIndex::Entry SpaceIndex::entry(const Row& row) const {
+  const Part& part = parts_[row.part];
+  const std::vector<std::int64_t>& values = part.configs[row.row];
+  Entry e;
+  e.tmpl = part.tmpl;
+  for (std::size_t a = 0; a < values.size(); ++a) e.config.emplace(part.axes[a], values[a]);
+  e.launch = row.launch;
+  return e;
+}
+
+std::vector<SpaceIndex::Entry> SpaceIndex::feasible(const Shape& shape, bool with_launch) const {
+  std::vector<Entry> out;
+  for (const Row& row : feasible_rows(shape, with_launch)) out.push_back(entry(row));
   return out;
 }
 

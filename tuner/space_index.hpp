@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,12 +37,30 @@ class SpaceIndex {
     std::optional<LaunchDims> launch;
   };
 
+  // A feasible config by position, without its Config: its template's part and row of the index,
+  // and the launch as in Entry. The shape predictor ranks thousands per answer by their values.
+  struct Row {
+    std::uint32_t part = 0;
+    std::uint32_t row = 0;
+    std::optional<LaunchDims> launch;
+  };
+
   // `family` must outlive the index. Templates not written for limits.arch hold nothing.
   SpaceIndex(const Family& family, std::string dtype, DeviceLimits limits);
 
   // The configs feasible for `shape`, template by template in enumeration order. A config whose
   // shape constraint cannot be evaluated for the shape is left out, as the plan prunes it.
   std::vector<Entry> feasible(const Shape& shape, bool with_launch = false) const;
+
+  // What feasible() gives, in the same order, as rows; entry() makes one an Entry.
+  std::vector<Row> feasible_rows(const Shape& shape, bool with_launch = false) const;
+  const TemplateSpec& template_of(const Row& row) const { return *parts_[row.part].tmpl; }
+  // The row's axes (those of its template that apply to the arch, in manifest order) and values.
+  const std::vector<std::string>& axes_of(const Row& row) const { return parts_[row.part].axes; }
+  const std::vector<std::int64_t>& row_values(const Row& row) const {
+    return parts_[row.part].configs[row.row];
+  }
+  Entry entry(const Row& row) const;
 
   const std::string& dtype() const { return dtype_; }
   const DeviceLimits& limits() const { return limits_; }

@@ -1,7 +1,8 @@
 // The daemon's shape predictors (engine/shape_predictors.hpp) against a real SQLite store: nothing
 // is fitted before a tune job of the family finishes, a finished job is fitted within seconds by
 // the background thread, and a newer one refits the model with its shape added; a finished
-// compile job (a predicted answer's check) refits nothing.
+// compile job (a predicted answer's check) refits nothing. A predicted answer's config is the
+// first lowest prediction over every feasible config of the shape.
 #include <gtest/gtest.h>
 
 #include "engine/shape_predictors.hpp"
@@ -9,6 +10,9 @@
 #include "support/shipped_family.hpp"
 #include "support/store_fixtures.hpp"
 #include "support/test_paths.hpp"
+#include "tuner/search/launch_facts.hpp"
+#include "tuner/search/recorded_space_file.hpp"
+#include "tuner/space_index.hpp"
 
 namespace kt {
 namespace {
@@ -70,6 +74,60 @@ TEST(ShapePredictors, AFinishedJobIsFittedInTheBackgroundAndANewerOneRefitsTheMo
   EXPECT_EQ(predictors.fits(), fits);
   EXPECT_EQ(predictors.model("gemm", "bf16")->newest_job, second);
   EXPECT_EQ(predictors.model("gemm", "bf16")->shapes, 2u);
+}
+
+// A predicted answer ranks the shape's feasible configs by position (no Config per candidate) and
+// drops, as the trees go, those that can no longer come first: it must answer what predicting
+// every feasible config as a SearchCandidate and taking the first lowest gives, with its time.
+TEST(ShapePredictors, TheBestConfigIsTheFirstLowestPredictionOverEveryFeasibleConfig) {
+  test::TempDir dir;
+  Store store(dir.path() / "kerntune.db");
+  const FamilyRegistry families = test::shipped_families();
+  std::vector<RecordedSpace> spaces;
+  for (const char* name : {"gemm-bf16-1000x3000x2000-h100-2026-11-27.json",
+                           "gemm-bf16-16x4096x7168-h100-2026-11-27.json"})
+    spaces.push_back(load_recorded_space(test::source_dir() / "tests/data/spaces" / name));
+  DeviceLimits limits = *limits_for_arch("sm_90a");
+  limits.sm_count = 132;
+  ShapePredictors predictors(store, families, spaces, {limits});
+  predictors.refit_all();
+  ASSERT_NE(predictors.model("gemm", "bf16"), nullptr);
+  const Family& gemm = *families.find("gemm");
+  const SpaceIndex index(gemm, "bf16", limits);
+  const std::vector<Shape> shapes{{{"M", 4096}, {"N", 4096}, {"K", 4096}},
+                                  {{"M", 1}, {"N", 4096}, {"K", 7168}},
+                                  {{"M", 777}, {"N", 1531}, {"K", 4099}},
+                                  {{"M", 64}, {"N", 64}, {"K", 262144}}};
+  for (const Shape& shape : shapes) {
+    std::vector<SearchCandidate> candidates;
+    for (const SpaceIndex::Entry& e : index.feasible(shape, true)) {
+      SearchCandidate& c = candidates.emplace_back();
+      c.template_name = e.tmpl->name;
+      c.config = e.config;
+      if (e.launch) {
+        const GridFacts facts = grid_facts(*e.launch, limits);
+        c.grid_blocks = facts.blocks;
+        c.blocks_per_sm = facts.blocks_per_sm;
+      }
+    }
+    ASSERT_GT(candidates.size(), 10u) << canonical_key(shape);
+    predictors.predict(gemm, shape, "bf16", candidates);
+    std::size_t first_lowest = 0;
+    for (std::size_t i = 1; i < candidates.size(); ++i)
+      if (*candidates[i].predicted < *candidates[first_lowest].predicted) first_lowest = i;
+    const auto best = predictors.best_config(gemm, shape, "bf16", limits);
+    ASSERT_TRUE(best.has_value()) << canonical_key(shape);
+    EXPECT_EQ(best->candidates, candidates.size());
+    EXPECT_EQ(best->template_name, candidates[first_lowest].template_name) << canonical_key(shape);
+    EXPECT_EQ(best->config, candidates[first_lowest].config) << canonical_key(shape);
+    RecordedSpace one;
+    one.family = "gemm";
+    one.shape = shape;
+    one.dtype = "bf16";
+    EXPECT_EQ(best->expected_us, std::exp(*candidates[first_lowest].predicted +
+                                          search::ShapePredictor::roofline_offset(gemm, one)))
+        << canonical_key(shape);
+  }
 }
 
 }  // namespace

@@ -181,29 +181,58 @@ std::vector<double> ShapePredictor::shape_features(const RecordedSpace& space) c
   return f;
 }
 
-void ShapePredictor::features(const std::vector<double>& shape_part, int sm_count,
-                              const SearchCandidate& c, std::vector<double>& f,
-                              std::size_t& template_at) const {
+void ShapePredictor::begin_row(const std::vector<double>& shape_part,
+                               const std::string& template_name, FeatureCursor& cursor,
+                               std::vector<double>& f) const {
   f.clear();
   f.insert(f.end(), shape_part.begin(), shape_part.end());
   // Candidates come template by template: the last one's position is nearly always the answer.
-  if (template_at >= templates_.size() || templates_[template_at] != c.template_name)
-    template_at = static_cast<std::size_t>(
-        std::find(templates_.begin(), templates_.end(), c.template_name) - templates_.begin());
-  for (std::size_t t = 0; t < templates_.size(); ++t) f.push_back(t == template_at ? 1.0 : 0.0);
+  if (cursor.template_at >= templates_.size() || templates_[cursor.template_at] != template_name)
+    cursor.template_at = static_cast<std::size_t>(
+        std::find(templates_.begin(), templates_.end(), template_name) - templates_.begin());
+  for (std::size_t t = 0; t < templates_.size(); ++t)
+    f.push_back(t == cursor.template_at ? 1.0 : 0.0);
+}
+
+void ShapePredictor::end_row(std::int64_t grid_blocks, int blocks_per_sm, int sm_count,
+                             std::vector<double>& f) {
+  const double grid = static_cast<double>(grid_blocks);
+  const double slots = static_cast<double>(sm_count) * std::max(1, blocks_per_sm);
+  const double waves = grid > 0 ? grid / slots : 0;
+  f.push_back(grid > 0 ? log2p(grid_blocks) : kMissing);
+  f.push_back(grid > 0 ? waves : kMissing);
+  f.push_back(grid > 0 ? std::ceil(waves) : kMissing);
+  f.push_back(grid > 0 ? waves / std::ceil(waves) : kMissing);  // how full the waves run
+}
+
+void ShapePredictor::features(const std::vector<double>& shape_part, int sm_count,
+                              const SearchCandidate& c, std::vector<double>& f,
+                              FeatureCursor& cursor) const {
+  begin_row(shape_part, c.template_name, cursor, f);
   // axes_ and the config are both sorted by name: one walk, no lookups.
   auto it = c.config.begin();
   for (const std::string& a : axes_) {
     while (it != c.config.end() && it->first < a) ++it;
     f.push_back(it != c.config.end() && it->first == a ? log2p(it->second) : kMissing);
   }
-  const double grid = static_cast<double>(c.grid_blocks);
-  const double slots = static_cast<double>(sm_count) * std::max(1, c.blocks_per_sm);
-  const double waves = grid > 0 ? grid / slots : 0;
-  f.push_back(grid > 0 ? log2p(c.grid_blocks) : kMissing);
-  f.push_back(grid > 0 ? waves : kMissing);
-  f.push_back(grid > 0 ? std::ceil(waves) : kMissing);
-  f.push_back(grid > 0 ? waves / std::ceil(waves) : kMissing);  // how full the waves run
+  end_row(c.grid_blocks, c.blocks_per_sm, sm_count, f);
+}
+
+void ShapePredictor::features(const std::vector<double>& shape_part, int sm_count,
+                              const CandidateValues& c, std::vector<double>& f,
+                              FeatureCursor& cursor) const {
+  begin_row(shape_part, *c.template_name, cursor, f);
+  // Where each of axes_ sits among the candidate's axes (-1: not one of them), found once per
+  // axes list: the rows of one template share theirs.
+  if (cursor.axes != c.axes) {
+    cursor.axes = c.axes;
+    cursor.position.assign(axes_.size(), -1);
+    for (std::size_t j = 0; j < axes_.size(); ++j)
+      for (std::size_t a = 0; a < c.axes->size(); ++a)
+        if ((*c.axes)[a] == axes_[j]) cursor.position[j] = static_cast<int>(a);
+  }
+  for (const int a : cursor.position) f.push_back(a >= 0 ? log2p(c.values[a]) : kMissing);
+  end_row(c.grid_blocks, c.blocks_per_sm, sm_count, f);
 }
 
 ShapePredictor ShapePredictor::fit(const Family& family,
@@ -216,10 +245,10 @@ ShapePredictor ShapePredictor::fit(const Family& family,
     const std::vector<double> shape_part = p.shape_features(*space);
     const int sm_count = space->device.value("sm_count", 132);
     std::vector<double> row;
-    std::size_t template_at = 0;
+    FeatureCursor cursor;
     for (const RecordedVariant& v : space->variants) {
       if (!v.median_us || *v.median_us <= 0) continue;
-      p.features(shape_part, sm_count, v.candidate, row, template_at);
+      p.features(shape_part, sm_count, v.candidate, row, cursor);
       x.insert(x.end(), row.begin(), row.end());
       y.push_back(std::log(*v.median_us) - offset);
     }
@@ -236,16 +265,17 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& space) const {
   const int sm_count = space.device.value("sm_count", 132);
   std::vector<double> row;
   row.reserve(feature_count());
-  std::size_t template_at = 0;
+  FeatureCursor cursor;
   for (const RecordedVariant& v : space.variants) {
-    features(shape_part, sm_count, v.candidate, row, template_at);
+    features(shape_part, sm_count, v.candidate, row, cursor);
     out.push_back(model_.predict(row.data()));
   }
   return out;
 }
 
-ShapePredictor::ShapeRows ShapePredictor::rows_of(
-    const RecordedSpace& shape, const std::vector<SearchCandidate>& candidates) const {
+template <typename Candidate>
+ShapePredictor::ShapeRows ShapePredictor::rows_of(const RecordedSpace& shape,
+                                                  const std::vector<Candidate>& candidates) const {
   const std::vector<double> shape_part = shape_features(shape);
   const int sm_count = shape.device.value("sm_count", 132);
   // The shape's features are the first of every row and the same for all: decided once.
@@ -255,9 +285,9 @@ ShapePredictor::ShapeRows ShapePredictor::rows_of(
   std::vector<double> row;
   row.reserve(feature_count());
   out.rows.reserve(feature_count() * candidates.size());
-  std::size_t template_at = 0;
-  for (const SearchCandidate& c : candidates) {
-    features(shape_part, sm_count, c, row, template_at);
+  FeatureCursor cursor;
+  for (const Candidate& c : candidates) {
+    features(shape_part, sm_count, c, row, cursor);
     out.rows.insert(out.rows.end(), row.begin(), row.end());
   }
   return out;
@@ -272,7 +302,7 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& shape,
 }
 
 std::pair<std::size_t, double> ShapePredictor::lowest(
-    const RecordedSpace& shape, const std::vector<SearchCandidate>& candidates) const {
+    const RecordedSpace& shape, const std::vector<CandidateValues>& candidates) const {
   const ShapeRows rows = rows_of(shape, candidates);
   return rows.model.lowest(rows.rows.data(), candidates.size());
 }

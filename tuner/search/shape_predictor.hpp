@@ -13,6 +13,7 @@
 // fitted on one GPU model's spaces ranks another's (H100 -> H200) as is.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,10 +37,20 @@ class ShapePredictor {
   // variants are not read), without copying them into a space.
   std::vector<double> scores(const RecordedSpace& shape,
                              const std::vector<SearchCandidate>& candidates) const;
-  // The candidate with the lowest score (the first of equals) and that score, as scores() gives
-  // it, without scoring every candidate to the end. Throws std::invalid_argument for none.
+  // A candidate by position (SpaceIndex::feasible_rows's): its template's name, its axes and their
+  // values in one order, and its grid facts; scored as the same SearchCandidate would be, to the
+  // bit, without building its Config. The pointers must outlive the call. lowest(): the one with
+  // the lowest score (the first of equals) and that score, without scoring every candidate to the
+  // end. Throws std::invalid_argument for none.
+  struct CandidateValues {
+    const std::string* template_name = nullptr;
+    const std::vector<std::string>* axes = nullptr;
+    const std::int64_t* values = nullptr;  // axes->size() of them
+    std::int64_t grid_blocks = 0;
+    int blocks_per_sm = 0;
+  };
   std::pair<std::size_t, double> lowest(const RecordedSpace& shape,
-                                        const std::vector<SearchCandidate>& candidates) const;
+                                        const std::vector<CandidateValues>& candidates) const;
   // What a score is relative to: log(microseconds) of the shape's rough roofline. A variant's
   // predicted time is exp(score + roofline_offset) microseconds.
   static double roofline_offset(const Family& family, const RecordedSpace& space);
@@ -49,19 +60,31 @@ class ShapePredictor {
   // The shape's part of every variant's features (dims, flops, bytes), once per space, and a
   // variant's whole row with it.
   std::vector<double> shape_features(const RecordedSpace& space) const;
+  // Where a run of candidates' features left off: the last one's template (its position in
+  // templates_) and, for CandidateValues, where each of axes_ sits among its axes. Candidates
+  // come template by template, so neither is searched for again within a template.
+  struct FeatureCursor {
+    std::size_t template_at = 0;
+    const std::vector<std::string>* axes = nullptr;
+    std::vector<int> position;
+  };
   // A candidate's whole row, written into `row` (reused: no allocation per candidate).
-  // template_at: the position in templates_ of the last candidate's template, updated (candidates
-  // come template by template, so it is rarely searched for).
   void features(const std::vector<double>& shape_part, int sm_count, const SearchCandidate& c,
-                std::vector<double>& row, std::size_t& template_at) const;
+                std::vector<double>& row, FeatureCursor& cursor) const;
+  void features(const std::vector<double>& shape_part, int sm_count, const CandidateValues& c,
+                std::vector<double>& row, FeatureCursor& cursor) const;
+  void begin_row(const std::vector<double>& shape_part, const std::string& template_name,
+                 FeatureCursor& cursor, std::vector<double>& row) const;
+  static void end_row(std::int64_t grid_blocks, int blocks_per_sm, int sm_count,
+                      std::vector<double>& row);
   std::size_t feature_count() const;
   // The model given the shape's features and every candidate's row, for scores() and lowest().
   struct ShapeRows {
     BoostedTrees model;
     std::vector<double> rows;
   };
-  ShapeRows rows_of(const RecordedSpace& shape,
-                    const std::vector<SearchCandidate>& candidates) const;
+  template <typename Candidate>
+  ShapeRows rows_of(const RecordedSpace& shape, const std::vector<Candidate>& candidates) const;
 
   std::vector<std::string> dims_, templates_, axes_;
   std::string flops_, bytes_;
