@@ -289,6 +289,12 @@ std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family
                                                             const DeviceLimits& limits) const {
   const auto fitted = model(family.name, dtype);
   if (!fitted) return std::nullopt;
+  const std::string answer_key = index_key(family, dtype, limits) + "|" + canonical_key(shape);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = answers_.find(answer_key);
+    if (it != answers_.end() && it->second.model == fitted) return it->second;
+  }
   // The candidates by position (no Config built for thousands of them), the top one's after.
   const std::shared_ptr<const SpaceIndex> index = index_for(family, dtype, limits);
   const std::vector<SpaceIndex::Row> rows = index->feasible_rows(shape, true);
@@ -323,6 +329,9 @@ std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family
   out.high_us = std::exp(log_us + fitted->residual_high);
   out.candidates = candidates.size();
   out.model = fitted;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (answers_.size() >= kRememberedAnswers) answers_.clear();
+  answers_.insert_or_assign(answer_key, out);
   return out;
 }
 

@@ -108,8 +108,14 @@ class ShapePredictors {
   std::vector<DeviceLimits> limits_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::shared_ptr<const SpaceIndex>> indexes_;
+  // best_config's answers by (index, shape), each kept while the model it came from is current,
+  // so a shape asked again (its check still open, say) is not ranked again. Bounded: emptied when
+  // full.
+  static constexpr std::size_t kRememberedAnswers = 4096;
+  mutable std::map<std::string, PredictedConfig> answers_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const FittedPredictor>> models_;
-  std::map<std::string, std::int64_t> seen_job_;  // per family: the newest finished tune job fitted on
+  std::map<std::string, std::int64_t>
+      seen_job_;  // per family: the newest finished tune job fitted on
   std::atomic<std::size_t> fits_{0};
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -2,7 +2,7 @@
 // is fitted before a tune job of the family finishes, a finished job is fitted within seconds by
 // the background thread, and a newer one refits the model with its shape added; a finished
 // compile job (a predicted answer's check) refits nothing. A predicted answer's config is the
-// first lowest prediction over every feasible config of the shape.
+// first lowest prediction over every feasible config of the shape, remembered while its model is.
 #include <gtest/gtest.h>
 
 #include "engine/shape_predictors.hpp"
@@ -128,6 +128,17 @@ TEST(ShapePredictors, TheBestConfigIsTheFirstLowestPredictionOverEveryFeasibleCo
                                           search::ShapePredictor::roofline_offset(gemm, one)))
         << canonical_key(shape);
   }
+  // Asked again, the answer is remembered; once the model is refitted, it comes from the new one.
+  const auto first = predictors.best_config(gemm, shapes[0], "bf16", limits);
+  const auto again = predictors.best_config(gemm, shapes[0], "bf16", limits);
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(again->config, first->config);
+  EXPECT_EQ(again->model, first->model);
+  predictors.refit_all();
+  const auto refitted = predictors.best_config(gemm, shapes[0], "bf16", limits);
+  ASSERT_TRUE(refitted.has_value());
+  EXPECT_NE(refitted->model, first->model) << "not the answer of a model no longer current";
+  EXPECT_EQ(refitted->model, predictors.model("gemm", "bf16"));
 }
 
 }  // namespace
