@@ -206,21 +206,27 @@ void walk(const double* const* row, double* value, const BoostedTreesLayout& lay
   }
 }
 
+constexpr std::size_t kBlock = 16;  // rows walked together through each tree
+
+// Trees [first_tree, last_tree) added to value[i] for the row at row[i], i < n: blocks of kBlock
+// rows, then the rest one at a time (none walked twice).
+void walk_rows(const double* const* row, double* value, std::size_t n,
+               const BoostedTreesLayout& layout, std::size_t first_tree, std::size_t last_tree) {
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock)
+    walk<kBlock>(row + i, value + i, layout, first_tree, last_tree);
+  for (; i < n; ++i) walk<1>(row + i, value + i, layout, first_tree, last_tree);
+}
+
 }  // namespace
 
 void BoostedTrees::predict(const double* rows, std::size_t n, double* out) const {
-  constexpr std::size_t kBlock = 16;  // rows walked together through each tree
-  for (std::size_t first = 0; first < n; first += kBlock) {
-    const std::size_t count = std::min(kBlock, n - first);
-    double value[kBlock];
-    const double* row[kBlock];
-    for (std::size_t i = 0; i < kBlock; ++i) {  // a short last block walks its last row again
-      value[i] = base_;
-      row[i] = rows + (first + std::min(i, count - 1)) * cols_;
-    }
-    walk<kBlock>(row, value, layout_, 0, layout_.trees.size());
-    for (std::size_t i = 0; i < count; ++i) out[first + i] = value[i];
+  std::vector<const double*> row(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    row[i] = rows + i * cols_;
+    out[i] = base_;
   }
+  walk_rows(row.data(), out, n, layout_, 0, layout_.trees.size());
 }
 
 std::pair<std::size_t, double> BoostedTrees::lowest(const double* rows, std::size_t n) const {
@@ -235,36 +241,39 @@ std::pair<std::size_t, double> BoostedTrees::lowest(const double* rows, std::siz
     low[t] = low[t + 1] + *lo;
     high[t] = high[t + 1] + *hi;
   }
+  // The rows still in the running (their index, their row) and their sums so far.
   std::vector<std::size_t> alive(n);
-  for (std::size_t i = 0; i < n; ++i) alive[i] = i;
+  std::vector<const double*> row(n);
   std::vector<double> sum(n, base_);
-  constexpr std::size_t kBlock = 16;
+  for (std::size_t i = 0; i < n; ++i) {
+    alive[i] = i;
+    row[i] = rows + i * cols_;
+  }
   constexpr std::size_t kChunk = 25;  // trees between two prunings
   for (std::size_t first_tree = 0; first_tree < trees; first_tree += kChunk) {
     const std::size_t last_tree = std::min(trees, first_tree + kChunk);
-    for (std::size_t first = 0; first < alive.size(); first += kBlock) {
-      const std::size_t count = std::min(kBlock, alive.size() - first);
-      double value[kBlock];
-      const double* row[kBlock];
-      for (std::size_t i = 0; i < kBlock; ++i) {
-        const std::size_t r = alive[first + std::min(i, count - 1)];
-        value[i] = sum[r];
-        row[i] = rows + r * cols_;
-      }
-      walk<kBlock>(row, value, layout_, first_tree, last_tree);
-      for (std::size_t i = 0; i < count; ++i) sum[alive[first + i]] = value[i];
-    }
+    walk_rows(row.data(), sum.data(), alive.size(), layout_, first_tree, last_tree);
     if (last_tree == trees) break;
     // A row whose least possible total is above some row's most possible one cannot be lowest.
     double bound = std::numeric_limits<double>::infinity();
-    for (const std::size_t r : alive) bound = std::min(bound, sum[r] + high[last_tree]);
+    for (const double s : sum) bound = std::min(bound, s + high[last_tree]);
     bound += 1e-9 * (1.0 + std::fabs(bound));  // the bounds' own rounding
-    std::erase_if(alive, [&](std::size_t r) { return sum[r] + low[last_tree] > bound; });
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < alive.size(); ++i)
+      if (sum[i] + low[last_tree] <= bound) {
+        alive[kept] = alive[i];
+        row[kept] = row[i];
+        sum[kept] = sum[i];
+        ++kept;
+      }
+    alive.resize(kept);
+    row.resize(kept);
+    sum.resize(kept);
   }
-  std::size_t best = alive.front();
-  for (const std::size_t r : alive)
-    if (sum[r] < sum[best]) best = r;
-  return {best, sum[best]};
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < alive.size(); ++i)
+    if (sum[i] < sum[best]) best = i;
+  return {alive[best], sum[best]};
 }
 
 std::size_t BoostedTrees::nodes() const {
