@@ -120,8 +120,8 @@ std::string index_key(const Family& family, const std::string& dtype, const Devi
 
 std::shared_ptr<const SpaceIndex> ShapePredictors::index_for(const Family& family,
                                                              const std::string& dtype,
-                                                             const DeviceLimits& limits) const {
-  const std::string key = index_key(family, dtype, limits);
+                                                             const DeviceLimits& limits,
+                                                             const std::string& key) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = indexes_.find(key);
@@ -181,7 +181,7 @@ void ShapePredictors::refit_all() {
     refit(family, dtype);
     const Family* f = families_.find(family);
     if (f && model(family, dtype))
-      for (const DeviceLimits& l : limits_) index_for(*f, dtype, l);
+      for (const DeviceLimits& l : limits_) index_for(*f, dtype, l, index_key(*f, dtype, l));
   }
 }
 
@@ -289,14 +289,15 @@ std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family
                                                             const DeviceLimits& limits) const {
   const auto fitted = model(family.name, dtype);
   if (!fitted) return std::nullopt;
-  const std::string answer_key = index_key(family, dtype, limits) + "|" + canonical_key(shape);
+  const std::string key = index_key(family, dtype, limits);
+  const std::string answer_key = key + "|" + canonical_key(shape);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = answers_.find(answer_key);
     if (it != answers_.end() && it->second.model == fitted) return it->second;
   }
   // The candidates by position (no Config built for thousands of them), the top one's after.
-  const std::shared_ptr<const SpaceIndex> index = index_for(family, dtype, limits);
+  const std::shared_ptr<const SpaceIndex> index = index_for(family, dtype, limits, key);
   const std::vector<SpaceIndex::Row> rows = index->feasible_rows(shape, true);
   if (rows.empty()) return std::nullopt;
   std::vector<search::ShapePredictor::CandidateValues> candidates(rows.size());

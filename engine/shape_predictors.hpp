@@ -98,9 +98,11 @@ class ShapePredictors {
   void refit(const std::string& family, const std::string& dtype);
   void watch(std::chrono::milliseconds poll);
   std::int64_t newest_tune_job(const std::string& family);
-  // The index of (family, dtype, limits), built on first use (start() builds those of `limits_`).
+  // The index of (family, dtype, limits), built on first use (start() builds those of `limits_`);
+  // `key` is index_key's for them, which the caller may have built already.
   std::shared_ptr<const SpaceIndex> index_for(const Family& family, const std::string& dtype,
-                                              const DeviceLimits& limits) const;
+                                              const DeviceLimits& limits,
+                                              const std::string& key) const;
 
   Store& store_;
   const FamilyRegistry& families_;
