@@ -76,11 +76,14 @@ void add_job_options(CLI::App& command, kt::SubmitArgs& args) {
   command.add_option("family", args.family, "kernel family, e.g. gemm")->required();
   command.add_option("--shape", args.shape, kShapeHelp)->required();
   command.add_option("--dtype", args.dtype, "element type, e.g. bf16")->required();
-  command.add_option("--mode", args.mode, "tune (on a GPU) or compile (NVRTC only)")
-      ->check(CLI::IsMember({"tune", "compile"}))
+  command
+      .add_option("--mode", args.mode,
+                  "tune (on a GPU), compile (NVRTC only) or check (--configs checked and timed "
+                  "on a GPU; no answer rests on them)")
+      ->check(CLI::IsMember({"tune", "compile", "check"}))
       ->capture_default_str();
   command.add_option("--arch", args.arch, "target arch for --mode compile, e.g. sm_100a");
-  command.add_option("--device", args.device, "GPU ordinal, UUID or name (tune mode)");
+  command.add_option("--device", args.device, "GPU ordinal, UUID or name (tune and check modes)");
   command.add_option("--budget", args.budget, "max variants to run (0: all)")
       ->check(zero_or_more("the whole space"));
   command.add_option("--search", args.search,

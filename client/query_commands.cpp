@@ -67,7 +67,8 @@ std::string gate_and_reason(const nlohmann::json& variant) {
 
 std::string device_of(const nlohmann::json& job) {
   if (text_of(job, "mode") == "compile") return text_of(job, "arch") + " (compile)";
-  return text_of(job, "device_name") + " (" + text_of(job, "arch") + ")";
+  return text_of(job, "device_name") + " (" + text_of(job, "arch") + ")" +
+         (text_of(job, "mode") == "check" ? " check" : "");
 }
 
 // "cuBLAS" for any cuBLAS / cublasLt kind, else the kind as named.
@@ -286,15 +287,23 @@ void print_predicted(const CliContext& ctx, const nlohmann::json& p) {
   const nlohmann::json& check = field(p, "check");
   if (!check.is_object()) return;
   const std::string status = text_of(check, "status");
-  ctx.out << "  compiles:  ";
+  const bool on_gpu = text_of(check, "kind") == "gpu";
+  const std::string job_kind = on_gpu ? "check job" : "compile job";
+  ctx.out << (on_gpu ? "  on GPU:    " : "  compiles:  ");
   if (status == "compiled")
     ctx.out << "yes, for this shape (job " << text_of(check, "job_id") << ": "
             << text_of(check, "registers") << " registers, " << text_of(check, "spill_bytes")
             << " spill bytes, " << text_of(check, "smem_bytes") << " B shared memory)";
+  else if (status == "checked")
+    ctx.out << "right for this shape on " << text_of(check, "device_model") << ", "
+            << format_us(field(check, "measured_us")) << " in one check (job "
+            << text_of(check, "job_id") << ": " << text_of(check, "registers") << " registers, "
+            << text_of(check, "spill_bytes") << " spill bytes); not a tuned figure";
   else if ((status == "queued" || status == "running") && field(check, "job_id").is_null())
-    ctx.out << "being checked (its compile job is being queued)";
+    ctx.out << "being checked (its " << job_kind << " is being queued)";
   else if (status == "queued" || status == "running")
-    ctx.out << "being checked (compile job " << text_of(check, "job_id") << ", " << status << ")";
+    ctx.out << "being checked (" << job_kind << " " << text_of(check, "job_id") << ", " << status
+            << ")";
   else if (status == "failed")
     ctx.out << "NO: " << text_of(check, "reason")
             << (field(check, "job_id").is_null() ? "" : " (job " + text_of(check, "job_id") + ")");

@@ -22,7 +22,8 @@ std::string target_of(const nlohmann::json& job) {
   if (job.value("mode", "") == "compile") return job.value("arch", "") + " (compile only)";
   const nlohmann::json& name = field(job, "device_name");
   const std::string device = name.is_string() ? name.get<std::string>() : std::string("?");
-  return device + " (" + job.value("arch", "") + ")";
+  return device + " (" + job.value("arch", "") + ")" +
+         (job.value("mode", "") == "check" ? ", check only: no answer" : "");
 }
 
 void print_summary(const CliContext& ctx, const nlohmann::json& job, double waited_s) {

@@ -8,6 +8,7 @@ namespace {
 constexpr std::pair<JobMode, std::string_view> kModeNames[] = {
     {JobMode::tune, "tune"},
     {JobMode::compile, "compile"},
+    {JobMode::check, "check"},
 };
 constexpr std::pair<Pipeline, std::string_view> kPipelineNames[] = {
     {Pipeline::pipelined, "pipelined"},

@@ -18,14 +18,16 @@
 
 namespace kt {
 
-// What a job does: tune (check and time every variant on a GPU) or compile only (no GPU).
-enum class JobMode { tune, compile };
+// What a job does: tune (check and time every variant on a GPU), compile only (no GPU), or check
+// (its pinned configs checked against the reference and timed on a GPU, like a tune job, but its
+// results rank on no front: no answer rests on a check, and no final comparison is run).
+enum class JobMode { tune, compile, check };
 // How a tune job goes: compiles ahead on every core while every GPU of its model measures, or one
 // variant at a time on its own GPU (the baseline the pipelined engine is compared with).
 enum class Pipeline { pipelined, serial };
 
-// The text of the API and of the jobs table ("tune", "compile"; "pipelined", "serial"), both ways;
-// nullopt for unknown text.
+// The text of the API and of the jobs table ("tune", "compile", "check"; "pipelined", "serial"),
+// both ways; nullopt for unknown text.
 std::string_view to_string(JobMode mode);
 std::optional<JobMode> job_mode_from_string(std::string_view text);
 std::string_view to_string(Pipeline pipeline);

@@ -37,7 +37,9 @@ void JobExecution::run() {
   for (const PrunedGroup& group : plan.pruned) pruned += group.count;
   spdlog::info("job {}: {} {} {} on {} ({}): {} variants planned, {} pruned, {} to run", job_.id,
                family_.name, job_.shape_key, job_.dtype, limits_.arch,
-               job_.mode == JobMode::compile ? "compile only" : to_string(job_.pipeline),
+               job_.mode == JobMode::compile ? "compile only"
+               : job_.mode == JobMode::check ? "check on a GPU, no answer"
+                                             : to_string(job_.pipeline),
                rows.size(), pruned, pending);
   if (!take_place()) return;
 
@@ -226,7 +228,7 @@ void JobExecution::publish_timing() {
   std::lock_guard lock(publish_mutex_);
   if (timeline_.empty()) return;
   std::optional<double> busy;
-  if (job_.mode == JobMode::tune) busy = base_busy_seconds_ + timeline_.busy_seconds();
+  if (job_.mode != JobMode::compile) busy = base_busy_seconds_ + timeline_.busy_seconds();
   ctx_.store.set_job_timing(job_.id, base_wall_seconds_ + timeline_.wall_seconds(), busy);
 }
 

@@ -70,7 +70,7 @@ JobPreview preview_job(const JobSubmission& submission, const Family& family,
   preview.compile_threads = std::max(1, compile_threads);
   preview.compile_seconds_each = mean_of(metrics, "kerntune_compile_seconds");
   preview.measure_seconds_each = mean_of(metrics, "kerntune_measure_seconds");
-  const bool measures = job.mode == JobMode::tune;
+  const bool measures = job.mode != JobMode::compile;
   if (preview.compile_seconds_each && (!measures || preview.measure_seconds_each))
     preview.estimated_seconds = static_cast<double>(preview.to_run) *
                                 (*preview.compile_seconds_each / preview.compile_threads +

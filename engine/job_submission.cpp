@@ -68,6 +68,12 @@ void require_family_arch(const Family& family, const std::string& arch) {
 // "configs": measure only these points of the space (checked against the job's target).
 std::string pinned_configs_of(const JobRequest& request, const Family& family, const NewJob& job,
                               const DeviceLimits& limits) {
+  // A check answers for the configs it was given: over a whole space it would be a tune job whose
+  // results count for nothing.
+  if (job.mode == JobMode::check && (request.configs.is_null() || request.configs.empty()))
+    refuse(SubmissionProblem::invalid_configs,
+           "mode \"check\" checks the configs it is given on a GPU: give \"configs\" (or use "
+           "\"mode\":\"tune\")");
   if (request.configs.is_null()) return "";
   try {
     return pinned_configs_to_text(

@@ -16,6 +16,15 @@ std::string check_key(const ProblemQuery& problem, const std::string& arch,
          arch + "|" + problem.shape_key + "|" + template_name + "|" + canonical_key(config);
 }
 
+// The GPU that checks predictions for the problem: one of the asked model (any GPU when no model
+// is asked); none means compile only.
+const DeviceInfo* checking_gpu(const ProblemQuery& problem,
+                               const std::vector<DeviceInfo>& devices) {
+  for (const DeviceInfo& device : devices)
+    if (problem.device_name.empty() || device.name == problem.device_name) return &device;
+  return nullptr;
+}
+
 }  // namespace
 
 PredictedChecks::PredictedChecks(Store& store, JobScheduler& scheduler, std::size_t max_open,
@@ -34,13 +43,14 @@ void PredictedChecks::flush() {
   queue_->submit([] {}).wait();
 }
 
-PredictedCheck PredictedChecks::state_of(std::int64_t job_id) {
+PredictedCheck PredictedChecks::state_of(std::int64_t job_id, const std::string& kind) {
   PredictedCheck check;
+  check.kind = kind;
   check.job_id = job_id;
   const std::optional<JobRecord> job = store_.job(job_id);
   if (!job) {
     check.status = "failed";
-    check.reason = "its compile job is gone from the store";
+    check.reason = "its job is gone from the store";
     return check;
   }
   switch (job->status) {
@@ -53,7 +63,7 @@ PredictedCheck PredictedChecks::state_of(std::int64_t job_id) {
     case JobStatus::failed:
     case JobStatus::cancelled:
       check.status = "failed";
-      check.reason = "its compile job " + std::string(to_string(job->status)) +
+      check.reason = "its job " + std::string(to_string(job->status)) +
                      (job->reason.empty() ? "" : ": " + job->reason);
       return check;
     case JobStatus::done:
@@ -62,16 +72,29 @@ PredictedCheck PredictedChecks::state_of(std::int64_t job_id) {
   const std::vector<VariantRecord> variants = store_.variants(job_id);
   if (variants.empty()) {
     check.status = "failed";
-    check.reason = "its compile job planned no variant";
+    check.reason = "its job planned no variant";
     return check;
   }
   const VariantRecord& v = variants.front();
-  if (v.status == VariantStatus::compiled) {
-    check.status = "compiled";
+  const auto resources = [&] {
+    if (v.registers < 0) return;  // never compiled
     check.registers = v.registers;
     check.spill_bytes = v.spill_bytes;
     check.smem_bytes = v.smem_bytes;
+  };
+  if (job->mode == JobMode::check) check.device_name = job->device_name;
+  const bool right_on_gpu =
+      job->mode == JobMode::check && v.status == VariantStatus::measured && v.timing && v.error;
+  if (job->mode == JobMode::compile && v.status == VariantStatus::compiled) {
+    check.status = "compiled";
+    resources();
+  } else if (right_on_gpu) {
+    check.status = "checked";
+    resources();
+    check.measured_us = v.timing->median_us;
+    check.max_rel_error = v.error->max_rel;
   } else {
+    resources();
     check.status = "failed";
     check.reason = std::string(to_string(v.status)) + (v.reason.empty() ? "" : ": " + v.reason);
   }
@@ -82,10 +105,13 @@ PredictedCheck PredictedChecks::check(const ProblemQuery& problem, const std::st
                                       const std::string& template_name, const Config& config,
                                       const SubmissionHost& host) {
   const std::string key = check_key(problem, arch, template_name, config);
+  const DeviceInfo* gpu = checking_gpu(problem, host.devices);
   PredictedCheck check;
+  check.kind = gpu ? "gpu" : "compile-only";
   {
     std::lock_guard lock(mutex_);
     if (const auto known = jobs_.find(key); known != jobs_.end()) {
+      check.kind = known->second.kind;
       check.job_id = known->second.job_id;
       if (!known->second.failure.empty()) {
         check.status = "failed";
@@ -113,14 +139,19 @@ PredictedCheck PredictedChecks::check(const ProblemQuery& problem, const std::st
       }
     }
   }
-  if (check.job_id > 0) return state_of(check.job_id);
+  if (check.job_id > 0) return state_of(check.job_id, check.kind);
 
   JobRequest request;
   request.family = problem.family->name;
   request.dtype = problem.dtype;
   request.shape = problem.shape;
-  request.mode = JobMode::compile;
-  request.arch = arch;
+  if (gpu) {
+    request.mode = JobMode::check;
+    request.device = gpu->uuid;
+  } else {
+    request.mode = JobMode::compile;
+    request.arch = arch;
+  }
   nlohmann::json pinned = {{"template", template_name}};
   for (const auto& [axis, value] : config) pinned[axis] = value;
   request.configs = nlohmann::json::array({pinned});
@@ -130,26 +161,27 @@ PredictedCheck PredictedChecks::check(const ProblemQuery& problem, const std::st
     planned.emplace(plan_job(request, host));
   } catch (const SubmissionError& e) {
     check.status = "failed";
-    check.reason = std::string("cannot queue its compile job: ") + e.what();
+    check.reason = std::string("cannot queue its check: ") + e.what();
     return check;
   }
   {
     std::lock_guard lock(mutex_);
     // Two requests may have planned the same check at once: the first to get here queues it.
-    if (!jobs_.emplace(key, Known{}).second) {
+    if (!jobs_.emplace(key, Known{check.kind}).second) {
       check.status = "queued";
       return check;
     }
     ++storing_;
   }
-  queue_->submit([this, key, submission = std::move(*planned)]() mutable {
-    store_check(key, std::move(submission));
+  queue_->submit([this, key, kind = check.kind, submission = std::move(*planned)]() mutable {
+    store_check(key, kind, std::move(submission));
   });
   check.status = "queued";
   return check;
 }
 
-void PredictedChecks::store_check(const std::string& key, JobSubmission submission) {
+void PredictedChecks::store_check(const std::string& key, const std::string& kind,
+                                  JobSubmission submission) {
   // Only at the bound does it matter which open jobs ended (reading each back from the store
   // before every check cost the daemon a tenth of its CPU under a burst of untuned shapes).
   bool at_bound = false;
@@ -159,10 +191,11 @@ void PredictedChecks::store_check(const std::string& key, JobSubmission submissi
   }
   if (at_bound) refresh_open();
   Known known;
+  known.kind = kind;
   try {
     known.job_id = submit_job(std::move(submission), store_, scheduler_).id;
   } catch (const std::exception& e) {
-    known.failure = std::string("cannot queue its compile job: ") + e.what();
+    known.failure = std::string("cannot queue its check: ") + e.what();
   }
   std::lock_guard lock(mutex_);
   jobs_[key] = known;

@@ -1,9 +1,15 @@
-// The check a predicted config gets before anyone runs it (GET /v1/best?predict=1): the first time
-// a config is predicted for a shape, a compile-mode job of that shape pinned to the config
-// (NVRTC and the resource limits of the arch, no GPU) is queued; every later prediction of it
-// carries that job's outcome: compiled with its resource report, or why not (a compile error, a
-// resource overflow). Checking it on a GPU (validated against the reference on a small shape) is
-// not done: the check says "compile-only".
+// The check a predicted config gets before anyone relies on it (GET /v1/best?predict=1): the first
+// time a config is predicted for a shape, one job of that shape pinned to the config is queued;
+// every later prediction of it carries that job's outcome.
+// - On a daemon with a GPU of the asked model (any model when none is asked), a check-mode job
+//   ("kind": "gpu"): compiled, checked on that GPU against the family's reference on fresh
+//   inputs (poisoned outputs, guard regions, per-element tolerances, as every tuned variant) and
+//   timed, on the predicted shape itself, so what is checked is the answer given. Its result
+//   ranks on no front: the shape stays untuned until a tune job says otherwise. It queues behind
+//   the GPU's running job like any other.
+// - Else a compile-mode job ("kind": "compile-only": NVRTC and the arch's resource limits).
+// Either way: compiled with its resource report, checked with its time and error, or why not (a
+// compile error, a resource overflow, a wrong result, a crash or hang).
 //
 // Bounded: at most max_open checks queued or running at once (a burst of untuned shapes gets the
 // rest unchecked, said so, and checked when asked again), and at most max_known remembered.
@@ -32,12 +38,17 @@
 namespace kt {
 
 struct PredictedCheck {
-  // "queued", "running", "compiled", "failed" (the variant did not compile or fit: reason says
-  // why), "not_checked" (too many checks open: reason says so).
+  std::string kind = "compile-only";  // or "gpu": checked against the reference on a GPU
+  // "queued", "running", "compiled" (compile-only), "checked" (gpu: right on the GPU, timed),
+  // "failed" (it did not compile, fit, or compute the right result: reason says why),
+  // "not_checked" (too many checks open: reason says so).
   std::string status;
-  std::int64_t job_id = 0;  // the compile job; 0 for not_checked and while it is being stored
+  std::int64_t job_id = 0;  // the check's job; 0 for not_checked and while it is being stored
   std::string reason;
   std::optional<int> registers, spill_bytes, smem_bytes;  // when compiled
+  std::optional<double> measured_us;    // checked: its median time on the GPU, for the shape
+  std::optional<double> max_rel_error;  // checked: max |out - ref| / max |ref|
+  std::string device_name;              // checked or failed on the GPU: which model
 };
 
 class PredictedChecks {
@@ -60,12 +71,13 @@ class PredictedChecks {
  private:
   // A check accepted: its job once stored (0 before), or why it could not be stored.
   struct Known {
+    std::string kind;
     std::int64_t job_id = 0;
     std::string failure;
   };
-  PredictedCheck state_of(std::int64_t job_id);
+  PredictedCheck state_of(std::int64_t job_id, const std::string& kind);
   // On the queue's thread: stores the planned job of `key`.
-  void store_check(const std::string& key, JobSubmission submission);
+  void store_check(const std::string& key, const std::string& kind, JobSubmission submission);
   // On the queue's thread: forgets the open jobs that ended.
   void refresh_open();
 

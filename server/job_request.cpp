@@ -121,9 +121,9 @@ void search_of(const nlohmann::json& body, JobRequest& request) {
 JobMode mode_of(const std::string& text) {
   const auto mode = job_mode_from_string(text);
   if (!mode)
-    throw ApiError(
-        HttpStatus::unprocessable_entity, "invalid_mode",
-        "unknown mode " + quote_client_text(text) + "; expected \"tune\" or \"compile\"");
+    throw ApiError(HttpStatus::unprocessable_entity, "invalid_mode",
+                   "unknown mode " + quote_client_text(text) +
+                       "; expected \"tune\", \"compile\" or \"check\"");
   return *mode;
 }
 

@@ -91,7 +91,8 @@ DeviceLimits prediction_limits(const AppContext& context, const std::string& dev
   return limits_for_arch("sm_90a").value_or(DeviceLimits{});
 }
 
-// The predicted config's compile check (engine/predicted_checks.hpp), queued by the first answer.
+// The predicted config's check (engine/predicted_checks.hpp), queued by the first answer: on a GPU
+// of the model when this daemon has one, else compile only.
 nlohmann::json check_json(AppContext& context, const ProblemQuery& key, const std::string& arch,
                           const PredictedConfig& predicted) {
   PredictedCheck check;
@@ -102,16 +103,20 @@ nlohmann::json check_json(AppContext& context, const ProblemQuery& key, const st
     check.status = "not_checked";
     check.reason = "this daemon checks no predicted config";
   }
-  const auto known = [](std::optional<int> v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  const auto known = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  const auto text = [](const std::string& s) {
+    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
   };
-  return {{"kind", "compile-only"},
+  return {{"kind", check.kind},
           {"status", check.status},
           {"job_id", check.job_id > 0 ? nlohmann::json(check.job_id) : nlohmann::json(nullptr)},
-          {"reason", check.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(check.reason)},
+          {"reason", text(check.reason)},
           {"registers", known(check.registers)},
           {"spill_bytes", known(check.spill_bytes)},
-          {"smem_bytes", known(check.smem_bytes)}};
+          {"smem_bytes", known(check.smem_bytes)},
+          {"device_model", text(check.device_name)},
+          {"measured_us", known(check.measured_us)},
+          {"max_rel_error", known(check.max_rel_error)}};
 }
 
 // GET /v1/best?predict=1 on a miss: the shape predictor's top config for the shape, never
@@ -189,7 +194,8 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
                                     ? predicted["check"].value("status", std::string())
                                     : std::string();
       ApiResponse response = json_response(HttpStatus::ok, std::move(predicted));
-      response.rememberable = check.empty() || check == "compiled" || check == "failed";
+      response.rememberable =
+          check.empty() || check == "compiled" || check == "checked" || check == "failed";
       return response;
     }
     throw ApiError(

@@ -665,11 +665,13 @@ function lookupAnswer(a, dims) {
   const config = `${esc(a.template)} <code>${esc(configText(a.config))}</code>`;
   if (a.source === "predicted") {
     const check = a.check || {};
-    const resources = check.status === "compiled" ? ` (${check.registers} registers, ${check.spill_bytes} spill bytes, ${check.smem_bytes} B shared memory)` : "";
+    const resources = check.status === "compiled" ? ` (${check.registers} registers, ${check.spill_bytes} spill bytes, ${check.smem_bytes} B shared memory)`
+      : check.status === "checked" ? ` on ${check.device_model}: ${fmt(check.measured_us)} µs in one check, max relative error ${fmtError(check.max_rel_error)} (not a tuned figure)` : "";
+    const checkName = check.kind === "gpu" ? "GPU check" : "compile check (compile-only)";
     return `<p><span id="lookup-source" class="lookup-predicted">predicted</span> for ${esc(shapeText(a.shape, dims))}: never measured for this shape</p>
       <p>${config}</p>
       <p>expected ${fmt(a.expected_us)} µs (interval ${fmt(a.expected_interval_us[0])}–${fmt(a.expected_interval_us[1])} µs), ranked by a model of ${esc(a.model.variants)} variant(s) measured on ${esc(a.model.shapes)} shape(s)${a.validated_elsewhere ? "; this config was validated on another shape" : ""}</p>
-      <p>compile check (${esc(check.kind || "compile-only")}): ${statusBadge(check.status || "not_checked")}${esc(resources)}${check.reason ? " " + esc(check.reason) : ""}</p>`;
+      <p>${checkName}${check.job_id ? ` (job <a href="#/jobs/${check.job_id}">${check.job_id}</a>)` : ""}: ${statusBadge(check.status || "not_checked")}${esc(resources)}${check.reason ? " " + esc(check.reason) : ""}</p>`;
   }
   const measured = `<p>${config}</p><p>median ${fmt(a.median_us)} µs, job <a href="#/jobs/${a.job_id}">${a.job_id}</a>${a.baseline_wins ? " (the baseline wins: " + esc(a.baseline) + ")" : ""}</p>`;
   if (a.exact === false && a.nearest)

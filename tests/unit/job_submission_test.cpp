@@ -8,6 +8,8 @@
 #include "support/shipped_family.hpp"
 #include "support/test_paths.hpp"
 #include "support/test_scheduler_options.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/space_index.hpp"
 
 namespace kt {
 namespace {
@@ -84,6 +86,33 @@ TEST_F(JobSubmissionTest, ACompileJobRunsItsPlanAsItIs) {
   request.search.reset();
   request.search_seconds = 10;
   EXPECT_EQ(refusal(request, {}), SubmissionProblem::invalid_search);
+}
+
+// A check job checks the configs it is given on a GPU (what a predicted answer's check runs): it
+// needs both, and it runs its pinned plan as it is.
+TEST_F(JobSubmissionTest, ACheckJobNeedsPinnedConfigsAndAGpu) {
+  JobRequest request = gemm_request();
+  request.mode = JobMode::check;
+  EXPECT_EQ(refusal(request, devices_), SubmissionProblem::invalid_configs);
+  try {
+    plan_job(request, host(devices_));
+  } catch (const SubmissionError& error) {
+    EXPECT_NE(std::string(error.what()).find("give \"configs\""), std::string::npos)
+        << error.what();
+  }
+  const Family& gemm = *families_.find("gemm");
+  const SpaceIndex index(gemm, "bf16", limits_for_device(devices_.front()));
+  const std::vector<SpaceIndex::Entry> feasible = index.feasible(kShape);
+  ASSERT_FALSE(feasible.empty());
+  nlohmann::json pinned = {{"template", feasible.front().tmpl->name}};
+  for (const auto& [axis, value] : feasible.front().config) pinned[axis] = value;
+  request.configs = nlohmann::json::array({pinned});
+  EXPECT_EQ(refusal(request, {}), SubmissionProblem::no_device);
+  const JobSubmission planned = plan_job(request, host(devices_));
+  EXPECT_EQ(planned.job.mode, JobMode::check);
+  EXPECT_EQ(planned.job.device_name, kH100);
+  EXPECT_EQ(planned.job.search, "exhaustive");
+  EXPECT_FALSE(planned.job.pinned_configs_json.empty());
 }
 
 TEST_F(JobSubmissionTest, RefusalsSayWhatIsWrong) {

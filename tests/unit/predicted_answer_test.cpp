@@ -1,7 +1,8 @@
 // GET /v1/best?predict=1 through the API handlers (router, real Store, the shipped families, no
 // sockets): a shape nobody tuned answers with the shape predictor's config, flagged "predicted",
 // fitted here on the committed recorded spaces (engine/shape_predictors.hpp); without a model it
-// stays a 404 that says why; with tune_on_miss it also queues the job.
+// stays a 404 that says why; with tune_on_miss it also queues the job. The predicted config is
+// checked on a GPU of the model (a check-mode job) where the daemon has one, else compiled only.
 #include <set>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "support/fake_gpu.hpp"
 #include "support/routed_app_test.hpp"
 #include "support/schema_check.hpp"
+#include "support/store_fixtures.hpp"
 #include "tuner/search/recorded_space_file.hpp"
 
 namespace kt {
@@ -77,14 +79,15 @@ TEST_F(PredictedAnswerTest, AnUntunedShapeGetsThePredictorsConfigFlaggedAsPredic
   EXPECT_EQ(nlohmann::json::parse(plan.body)["to_run"], 1) << plan.body;
 }
 
-// The first prediction of a config for a shape queues its compile check (a compile-mode job of
-// the shape pinned to the config); asking again reports that job instead of queueing another.
-TEST_F(PredictedAnswerTest, APredictedConfigGetsOneCompileCheck) {
+// The first prediction of a config for a shape queues its check: on a daemon with a GPU of the
+// model, a check-mode job of the shape pinned to it on that GPU; asking again reports that job
+// instead of queueing another.
+TEST_F(PredictedAnswerTest, APredictedConfigGetsOneCheckOnAGpuOfItsModel) {
   const std::string ask = "/v1/best?family=gemm&dtype=bf16&M=333&N=4096&K=4096&predict=1";
   const nlohmann::json first = nlohmann::json::parse(call(http::verb::get, ask).body);
   ASSERT_EQ(first["source"], "predicted") << first;
   const nlohmann::json& check = first["check"];
-  EXPECT_EQ(check["kind"], "compile-only");
+  EXPECT_EQ(check["kind"], "gpu");
   EXPECT_EQ(check["status"], "queued") << check;
   // The answer does not wait for the store: the checks' own thread stores the job, and a later
   // answer carries its id.
@@ -95,8 +98,10 @@ TEST_F(PredictedAnswerTest, APredictedConfigGetsOneCompileCheck) {
   EXPECT_EQ(job_count(), 1u);
   const auto job = store_.job(stored["job_id"].get<std::int64_t>());
   ASSERT_TRUE(job.has_value());
-  EXPECT_EQ(job->mode, JobMode::compile);
+  EXPECT_EQ(job->mode, JobMode::check);
   EXPECT_EQ(job->arch, "sm_90a");
+  EXPECT_EQ(job->device_name, test::kFakeH100Name);
+  EXPECT_EQ(job->device_uuid, "GPU-aaaa-0000");
   EXPECT_EQ(job->shape, (Shape{{"M", 333}, {"N", 4096}, {"K", 4096}}));
   const nlohmann::json pinned = nlohmann::json::parse(job->pinned_configs_json);
   ASSERT_EQ(pinned.size(), 1u) << "pinned to the predicted config alone: " << pinned;
@@ -114,6 +119,85 @@ TEST_F(PredictedAnswerTest, APredictedConfigGetsOneCompileCheck) {
   EXPECT_EQ(third["check"]["status"], "not_checked") << third["check"];
   EXPECT_TRUE(third["check"]["job_id"].is_null());
   EXPECT_EQ(job_count(), 2u);
+}
+
+// The check job's outcome is the answer's: right on the GPU gives "checked" with its time and
+// error, and it ranks on no front, so the shape is still untuned; a wrong result gives "failed".
+TEST_F(PredictedAnswerTest, TheGpuChecksOutcomeIsCarriedAndTheShapeStaysUntuned) {
+  const auto finish_check = [&](const std::string& ask, const VariantOutcome& outcome) {
+    call(http::verb::get, ask);
+    checks_.flush();
+    const nlohmann::json queued = nlohmann::json::parse(call(http::verb::get, ask).body)["check"];
+    const std::int64_t job_id = queued["job_id"].get<std::int64_t>();
+    // What the runner does with the job (no scheduler runs here): its pinned config planned,
+    // compiled and given its outcome on the GPU.
+    store_.set_job_status(job_id, JobStatus::running);
+    const nlohmann::json pinned =
+        nlohmann::json::parse(store_.job(job_id)->pinned_configs_json).at(0);
+    VariantRecord plan;
+    plan.template_name = pinned["template"];
+    for (const auto& [axis, value] : pinned["config"].items()) plan.config[axis] = value;
+    plan.config_key = canonical_key(plan.config);
+    const std::int64_t variant_id = store_.plan_variants(job_id, {plan}).at(0).id;
+    store_.record_compile(variant_id, test::compiled(96, 1024), 384, 0);
+    store_.record_outcome(variant_id, outcome);
+    store_.set_job_status(job_id, JobStatus::done);
+    return nlohmann::json::parse(call(http::verb::get, ask).body);
+  };
+  const std::string right = "/v1/best?family=gemm&dtype=bf16&M=333&N=4096&K=4096&predict=1";
+  const nlohmann::json checked = finish_check(right, test::measured(42.5, 0.002));
+  const nlohmann::json& check = checked["check"];
+  EXPECT_EQ(check["status"], "checked") << check;
+  EXPECT_EQ(check["kind"], "gpu");
+  EXPECT_DOUBLE_EQ(check["measured_us"].get<double>(), 42.5);
+  EXPECT_DOUBLE_EQ(check["max_rel_error"].get<double>(), 0.002);
+  EXPECT_EQ(check["device_model"], test::kFakeH100Name);
+  EXPECT_EQ(check["registers"], 96);
+  EXPECT_TRUE(check["reason"].is_null());
+  EXPECT_EQ(checked["source"], "predicted") << "a check is no tuning: still a prediction";
+  const ApiResponse plain =
+      call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=333&N=4096&K=4096");
+  EXPECT_EQ(plain.status, HttpStatus::not_found) << "no answer rests on a check: " << plain.body;
+
+  VariantOutcome wrong;
+  wrong.status = VariantStatus::wrong_result;
+  wrong.failed_gate = "validation";
+  wrong.reason = "12 elements outside the tolerance";
+  const nlohmann::json failed =
+      finish_check("/v1/best?family=gemm&dtype=bf16&M=334&N=4096&K=4096&predict=1", wrong);
+  EXPECT_EQ(failed["check"]["status"], "failed") << failed["check"];
+  EXPECT_NE(failed["check"]["reason"].get<std::string>().find("12 elements outside"),
+            std::string::npos)
+      << failed["check"];
+  EXPECT_TRUE(failed["check"]["measured_us"].is_null());
+}
+
+// A daemon without a GPU of the asked model checks the predicted config by compiling it alone.
+class PredictedAnswerWithoutGpuTest : public test::RoutedAppTest {
+ protected:
+  PredictedAnswerWithoutGpuTest()
+      : predictors_(store_, families_, committed_gemm_spaces()), checks_(store_, scheduler_, 2) {
+    predictors_.refit_all();
+    context_.predictors = &predictors_;
+    context_.predicted_checks = &checks_;
+  }
+  ShapePredictors predictors_;
+  PredictedChecks checks_;
+};
+
+TEST_F(PredictedAnswerWithoutGpuTest, APredictedConfigGetsACompileOnlyCheck) {
+  const std::string ask = "/v1/best?family=gemm&dtype=bf16&M=333&N=4096&K=4096&predict=1";
+  const nlohmann::json first = nlohmann::json::parse(call(http::verb::get, ask).body);
+  ASSERT_EQ(first["source"], "predicted") << first;
+  EXPECT_EQ(first["check"]["kind"], "compile-only");
+  checks_.flush();
+  const nlohmann::json stored = nlohmann::json::parse(call(http::verb::get, ask).body)["check"];
+  ASSERT_TRUE(stored["job_id"].is_number_integer()) << stored;
+  const auto job = store_.job(stored["job_id"].get<std::int64_t>());
+  ASSERT_TRUE(job.has_value());
+  EXPECT_EQ(job->mode, JobMode::compile);
+  EXPECT_EQ(job->arch, "sm_90a");
+  EXPECT_TRUE(stored["device_model"].is_null());
 }
 
 TEST_F(PredictedAnswerTest, WithoutAModelAMissStaysA404ThatSaysWhy) {

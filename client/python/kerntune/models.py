@@ -205,8 +205,11 @@ class Prediction:
     validated_elsewhere: bool
     model: Dict[str, Any]
     launch: Optional[Dict[str, Any]] = None
-    # The config's compile check for the shape: status "queued", "running", "compiled" (with its
-    # registers, spill_bytes, smem_bytes), "failed" (reason) or "not_checked"; job_id its job.
+    # The config's check for the shape. kind "gpu" (a daemon with a GPU of the model: checked
+    # against the reference and timed there, on this shape) or "compile-only". status "queued",
+    # "running", "compiled" (compile-only: registers, spill_bytes, smem_bytes), "checked" (gpu:
+    # measured_us, max_rel_error, device_model too), "failed" (reason) or "not_checked"; job_id its
+    # job (mode "check" or "compile").
     check: Dict[str, Any] = field(default_factory=dict)
     tuning_job: Optional["Job"] = None  # with tune_on_miss: the job tuning the shape
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
