@@ -4,6 +4,7 @@
 // against the reference and timed, and the shape stays untuned. A check-mode job of the faults
 // family shows a check tells a right config from a wrong one.
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -43,6 +44,7 @@ class PredictedCheckOnGpu : public test::GpuTest {
   template <typename Done>
   nlohmann::json poll(const std::string& target, Done done, std::chrono::seconds limit) {
     const auto deadline = std::chrono::steady_clock::now() + limit;
+    auto next_note = std::chrono::steady_clock::now() + 15s;
     nlohmann::json body;
     for (;;) {
       try {
@@ -53,8 +55,13 @@ class PredictedCheckOnGpu : public test::GpuTest {
       }
       if (std::chrono::steady_clock::now() > deadline || !daemon_->alive()) {
         ADD_FAILURE() << target << " never got there: " << body.dump(2) << "\n"
-                      << daemon_->log_tail();
+                      << daemon_->log_tail(20000);
         return body;
+      }
+      if (std::chrono::steady_clock::now() > next_note) {  // progress, for a slow GPU host
+        std::printf("%s: %s\n", target.c_str(), body.dump().substr(0, 400).c_str());
+        std::fflush(stdout);
+        next_note += 15s;
       }
       std::this_thread::sleep_for(250ms);
     }
@@ -85,7 +92,7 @@ TEST_F(PredictedCheckOnGpu, APredictedConfigIsCheckedOnTheGpuAndTheShapeStaysUnt
         const std::string status = b["check"].value("status", "");
         return status != "queued" && status != "running";
       },
-      300s);
+      150s);
   ASSERT_EQ(answer.value("source", ""), "predicted") << answer.dump(2);
   const nlohmann::json& check = answer["check"];
   EXPECT_EQ(check["kind"], "gpu") << check;
@@ -127,7 +134,7 @@ TEST_F(PredictedCheckOnGpu, ACheckJobTellsARightConfigFromAWrongOne) {
         const std::string s = b.value("status", "");
         return s != "queued" && s != "running";
       },
-      300s);
+      150s);
   ASSERT_EQ(job["status"], "done") << job.dump(2) << "\n" << daemon_->log_tail();
   EXPECT_EQ(job["mode"], "check");
   std::map<std::int64_t, std::string> status_by_behaviour;
