@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "client/client_error.hpp"
 #include "client/kerntune_client.hpp"
 #include "harness/daemon_process.hpp"
 #include "support/fault_family.hpp"
@@ -217,6 +218,31 @@ TEST_F(DaemonOnGpu, EveryPlantedFaultEndsInItsStateAndEveryGoodVariantIsMeasured
   EXPECT_TRUE(second["comparison"]["runner_up_variant_id"].is_null());
   EXPECT_EQ(second["comparison"]["final"]["speedups"].size(), 1u);
   EXPECT_TRUE(second["best"]["final"]["speedup"].is_number());
+}
+
+// A check-mode job (what a predicted answer's check runs) checks its pinned configs on the GPU
+// like a tune job's variants, tells a right one from a wrong one, and no answer rests on it.
+TEST_F(DaemonOnGpu, ACheckJobTellsARightConfigFromAWrongOneAndAnswersNothing) {
+  nlohmann::json body = nlohmann::json::parse(job_body(nlohmann::json::array(
+      {config(PlantedFault::correct, 2), config(PlantedFault::wrong_result, 2)})));
+  body["mode"] = "check";
+  const std::int64_t id = submit(body.dump());
+  const nlohmann::json job = wait_until_finished(id, 300s);
+  ASSERT_EQ(job["status"], "done") << job.dump(2) << "\n" << daemon_->log_tail();
+  EXPECT_EQ(job["mode"], "check");
+  EXPECT_TRUE(job["comparison"].is_null()) << "a check runs no final comparison: " << job.dump(2);
+  std::map<std::int64_t, std::string> status_of;
+  const nlohmann::json listing = client_->variants(id, false);
+  for (const auto& v : listing["variants"])
+    status_of[v["config"]["BEHAVIOUR"].get<std::int64_t>()] = v["status"];
+  EXPECT_EQ(status_of[static_cast<std::int64_t>(PlantedFault::correct)], "measured");
+  EXPECT_EQ(status_of[static_cast<std::int64_t>(PlantedFault::wrong_result)], "wrong_result");
+  try {
+    client_->call(http::verb::get, "/v1/best?family=faults&dtype=bf16&M=257&N=193&K=136");
+    ADD_FAILURE() << "a measured variant of a check job became the shape's answer";
+  } catch (const ClientError& e) {
+    EXPECT_EQ(e.status(), 404) << e.what();
+  }
 }
 
 TEST_F(DaemonOnGpu, OneJobSpreadsOverEveryGpuOfItsModelAndTwoJobsRunAtOnce) {

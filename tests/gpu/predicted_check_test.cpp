@@ -1,8 +1,8 @@
 // A predicted answer's check on a real GPU (engine/predicted_checks.hpp): kerntuned started as a
 // child process with the committed recorded spaces as its predictor's data, asked over HTTP for a
 // GEMM shape nobody tuned. Its predicted config is checked on this GPU, on the shape itself,
-// against the reference and timed, and the shape stays untuned. A check-mode job of the faults
-// family shows a check tells a right config from a wrong one.
+// against the reference and timed, and the shape stays untuned. (That a check tells a right
+// config from a wrong one: DaemonOnGpu, with the faults family.)
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -12,7 +12,6 @@
 #include "client/client_error.hpp"
 #include "client/kerntune_client.hpp"
 #include "harness/daemon_process.hpp"
-#include "support/fault_family.hpp"
 #include "support/gpu_fixture.hpp"
 #include "support/test_paths.hpp"
 
@@ -21,20 +20,18 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace http = boost::beast::http;
-using test::PlantedFault;
 
 class PredictedCheckOnGpu : public test::GpuTest {
  protected:
   void SetUp() override {
     GpuTest::SetUp();
     if (IsSkipped()) return;
-    test::write_fault_family(dir_.path() / "families");
+    // The shipped families (gemm among them): no --families, which would replace them.
     daemon_ = std::make_unique<harness::DaemonProcess>(
         test::binary_dir() / "kerntuned", dir_.path() / "kerntune.db",
         dir_.path() / "kerntuned.log",
         std::vector<std::string>{
-            "--families", (dir_.path() / "families").string(), "--worker",
-            (test::binary_dir() / "kerntune-worker").string(), "--predictor-spaces",
+            "--worker", (test::binary_dir() / "kerntune-worker").string(), "--predictor-spaces",
             (test::source_dir() / "tests/data/spaces-2026-12").string(), "--compile-threads", "4"});
     daemon_->wait_healthy(180s);
     client_ = std::make_unique<Client>(daemon_->url(), 60s);
@@ -113,39 +110,6 @@ TEST_F(PredictedCheckOnGpu, APredictedConfigIsCheckedOnTheGpuAndTheShapeStaysUnt
   // No answer rests on a check: the shape is still untuned, and asking again predicts again.
   EXPECT_EQ(status_of("/v1/best?" + shape), 404);
   EXPECT_EQ(client_->call(http::verb::get, ask)["check"]["job_id"], check["job_id"]);
-}
-
-TEST_F(PredictedCheckOnGpu, ACheckJobTellsARightConfigFromAWrongOne) {
-  const nlohmann::json shape = {{"M", 257}, {"N", 193}, {"K", 136}};
-  const nlohmann::json configs = nlohmann::json::array(
-      {{{"BEHAVIOUR", static_cast<std::int64_t>(PlantedFault::correct)}, {"COPY", 0}},
-       {{"BEHAVIOUR", static_cast<std::int64_t>(PlantedFault::wrong_result)}, {"COPY", 0}}});
-  const nlohmann::json created = client_->call(http::verb::post, "/v1/jobs",
-                                               nlohmann::json{{"family", "faults"},
-                                                              {"shape", shape},
-                                                              {"dtype", "bf16"},
-                                                              {"mode", "check"},
-                                                              {"configs", configs}}
-                                                   .dump());
-  const std::int64_t id = created["id"].get<std::int64_t>();
-  const nlohmann::json job = poll(
-      "/v1/jobs/" + std::to_string(id),
-      [](const nlohmann::json& b) {
-        const std::string s = b.value("status", "");
-        return s != "queued" && s != "running";
-      },
-      150s);
-  ASSERT_EQ(job["status"], "done") << job.dump(2) << "\n" << daemon_->log_tail();
-  EXPECT_EQ(job["mode"], "check");
-  std::map<std::int64_t, std::string> status_by_behaviour;
-  const nlohmann::json listing = client_->variants(id, false);
-  for (const auto& v : listing["variants"])
-    status_by_behaviour[v["config"]["BEHAVIOUR"].get<std::int64_t>()] = v["status"];
-  EXPECT_EQ(status_by_behaviour[static_cast<std::int64_t>(PlantedFault::correct)], "measured");
-  EXPECT_EQ(status_by_behaviour[static_cast<std::int64_t>(PlantedFault::wrong_result)],
-            "wrong_result");
-  EXPECT_EQ(status_of("/v1/best?family=faults&dtype=bf16&M=257&N=193&K=136"), 404)
-      << "a measured variant of a check job is no answer";
 }
 
 }  // namespace
