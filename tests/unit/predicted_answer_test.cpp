@@ -4,6 +4,9 @@
 // stays a 404 that says why; with tune_on_miss it also queues the job. The predicted config is
 // checked on a GPU of the model (a check-mode job) where the daemon has one, else compiled only.
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -29,11 +32,12 @@ std::vector<RecordedSpace> committed_gemm_spaces() {
   return spaces;
 }
 
-class PredictedAnswerTest : public test::RoutedAppTest {
+// The handlers with shape predictors fitted on the committed GEMM spaces and at most two open
+// checks, on a host with `devices`.
+class PredictorAppTest : public test::RoutedAppTest {
  protected:
-  // One (fake) H100: its limits prune the predicted config, and tune_on_miss can queue a job.
-  PredictedAnswerTest()
-      : RoutedAppTest({test::fake_h100()}, ""),
+  PredictorAppTest(std::vector<DeviceInfo> devices, std::string device_error)
+      : RoutedAppTest(std::move(devices), std::move(device_error)),
         predictors_(store_, families_, committed_gemm_spaces()),
         checks_(store_, scheduler_, 2) {
     predictors_.refit_all();
@@ -42,6 +46,12 @@ class PredictedAnswerTest : public test::RoutedAppTest {
   }
   ShapePredictors predictors_;
   PredictedChecks checks_;
+};
+
+class PredictedAnswerTest : public PredictorAppTest {
+ protected:
+  // One (fake) H100: its limits prune the predicted config, and tune_on_miss can queue a job.
+  PredictedAnswerTest() : PredictorAppTest({test::fake_h100()}, "") {}
 };
 
 TEST_F(PredictedAnswerTest, AnUntunedShapeGetsThePredictorsConfigFlaggedAsPredicted) {
@@ -173,16 +183,9 @@ TEST_F(PredictedAnswerTest, TheGpuChecksOutcomeIsCarriedAndTheShapeStaysUntuned)
 }
 
 // A daemon without a GPU of the asked model checks the predicted config by compiling it alone.
-class PredictedAnswerWithoutGpuTest : public test::RoutedAppTest {
+class PredictedAnswerWithoutGpuTest : public PredictorAppTest {
  protected:
-  PredictedAnswerWithoutGpuTest()
-      : predictors_(store_, families_, committed_gemm_spaces()), checks_(store_, scheduler_, 2) {
-    predictors_.refit_all();
-    context_.predictors = &predictors_;
-    context_.predicted_checks = &checks_;
-  }
-  ShapePredictors predictors_;
-  PredictedChecks checks_;
+  PredictedAnswerWithoutGpuTest() : PredictorAppTest({}, "libcuda.so.1 not found") {}
 };
 
 TEST_F(PredictedAnswerWithoutGpuTest, APredictedConfigGetsACompileOnlyCheck) {
