@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -115,28 +116,46 @@ std::size_t SpaceIndex::kept() const {
 
 namespace {
 
-// A factor's value for every combination of its axes on one shape's bindings (`slots`: the
-// part's axes in the map); nullopt where it throws (or reads a name the map lacks).
+// A factor's values on one shape's bindings (`slots`: the part's axes in the map), each
+// combination of its axes evaluated the first time a row needs it: most of a part's rows fail an
+// early constraint, so the combinations only they use are never evaluated (nor their launch).
 template <typename Factor>
-std::vector<std::optional<double>> values_of(const Factor& f, const Bindings& bindings,
-                                             const std::vector<double*>& slots) {
-  std::vector<std::optional<double>> out(f.combos.size());
-  std::optional<BoundExpression> bound;
-  try {
-    bound.emplace(*f.expression, bindings);
-  } catch (const ExpressionError&) {
-    return out;
-  }
-  for (std::size_t c = 0; c < f.combos.size(); ++c) {
-    for (std::size_t i = 0; i < f.axes.size(); ++i)
-      *slots[f.axes[i]] = static_cast<double>(f.combos[c][i]);
+class LazyFactor {
+ public:
+  LazyFactor(const Factor& f, const Bindings& bindings, const std::vector<double*>& slots)
+      : f_(&f), slots_(&slots), state_(f.combos.size(), kUnknown), values_(f.combos.size()) {
     try {
-      out[c] = bound->evaluate();
-    } catch (const ExpressionError&) {
+      bound_.emplace(*f.expression, bindings);
+    } catch (const ExpressionError&) {  // every combination fails, as each evaluation would
     }
   }
-  return out;
-}
+  // The value for the combination `row` has; nullopt where it throws (or reads a name the map
+  // lacks).
+  std::optional<double> value(std::size_t row) {
+    const std::uint32_t c = f_->combo_of[row];
+    if (state_[c] == kUnknown) {
+      state_[c] = kFailed;
+      if (bound_) {
+        for (std::size_t i = 0; i < f_->axes.size(); ++i)
+          *(*slots_)[f_->axes[i]] = static_cast<double>(f_->combos[c][i]);
+        try {
+          values_[c] = bound_->evaluate();
+          state_[c] = kKnown;
+        } catch (const ExpressionError&) {
+        }
+      }
+    }
+    return state_[c] == kKnown ? std::optional<double>(values_[c]) : std::nullopt;
+  }
+
+ private:
+  enum : char { kUnknown, kKnown, kFailed };
+  const Factor* f_;
+  const std::vector<double*>* slots_;
+  std::optional<BoundExpression> bound_;
+  std::vector<char> state_;
+  std::vector<double> values_;
+};
 
 // evaluate_launch's integer check and range for one formula's value.
 std::optional<std::uint32_t> launch_value(const std::optional<double>& value, long long min) {
@@ -161,27 +180,28 @@ std::vector<SpaceIndex::Row> SpaceIndex::feasible_rows(const Shape& shape, bool 
     Bindings bindings = make_bindings(shape, config, dtype_, limits_);
     std::vector<double*> slots;
     for (const std::string& axis : part.axes) slots.push_back(&bindings[axis]);
-    // Each constraint once per combination of its axes: holds (non-zero) or not (0, or throws).
-    std::vector<std::vector<char>> holds;
-    for (const Factor& f : part.shape_constraints) {
-      std::vector<char>& h = holds.emplace_back(f.combos.size(), 0);
-      const auto values = values_of(f, bindings, slots);
-      for (std::size_t c = 0; c < values.size(); ++c) h[c] = values[c] && *values[c] != 0;
-    }
-    // The launch formulas the same way, checked as evaluate_launch checks them.
-    std::vector<std::vector<std::optional<std::uint32_t>>> launch;
+    // Each constraint at most once per combination of its axes, the ones with the fewest
+    // combinations tried first: holds (non-zero) or not (0, or throws).
+    std::vector<LazyFactor<Factor>> constraints;
+    constraints.reserve(part.shape_constraints.size());
+    for (const Factor& f : part.shape_constraints) constraints.emplace_back(f, bindings, slots);
+    std::vector<std::size_t> order(constraints.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return part.shape_constraints[a].combos.size() < part.shape_constraints[b].combos.size();
+    });
+    // The launch formulas the same way, only for rows every constraint admits, checked as
+    // evaluate_launch checks them.
+    std::vector<LazyFactor<Factor>> launch;
+    launch.reserve(part.launch.size());
     if (with_launch)
-      for (std::size_t i = 0; i < part.launch.size(); ++i) {
-        const Factor& f = part.launch[i];
-        const auto values = values_of(f, bindings, slots);
-        auto& checked = launch.emplace_back(values.size());
-        for (std::size_t c = 0; c < values.size(); ++c)
-          checked[c] = launch_value(values[c], i < 9 ? 1 : 0);
-      }
+      for (const Factor& f : part.launch) launch.emplace_back(f, bindings, slots);
     for (std::size_t row = 0; row < part.configs.size(); ++row) {
       bool ok = true;
-      for (std::size_t k = 0; k < holds.size() && ok; ++k)
-        ok = holds[k][part.shape_constraints[k].combo_of[row]] != 0;
+      for (std::size_t k = 0; k < order.size() && ok; ++k) {
+        const std::optional<double> v = constraints[order[k]].value(row);
+        ok = v && *v != 0;
+      }
       if (!ok) continue;
       Row& r = out.emplace_back();
       r.part = static_cast<std::uint32_t>(p);
@@ -191,7 +211,7 @@ std::vector<SpaceIndex::Row> SpaceIndex::feasible_rows(const Shape& shape, bool 
         std::array<std::uint32_t, 3>* extents[] = {&dims.grid, &dims.block, &dims.cluster};
         bool launches = true;
         for (std::size_t i = 0; i < launch.size() && launches; ++i) {
-          const auto& v = launch[i][part.launch[i].combo_of[row]];
+          const std::optional<std::uint32_t> v = launch_value(launch[i].value(row), i < 9 ? 1 : 0);
           if (!v)
             launches = false;
           else if (i < 9)

@@ -7,10 +7,12 @@
 // rank a shape's feasible configs with it.
 //
 // A constraint or launch formula reads only a few of a template's axes (cdiv(M,BM) reads BM), so
-// for a shape it is evaluated once per distinct combination of those axes' values among the kept
-// configs, not once per config: the index keeps, per expression, each config's combination, and a
-// shape's walk is then table lookups (a few thousand evaluations for a GEMM space of 200k configs,
-// where the plan makes millions).
+// for a shape it is evaluated at most once per distinct combination of those axes' values among
+// the kept configs, not once per config: the index keeps, per expression, each config's
+// combination, and a shape's walk is then table lookups (a few thousand evaluations for a GEMM
+// space of 200k configs, where the plan makes millions). A combination is evaluated when a config
+// first needs it: the constraints with the fewest combinations first, the launch formulas only for
+// configs every constraint admits.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,8 @@
 // the background thread, and a newer one refits the model with its shape added; a finished
 // compile job (a predicted answer's check) refits nothing. A predicted answer's config is the
 // first lowest prediction over every feasible config of the shape, remembered while its model is.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "engine/shape_predictors.hpp"
@@ -78,7 +80,8 @@ TEST(ShapePredictors, AFinishedJobIsFittedInTheBackgroundAndANewerOneRefitsTheMo
 
 // A predicted answer ranks the shape's feasible configs by position (no Config per candidate) and
 // drops, as the trees go, those that can no longer come first: it must answer what predicting
-// every feasible config as a SearchCandidate and taking the first lowest gives, with its time.
+// every feasible config as a SearchCandidate and taking the first lowest gives, with its time,
+// on one thread or (thousands of candidates) several.
 TEST(ShapePredictors, TheBestConfigIsTheFirstLowestPredictionOverEveryFeasibleConfig) {
   test::TempDir dir;
   Store store(dir.path() / "kerntune.db");
@@ -97,7 +100,9 @@ TEST(ShapePredictors, TheBestConfigIsTheFirstLowestPredictionOverEveryFeasibleCo
   const std::vector<Shape> shapes{{{"M", 4096}, {"N", 4096}, {"K", 4096}},
                                   {{"M", 1}, {"N", 4096}, {"K", 7168}},
                                   {{"M", 777}, {"N", 1531}, {"K", 4099}},
-                                  {{"M", 64}, {"N", 64}, {"K", 262144}}};
+                                  {{"M", 64}, {"N", 64}, {"K", 262144}},
+                                  {{"M", 256}, {"N", 7168}, {"K", 2048}}};
+  std::size_t most_candidates = 0;  // past 512, best_config ranks on more than one thread
   for (const Shape& shape : shapes) {
     std::vector<SearchCandidate> candidates;
     for (const SpaceIndex::Entry& e : index.feasible(shape, true)) {
@@ -111,6 +116,7 @@ TEST(ShapePredictors, TheBestConfigIsTheFirstLowestPredictionOverEveryFeasibleCo
       }
     }
     ASSERT_GT(candidates.size(), 10u) << canonical_key(shape);
+    most_candidates = std::max(most_candidates, candidates.size());
     predictors.predict(gemm, shape, "bf16", candidates);
     std::size_t first_lowest = 0;
     for (std::size_t i = 1; i < candidates.size(); ++i)
@@ -128,6 +134,7 @@ TEST(ShapePredictors, TheBestConfigIsTheFirstLowestPredictionOverEveryFeasibleCo
                                           search::ShapePredictor::roofline_offset(gemm, one)))
         << canonical_key(shape);
   }
+  EXPECT_GT(most_candidates, 1024u);
   // Asked again, the answer is remembered; once the model is refitted, it comes from the new one.
   const auto first = predictors.best_config(gemm, shapes[0], "bf16", limits);
   const auto again = predictors.best_config(gemm, shapes[0], "bf16", limits);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <limits>
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "tuner/config.hpp"
 #include "tuner/expression.hpp"
@@ -273,15 +275,19 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& space) const {
   return out;
 }
 
+BoostedTrees ShapePredictor::given_shape(const std::vector<double>& shape_part) const {
+  // The shape's features are the first of every row and the same for all: decided once.
+  std::vector<std::pair<std::size_t, double>> known;
+  for (std::size_t i = 0; i < shape_part.size(); ++i) known.emplace_back(i, shape_part[i]);
+  return model_.given(known);
+}
+
 template <typename Candidate>
 ShapePredictor::ShapeRows ShapePredictor::rows_of(const RecordedSpace& shape,
                                                   const std::vector<Candidate>& candidates) const {
   const std::vector<double> shape_part = shape_features(shape);
   const int sm_count = shape.device.value("sm_count", 132);
-  // The shape's features are the first of every row and the same for all: decided once.
-  std::vector<std::pair<std::size_t, double>> known;
-  for (std::size_t i = 0; i < shape_part.size(); ++i) known.emplace_back(i, shape_part[i]);
-  ShapeRows out{model_.given(known), {}};
+  ShapeRows out{given_shape(shape_part), {}};
   std::vector<double> row;
   row.reserve(feature_count());
   out.rows.reserve(feature_count() * candidates.size());
@@ -303,8 +309,42 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& shape,
 
 std::pair<std::size_t, double> ShapePredictor::lowest(
     const RecordedSpace& shape, const std::vector<CandidateValues>& candidates) const {
-  const ShapeRows rows = rows_of(shape, candidates);
-  return rows.model.lowest(rows.rows.data(), candidates.size());
+  const std::size_t n = candidates.size();
+  if (n == 0) throw std::invalid_argument("shape predictor: lowest of no candidates");
+  const std::vector<double> shape_part = shape_features(shape);
+  const int sm_count = shape.device.value("sm_count", 132);
+  const BoostedTrees model = given_shape(shape_part);
+  // The lowest of candidates [first, last): their rows, then the trees' walk.
+  const auto lowest_of = [&](std::size_t first, std::size_t last) {
+    std::vector<double> rows, row;
+    rows.reserve(feature_count() * (last - first));
+    row.reserve(feature_count());
+    FeatureCursor cursor;
+    for (std::size_t i = first; i < last; ++i) {
+      features(shape_part, sm_count, candidates[i], row, cursor);
+      rows.insert(rows.end(), row.begin(), row.end());
+    }
+    const auto [at, score] = model.lowest(rows.data(), last - first);
+    return std::pair<std::size_t, double>{first + at, score};
+  };
+  // Thousands of candidates (a large GEMM space on a small shape) take a few threads, a run of
+  // candidates each: a row's score is the same sum in the same order whichever run it is in, and
+  // of equal scores the earlier run's wins, so the answer is the same to the bit.
+  constexpr std::size_t kCandidatesPerThread = 512, kMostThreads = 4;
+  const std::size_t threads =
+      std::min({n / kCandidatesPerThread + 1, kMostThreads,
+                std::max<std::size_t>(1, std::thread::hardware_concurrency())});
+  if (threads == 1) return lowest_of(0, n);
+  const auto bound = [&](std::size_t t) { return n * t / threads; };
+  std::vector<std::future<std::pair<std::size_t, double>>> others;
+  for (std::size_t t = 1; t < threads; ++t)
+    others.push_back(std::async(std::launch::async, lowest_of, bound(t), bound(t + 1)));
+  std::pair<std::size_t, double> best = lowest_of(0, bound(1));
+  for (auto& other : others) {
+    const std::pair<std::size_t, double> r = other.get();
+    if (r.second < best.second) best = r;
+  }
+  return best;
 }
 
 std::vector<PredictionCheck> leave_one_shape_out(const Family& family,

@@ -78,7 +78,9 @@ class ShapePredictor {
   static void end_row(std::int64_t grid_blocks, int blocks_per_sm, int sm_count,
                       std::vector<double>& row);
   std::size_t feature_count() const;
-  // The model given the shape's features and every candidate's row, for scores() and lowest().
+  // The model with the shape's features (the first of every row) decided once.
+  BoostedTrees given_shape(const std::vector<double>& shape_part) const;
+  // The model given the shape's features and every candidate's row, for scores().
   struct ShapeRows {
     BoostedTrees model;
     std::vector<double> rows;
