@@ -210,18 +210,17 @@ void PredictedChecks::refresh_open() {
     open = open_;
     refreshing_ = false;
   }
-  std::set<std::int64_t> ended;
-  for (const std::int64_t id : open) {
-    try {
-      const std::optional<JobRecord> job = store_.job(id);
-      if (!job || (job->status != JobStatus::queued && job->status != JobStatus::running))
-        ended.insert(id);
-    } catch (const std::exception&) {
-      // The store is unreachable: the job stays counted until a later refresh.
-    }
+  // One query for the store's queued and running jobs, not a job read back per open check (at
+  // the bound under a burst of untuned shapes that ran after nearly every answer).
+  std::set<std::int64_t> unfinished;
+  try {
+    for (const std::int64_t id : store_.unfinished_jobs()) unfinished.insert(id);
+  } catch (const std::exception&) {
+    return;  // the store is unreachable: the jobs stay counted until a later refresh
   }
   std::lock_guard lock(mutex_);
-  for (const std::int64_t id : ended) open_.erase(id);
+  for (const std::int64_t id : open)
+    if (!unfinished.count(id)) open_.erase(id);
 }
 
 }  // namespace kt
