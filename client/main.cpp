@@ -87,7 +87,7 @@ void add_job_options(CLI::App& command, kt::SubmitArgs& args) {
   command.add_option("--budget", args.budget, "max variants to run (0: all)")
       ->check(zero_or_more("the whole space"));
   command.add_option("--search", args.search,
-                     "exhaustive, random, model, local or predicted (default: local with a budget, "
+                     "exhaustive, random, model, local or predicted (default: predicted with a budget, "
                      "exhaustive without)");
   command
       .add_option("--search-seconds", args.search_seconds,

@@ -35,7 +35,8 @@ FAMILY_FOLDERS: List[Tuple[str, bool]] = [
 # survives the constraints): wmma_gemm has 4 x 4 x 3 configs, 35 of them valid. The shipped
 # families have thousands, so they are searched with budgets only.
 SMALL_SPACE_FAMILIES = ("wmma_gemm",)
-LEARNED_SEARCHES = ("local", "model", "random")
+# "default": the request names no search, so the daemon's default for a budget (predicted) runs.
+LEARNED_SEARCHES = ("local", "model", "random", "predicted", "default")
 BUDGETS = (8, 8, 8, 12, 16, 24, 32)  # weighted to the cheap end: per-case cost stays low
 CLIENTS = ("cli", "http")
 CLI_SHAPE_SYNTAXES = ("named", "positional")  # m=..,n=..,k=.. or 64x128x256 in manifest dim order

@@ -255,8 +255,8 @@ class Sweep:
 
     def search_for(self, case: Case) -> Optional[str]:
         """The search the request carries: a compile-only job takes no learning search (the daemon
-        refuses one, by design), so those go without."""
-        if self.args.compile_only and case.search in ("local", "model"):
+        refuses one, by design), so those go without, as "default" cases always do."""
+        if case.search == "default" or (self.args.compile_only and case.search in ("local", "model", "predicted")):
             return None
         return case.search
 

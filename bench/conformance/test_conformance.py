@@ -76,7 +76,7 @@ class Generator(unittest.TestCase):
                         else:
                             self.assertTrue(8 <= c.budget <= 32, c)
             searches = {c.search for generated in by_family.values() for c in generated}
-            self.assertEqual(searches, {"exhaustive", "local", "model", "random"})
+            self.assertEqual(searches, {"exhaustive", "local", "model", "random", "predicted", "default"})
 
     def test_shapes_keep_to_the_manifests_ranges_constraints_and_the_caps(self) -> None:
         caps = cases.Caps()

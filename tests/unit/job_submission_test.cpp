@@ -69,7 +69,7 @@ TEST_F(JobSubmissionTest, ATuneJobRunsOnTheSelectedGpuWithTheDefaultSearchOfItsB
   request.budget = 40;
   request.warm_start = false;
   const JobSubmission budgeted = plan_job(request, host(devices_));
-  EXPECT_EQ(budgeted.job.search, "local");
+  EXPECT_EQ(budgeted.job.search, "predicted");
   EXPECT_FALSE(budgeted.warm_start);
 }
 

@@ -71,8 +71,11 @@ class Searcher {
 
 // The searchers a job may name, in the order the API lists them.
 const std::vector<std::string>& searcher_names();
-// The one a budgeted job gets when it names none (the best in the committed replay results).
-inline constexpr std::string_view kDefaultSearcher = "local";
+// The one a budgeted job gets when it names none (the best in the committed replay results:
+// leave one shape out, the best of its first 16 measured is within 0.1% of the optimum in the
+// median, where local's is 2.7%). With no shape predictor for the family and dtype it runs as
+// local, warm start included.
+inline constexpr std::string_view kDefaultSearcher = "predicted";
 // nullptr for an unknown name.
 std::unique_ptr<Searcher> make_searcher(std::string_view name, std::uint64_t seed);
 
