@@ -3,7 +3,7 @@
 # committed recorded spaces, then per family REQUESTS untuned shapes drawn at random (fixed seed:
 # odd, prime and skinny dims among them) asked over one kept-alive connection, so the figures are
 # the daemon's, not TCP set-up. Prints and writes latency percentiles and how many feasible configs
-# each family's answers ranked.
+# each family's answers ranked, the ten slowest, and the same connection's GET /v1/health floor.
 #
 #   OUT=/some/dir bash bench/predict_latency.sh        (KERNTUNE_BIN_DIR: build/bin by default)
 # Files in $OUT: latency.log, latency.json, daemon.log.
@@ -48,6 +48,18 @@ families = {
                               "D": rng.choice([64, 128]), "CAUSAL": rng.randint(0, 1)},
 }
 summary = {}
+# The floor: the same connection's round trip for GET /v1/health (no ranking, no store), so a
+# tail the host adds (other work on its cores) shows apart from the answers' own.
+floor = []
+for _ in range(requests):
+    t = time.perf_counter()
+    get("/v1/health")
+    floor.append((time.perf_counter() - t) * 1e3)
+floor.sort()
+summary["health_floor"] = {"p50_ms": round(floor[len(floor) // 2], 3),
+                           "p99_ms": round(floor[min(len(floor) - 1, int(len(floor) * 0.99))], 3),
+                           "max_ms": round(floor[-1], 3)}
+print("GET /v1/health", json.dumps(summary["health_floor"]))
 for family, draw in families.items():
     query = lambda shape: "/v1/best?family=%s&dtype=bf16&predict=1&%s" % (
         family, "&".join("%s=%d" % kv for kv in shape.items()))
@@ -70,6 +82,7 @@ for family, draw in families.items():
         assert body["source"] == "predicted", body
         lat.append(ms)
         ranked.append(body["model"]["candidates_ranked"])
+        slow.append((ms, body["model"]["candidates_ranked"], shape))
     lat.sort()
     ranked.sort()
     q = lambda xs, p: xs[min(len(xs) - 1, int(len(xs) * p))]

@@ -198,11 +198,20 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
           check.empty() || check == "compiled" || check == "checked" || check == "failed";
       return response;
     }
+    // A model that answered nothing: no config of the family's space fits the shape.
+    const bool modelled =
+        context.predictors && context.predictors->model(key.family->name, key.dtype);
     throw ApiError(
         HttpStatus::not_found, "not_tuned",
-        "nothing tuned for " + describe(key) + " and no shape predictor for " + key.family->name +
-            " " + key.dtype + " yet (it fits once a tune job of the family finishes)" +
-            (nearest ? " nor a comparable shape" : "") + ", tune_on_miss=1 starts a job");
+        "nothing tuned for " + describe(key) +
+            (modelled ? " and no config of " + key.family->name +
+                            "'s space fits the shape "
+                            "(a tune job would have nothing to measure)" +
+                            std::string(nearest ? " nor is there a comparable shape" : "")
+                      : " and no shape predictor for " + key.family->name + " " + key.dtype +
+                            " yet (it fits once a tune job of the family finishes)" +
+                            (nearest ? " nor a comparable shape" : "") +
+                            ", tune_on_miss=1 starts a job"));
   }
   // A miss. tune_on_miss=1: a job for this shape, answered 202 with the nearest answer (or null)
   // beside it.

@@ -23,22 +23,27 @@ namespace {
 
 namespace http = boost::beast::http;
 
-std::vector<RecordedSpace> committed_gemm_spaces() {
+// The committed spaces whose file names start with `prefix`.
+std::vector<RecordedSpace> committed_spaces(const std::string& prefix) {
   std::vector<RecordedSpace> spaces;
   for (const auto& file :
        recorded_space_files({(test::source_dir() / "tests/data/spaces-2026-12").string()}))
-    if (file.filename().string().rfind("gemm-bf16-", 0) == 0)
-      spaces.push_back(load_recorded_space(file));
+    if (file.filename().string().rfind(prefix, 0) == 0) spaces.push_back(load_recorded_space(file));
   return spaces;
 }
 
-// The handlers with shape predictors fitted on the committed GEMM spaces and at most two open
-// checks, on a host with `devices`.
+std::vector<RecordedSpace> committed_gemm_spaces() {
+  return committed_spaces("gemm-bf16-");
+}
+
+// The handlers with shape predictors fitted on the committed GEMM spaces (or `spaces`) and at most
+// two open checks, on a host with `devices`.
 class PredictorAppTest : public test::RoutedAppTest {
  protected:
-  PredictorAppTest(std::vector<DeviceInfo> devices, std::string device_error)
+  PredictorAppTest(std::vector<DeviceInfo> devices, std::string device_error,
+                   std::vector<RecordedSpace> spaces = committed_gemm_spaces())
       : RoutedAppTest(std::move(devices), std::move(device_error)),
-        predictors_(store_, families_, committed_gemm_spaces()),
+        predictors_(store_, families_, std::move(spaces)),
         checks_(store_, scheduler_, 2) {
     predictors_.refit_all();
     context_.predictors = &predictors_;
@@ -260,6 +265,28 @@ TEST_F(PredictedAnswerTest, ABadFlagValueIsA400) {
   const ApiResponse r =
       call(http::verb::get, "/v1/best?family=gemm&dtype=bf16&M=333&N=4096&K=4096&predict=maybe");
   EXPECT_EQ(r.status, HttpStatus::bad_request) << r.body;
+}
+
+// A model that ranks nothing: no config of the dual GEMM's space fits K = 64 (every template's
+// k-tile is larger), which the answer says, rather than that there is no model.
+class DualPredictedAnswerTest : public PredictorAppTest {
+ protected:
+  DualPredictedAnswerTest()
+      : PredictorAppTest({}, "libcuda.so.1 not found", committed_spaces("dual_gemm_silu-bf16-")) {}
+};
+
+TEST_F(DualPredictedAnswerTest, AShapeNoConfigFitsIsA404ThatSaysSoNotThatThereIsNoModel) {
+  ASSERT_NE(predictors_.model("dual_gemm_silu", "bf16"), nullptr);
+  const ApiResponse r = call(
+      http::verb::get, "/v1/best?family=dual_gemm_silu&dtype=bf16&G=1&M=64&N=64&K=64&predict=1");
+  ASSERT_EQ(r.status, HttpStatus::not_found) << r.body;
+  EXPECT_NE(r.body.find("no config of dual_gemm_silu's space fits the shape"), std::string::npos)
+      << r.body;
+  EXPECT_EQ(r.body.find("no shape predictor"), std::string::npos) << r.body;
+  EXPECT_EQ(job_count(), 0u);
+  const ApiResponse fits = call(
+      http::verb::get, "/v1/best?family=dual_gemm_silu&dtype=bf16&G=1&M=64&N=64&K=128&predict=1");
+  EXPECT_EQ(fits.status, HttpStatus::ok) << fits.body;
 }
 
 }  // namespace
