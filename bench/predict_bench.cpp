@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
     std::vector<kt::RecordedSpace> recorded;
     for (const auto& file : kt::recorded_space_files(spaces))
       recorded.push_back(kt::load_recorded_space(file));
+    recorded = kt::newest_recordings(std::move(recorded));  // as kerntuned keeps them
     const std::filesystem::path dir =
         std::filesystem::temp_directory_path() / ("kt-predict-bench-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
