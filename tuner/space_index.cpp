@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <set>
 
@@ -81,6 +80,10 @@ SpaceIndex::SpaceIndex(const Family& family, std::string dtype, DeviceLimits lim
       if (a == 0) break;
     }
     for (const Expression* e : shaped) part.shape_constraints.push_back(factor_of(*e, part));
+    // A shape's walk tries the constraints with the fewest combinations first (feasible_rows).
+    std::stable_sort(
+        part.shape_constraints.begin(), part.shape_constraints.end(),
+        [](const Factor& a, const Factor& b) { return a.combos.size() < b.combos.size(); });
     const LaunchSpec& launch = tmpl.launch;
     for (const auto* texts : {&launch.grid, &launch.block, &launch.cluster})
       for (const std::string& text : *texts)
@@ -180,26 +183,21 @@ std::vector<SpaceIndex::Row> SpaceIndex::feasible_rows(const Shape& shape, bool 
     Bindings bindings = make_bindings(shape, config, dtype_, limits_);
     std::vector<double*> slots;
     for (const std::string& axis : part.axes) slots.push_back(&bindings[axis]);
-    // Each constraint at most once per combination of its axes, the ones with the fewest
-    // combinations tried first: holds (non-zero) or not (0, or throws).
+    // Each constraint at most once per combination of its axes, in the part's order (the fewest
+    // combinations first): holds (non-zero) or not (0, or throws).
     std::vector<LazyFactor<Factor>> constraints;
     constraints.reserve(part.shape_constraints.size());
     for (const Factor& f : part.shape_constraints) constraints.emplace_back(f, bindings, slots);
-    std::vector<std::size_t> order(constraints.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return part.shape_constraints[a].combos.size() < part.shape_constraints[b].combos.size();
-    });
     // The launch formulas the same way, only for rows every constraint admits, checked as
     // evaluate_launch checks them.
     std::vector<LazyFactor<Factor>> launch;
-    launch.reserve(part.launch.size());
+    if (with_launch) launch.reserve(part.launch.size());
     if (with_launch)
       for (const Factor& f : part.launch) launch.emplace_back(f, bindings, slots);
     for (std::size_t row = 0; row < part.configs.size(); ++row) {
       bool ok = true;
-      for (std::size_t k = 0; k < order.size() && ok; ++k) {
-        const std::optional<double> v = constraints[order[k]].value(row);
+      for (std::size_t k = 0; k < constraints.size() && ok; ++k) {
+        const std::optional<double> v = constraints[k].value(row);
         ok = v && *v != 0;
       }
       if (!ok) continue;

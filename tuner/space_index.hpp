@@ -82,7 +82,8 @@ class SpaceIndex {
     const TemplateSpec* tmpl = nullptr;
     std::vector<std::string> axes;                   // that apply to the arch, in manifest order
     std::vector<std::vector<std::int64_t>> configs;  // their values, one row per kept config
-    std::vector<Factor> shape_constraints;           // the constraints naming a dim
+    // The constraints naming a dim, those with the fewest combinations first.
+    std::vector<Factor> shape_constraints;
     std::vector<Factor> launch;  // grid[3], block[3], cluster[3], dynamic_smem: in that order
   };
   static Factor factor_of(const Expression& expression, const Part& part);

@@ -283,20 +283,28 @@ BoostedTrees ShapePredictor::given_shape(const std::vector<double>& shape_part) 
 }
 
 template <typename Candidate>
+std::vector<double> ShapePredictor::candidate_rows(const std::vector<double>& shape_part,
+                                                   int sm_count,
+                                                   const std::vector<Candidate>& candidates,
+                                                   std::size_t first, std::size_t last) const {
+  std::vector<double> rows, row;
+  rows.reserve(feature_count() * (last - first));
+  row.reserve(feature_count());
+  FeatureCursor cursor;
+  for (std::size_t i = first; i < last; ++i) {
+    features(shape_part, sm_count, candidates[i], row, cursor);
+    rows.insert(rows.end(), row.begin(), row.end());
+  }
+  return rows;
+}
+
+template <typename Candidate>
 ShapePredictor::ShapeRows ShapePredictor::rows_of(const RecordedSpace& shape,
                                                   const std::vector<Candidate>& candidates) const {
   const std::vector<double> shape_part = shape_features(shape);
   const int sm_count = shape.device.value("sm_count", 132);
-  ShapeRows out{given_shape(shape_part), {}};
-  std::vector<double> row;
-  row.reserve(feature_count());
-  out.rows.reserve(feature_count() * candidates.size());
-  FeatureCursor cursor;
-  for (const Candidate& c : candidates) {
-    features(shape_part, sm_count, c, row, cursor);
-    out.rows.insert(out.rows.end(), row.begin(), row.end());
-  }
-  return out;
+  return {given_shape(shape_part),
+          candidate_rows(shape_part, sm_count, candidates, 0, candidates.size())};
 }
 
 std::vector<double> ShapePredictor::scores(const RecordedSpace& shape,
@@ -316,14 +324,7 @@ std::pair<std::size_t, double> ShapePredictor::lowest(
   const BoostedTrees model = given_shape(shape_part);
   // The lowest of candidates [first, last): their rows, then the trees' walk.
   const auto lowest_of = [&](std::size_t first, std::size_t last) {
-    std::vector<double> rows, row;
-    rows.reserve(feature_count() * (last - first));
-    row.reserve(feature_count());
-    FeatureCursor cursor;
-    for (std::size_t i = first; i < last; ++i) {
-      features(shape_part, sm_count, candidates[i], row, cursor);
-      rows.insert(rows.end(), row.begin(), row.end());
-    }
+    const std::vector<double> rows = candidate_rows(shape_part, sm_count, candidates, first, last);
     const auto [at, score] = model.lowest(rows.data(), last - first);
     return std::pair<std::size_t, double>{first + at, score};
   };

@@ -80,6 +80,11 @@ class ShapePredictor {
   std::size_t feature_count() const;
   // The model with the shape's features (the first of every row) decided once.
   BoostedTrees given_shape(const std::vector<double>& shape_part) const;
+  // Candidates [first, last)'s rows, row-major, the shape's features (`shape_part`) first in each.
+  template <typename Candidate>
+  std::vector<double> candidate_rows(const std::vector<double>& shape_part, int sm_count,
+                                     const std::vector<Candidate>& candidates, std::size_t first,
+                                     std::size_t last) const;
   // The model given the shape's features and every candidate's row, for scores().
   struct ShapeRows {
     BoostedTrees model;
