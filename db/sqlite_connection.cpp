@@ -3,6 +3,10 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
 
+#include <string>
+#include <unordered_map>
+#include <vector>
+
 #include "db/schema.hpp"
 
 namespace kt::db {
@@ -118,6 +122,14 @@ class SqliteStatement final : public StatementBackend {
   int column_index(std::string_view name) const override {
     return translated([&] { return statement_.getColumnIndex(std::string(name).c_str()); });
   }
+  // Ready to run again for a new owner: reset (a statement left mid-rows would hold its read
+  // snapshot open) and every parameter NULL again. False when it cannot be reset.
+  bool recycle() {
+    changes_at_start_ = -1;
+    if (statement_.tryReset() != SQLITE_OK) return false;
+    statement_.clearBindings();
+    return true;
+  }
   bool is_null(int column) const override {
     return translated([&] { return statement_.isColumnNull(column); });
   }
@@ -159,6 +171,81 @@ class SqliteStatement final : public StatementBackend {
   std::int64_t changes_at_start_ = -1;  // the connection's change count when this run began
 };
 
+// A connection's prepared statements kept for reuse: preparing the store's longer queries costs
+// more than running them on a small table (parsing and planning a SELECT with joins takes a tenth
+// of a millisecond or more), and a predicted /v1/best answer runs two such queries. A statement is
+// taken out while a Statement owns it and put back, reset and with its bindings cleared, when that
+// ends; one that cannot be reset (its last run failed) is dropped. Used by the connection's one
+// thread at a time, as the connection is.
+class StatementCache {
+ public:
+  // Enough for every fixed query of the store; SQL built per call (filters) is kept too until
+  // this many are held, and then prepared anew each time.
+  static constexpr std::size_t kMaxHeld = 128;
+
+  std::unique_ptr<SqliteStatement> take(const std::string& sql) {
+    const auto it = held_.find(sql);
+    if (it == held_.end() || it->second.empty()) return nullptr;
+    std::unique_ptr<SqliteStatement> statement = std::move(it->second.back());
+    it->second.pop_back();
+    --count_;
+    return statement;
+  }
+  void put(const std::string& sql, std::unique_ptr<SqliteStatement> statement) noexcept {
+    if (count_ >= kMaxHeld) return;
+    try {
+      if (!statement->recycle()) return;
+      held_[sql].push_back(std::move(statement));
+      ++count_;
+    } catch (...) {
+      // Not kept: it is finalized as any statement not reused would be.
+    }
+  }
+  void clear() {
+    held_.clear();
+    count_ = 0;
+  }
+
+ private:
+  std::unordered_map<std::string, std::vector<std::unique_ptr<SqliteStatement>>> held_;
+  std::size_t count_ = 0;
+};
+
+// What a Statement holds on a SQLite connection: a cached statement, given back when it ends.
+class RecycledStatement final : public StatementBackend {
+ public:
+  RecycledStatement(std::unique_ptr<SqliteStatement> statement, StatementCache& cache,
+                    std::string sql)
+      : statement_(std::move(statement)), cache_(cache), sql_(std::move(sql)) {}
+  ~RecycledStatement() override { cache_.put(sql_, std::move(statement_)); }
+  RecycledStatement(const RecycledStatement&) = delete;
+  RecycledStatement& operator=(const RecycledStatement&) = delete;
+
+  void bind(int index, std::int64_t value) override { statement_->bind(index, value); }
+  void bind(int index, double value) override { statement_->bind(index, value); }
+  void bind(int index, const std::string& value) override { statement_->bind(index, value); }
+  void bind_blob(int index, const std::vector<char>& bytes) override {
+    statement_->bind_blob(index, bytes);
+  }
+  void bind_null(int index) override { statement_->bind_null(index); }
+  bool step() override { return statement_->step(); }
+  std::int64_t exec() override { return statement_->exec(); }
+  void reset() override { statement_->reset(); }
+  int column_index(std::string_view name) const override {
+    return statement_->column_index(name);
+  }
+  bool is_null(int column) const override { return statement_->is_null(column); }
+  std::int64_t int64(int column) const override { return statement_->int64(column); }
+  double real(int column) const override { return statement_->real(column); }
+  std::string text(int column) const override { return statement_->text(column); }
+  std::vector<char> blob(int column) const override { return statement_->blob(column); }
+
+ private:
+  std::unique_ptr<SqliteStatement> statement_;
+  StatementCache& cache_;
+  std::string sql_;
+};
+
 int trace_statement(unsigned type, void* context, void* statement, void*) {
   if (type != SQLITE_TRACE_STMT) return 0;
   const auto* observer = static_cast<const StatementObserver*>(context);
@@ -177,7 +264,10 @@ class SqliteConnection final : public Connection {
 
   Dialect dialect() const override { return Dialect::sqlite; }
   std::unique_ptr<StatementBackend> prepare(std::string_view sql) override {
-    return std::make_unique<SqliteStatement>(db_, sql, writes_.get());
+    std::string text(sql);
+    std::unique_ptr<SqliteStatement> statement = cache_.take(text);
+    if (!statement) statement = std::make_unique<SqliteStatement>(db_, sql, writes_.get());
+    return std::make_unique<RecycledStatement>(std::move(statement), cache_, std::move(text));
   }
   void execute_script(const std::string& sql) override {
     translated([&] { db_.exec(sql); }, writes_.get());
@@ -204,6 +294,8 @@ class SqliteConnection final : public Connection {
   SQLite::Database& database() { return db_; }
   // From now on an error that stops writes is an outage of health (ConnectionLost).
   void report_writes_to(std::shared_ptr<StoreHealth> health) {
+    // Statements prepared before report to nobody: none of them is reused.
+    cache_.clear();
     writes_ = std::make_unique<WriteHealth>(std::move(health));
   }
 
@@ -211,6 +303,8 @@ class SqliteConnection final : public Connection {
   SQLite::Database db_;
   std::unique_ptr<WriteHealth> writes_;
   std::int64_t changes_at_begin_ = 0;
+  // After db_ and writes_: its statements are finalized before the database closes.
+  StatementCache cache_;
 };
 
 }  // namespace
