@@ -93,8 +93,8 @@ DeviceLimits prediction_limits(const AppContext& context, const std::string& dev
 
 // The predicted config's check (engine/predicted_checks.hpp), queued by the first answer: on a GPU
 // of the model when this daemon has one, else compile only.
-nlohmann::json check_json(AppContext& context, const ProblemQuery& key, const std::string& arch,
-                          const PredictedConfig& predicted) {
+PredictedCheck predicted_check(AppContext& context, const ProblemQuery& key,
+                               const std::string& arch, const PredictedConfig& predicted) {
   PredictedCheck check;
   if (context.predicted_checks) {
     check = context.predicted_checks->check(key, arch, predicted.template_name, predicted.config,
@@ -103,6 +103,10 @@ nlohmann::json check_json(AppContext& context, const ProblemQuery& key, const st
     check.status = "not_checked";
     check.reason = "this daemon checks no predicted config";
   }
+  return check;
+}
+
+nlohmann::json check_json(const PredictedCheck& check) {
   const auto known = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   const auto text = [](const std::string& s) {
     return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
@@ -119,13 +123,19 @@ nlohmann::json check_json(AppContext& context, const ProblemQuery& key, const st
           {"max_rel_error", known(check.max_rel_error)}};
 }
 
+// A predicted answer and its check's status ("" when it has none).
+struct PredictedAnswer {
+  nlohmann::json body;
+  std::string check_status;
+};
+
 // GET /v1/best?predict=1 on a miss: the shape predictor's top config for the shape, never
-// measured for it; null when there is no model for the family and dtype or nothing fits.
-nlohmann::json predicted_answer(AppContext& context, const ProblemQuery& key) {
-  if (!context.predictors) return nullptr;
+// measured for it; a null body when there is no model for the family and dtype or nothing fits.
+PredictedAnswer predicted_answer(AppContext& context, const ProblemQuery& key) {
+  if (!context.predictors) return {};
   const DeviceLimits limits = prediction_limits(context, key.device_name);
   const auto predicted = context.predictors->best_config(*key.family, key.shape, key.dtype, limits);
-  if (!predicted) return nullptr;
+  if (!predicted) return {};
   nlohmann::json body = key_json(key);
   body["source"] = "predicted";
   body["template"] = predicted->template_name;
@@ -154,8 +164,9 @@ nlohmann::json predicted_answer(AppContext& context, const ProblemQuery& key) {
   } catch (const std::exception&) {
     body["launch"] = nullptr;
   }
-  body["check"] = check_json(context, key, limits.arch, *predicted);
-  return body;
+  const PredictedCheck check = predicted_check(context, key, limits.arch, *predicted);
+  body["check"] = check_json(check);
+  return {std::move(body), check.status};
 }
 
 AnswerSources answer_sources(const AppContext& context) {
@@ -181,7 +192,7 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
   // predict=1: a miss answers with the shape predictor's config ("source": "predicted"), the
   // nearest tuned shape's (nearest=1) only where there is no model.
   if (predict) {
-    nlohmann::json predicted = predicted_answer(context, key);
+    auto [predicted, check] = predicted_answer(context, key);
     if (predicted.is_null() && nearest) {
       const auto near = best_answer(context.store, key, true, answer_sources(context));
       if (near) predicted = best_answer_json(*near);
@@ -190,9 +201,6 @@ ApiResponse get_best(const ApiRequest& request, AppContext& context) {
     if (!predicted.is_null()) {
       // Its check moves on (queued, running, compiled) with no write to the fronts, which is all
       // a remembered /v1/best answer watches: remembered only once the check has ended.
-      const std::string check = predicted.contains("check") && predicted["check"].is_object()
-                                    ? predicted["check"].value("status", std::string())
-                                    : std::string();
       ApiResponse response = json_response(HttpStatus::ok, std::move(predicted));
       response.rememberable =
           check.empty() || check == "compiled" || check == "checked" || check == "failed";
