@@ -26,7 +26,7 @@
 
 #include "db/store.hpp"
 #include "engine/compile_client.hpp"
-#include "engine/thread_pool.hpp"
+#include "tuner/thread_pool.hpp"
 #include "tuner/family.hpp"
 #include "tuner/paths.hpp"
 

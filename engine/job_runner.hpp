@@ -23,7 +23,7 @@
 #include "engine/gpu_pool.hpp"
 #include "engine/job_events.hpp"
 #include "engine/job_target.hpp"
-#include "engine/thread_pool.hpp"
+#include "tuner/thread_pool.hpp"
 #include "tuner/family.hpp"
 #include "tuner/measure_protocol.hpp"
 

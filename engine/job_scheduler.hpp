@@ -30,7 +30,7 @@
 #include "engine/job_events.hpp"
 #include "engine/job_runner.hpp"
 #include "engine/job_target.hpp"
-#include "engine/thread_pool.hpp"
+#include "tuner/thread_pool.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 

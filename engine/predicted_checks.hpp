@@ -33,7 +33,7 @@
 #include "engine/job_scheduler.hpp"
 #include "engine/job_submission.hpp"
 #include "engine/problem_query.hpp"
-#include "engine/thread_pool.hpp"
+#include "tuner/thread_pool.hpp"
 
 namespace kt {
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "db/store.hpp"
-#include "engine/thread_pool.hpp"
+#include "tuner/thread_pool.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/family.hpp"
 #include "tuner/search/recorded_space.hpp"

@@ -13,6 +13,7 @@
 #include "tuner/expression.hpp"
 #include "tuner/search/replay.hpp"
 #include "tuner/shape_distance.hpp"
+#include "tuner/thread_pool.hpp"
 #include "tuner/variant_space.hpp"
 
 namespace kt::search {
@@ -336,11 +337,22 @@ std::pair<std::size_t, double> ShapePredictor::lowest(
       std::min({n / kCandidatesPerThread + 1, kMostThreads,
                 std::max<std::size_t>(1, std::thread::hardware_concurrency())});
   if (threads == 1) return lowest_of(0, n);
+  // Kept for every answer rather than started per answer (a thread start is latency the answer
+  // need not pay); answers that overlap share them, each caller walking its own first run.
+  static ThreadPool helpers(kMostThreads - 1);
   const auto bound = [&](std::size_t t) { return n * t / threads; };
   std::vector<std::future<std::pair<std::size_t, double>>> others;
   for (std::size_t t = 1; t < threads; ++t)
-    others.push_back(std::async(std::launch::async, lowest_of, bound(t), bound(t + 1)));
-  std::pair<std::size_t, double> best = lowest_of(0, bound(1));
+    others.push_back(helpers.submit([&, t] { return lowest_of(bound(t), bound(t + 1)); }));
+  std::pair<std::size_t, double> best;
+  try {
+    best = lowest_of(0, bound(1));
+  } catch (...) {
+    // The helpers read this frame: it stays until they are done.
+    for (auto& other : others) other.wait();
+    throw;
+  }
+  for (auto& other : others) other.wait();  // all done before any get() may throw
   for (auto& other : others) {
     const std::pair<std::size_t, double> r = other.get();
     if (r.second < best.second) best = r;

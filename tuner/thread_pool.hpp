@@ -1,4 +1,5 @@
-// A fixed set of threads running queued tasks; used to compile variants ahead of the GPU.
+// A fixed set of threads running queued tasks: the engine compiles variants ahead of the GPU on
+// one, the shape predictor ranks thousands of candidates on another.
 #pragma once
 
 #include <condition_variable>

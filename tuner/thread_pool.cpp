@@ -1,4 +1,4 @@
-#include "engine/thread_pool.hpp"
+#include "tuner/thread_pool.hpp"
 
 #include <sched.h>
 #include <sys/resource.h>
