@@ -2,16 +2,20 @@
 // the store and whatever else the host runs (bench/predict_latency.sh times the whole answer
 // through the daemon). Fits the shape predictors on recorded spaces as kerntuned does
 // (--predictor-spaces), then per family asks ShapePredictors::best_config for shapes drawn as the
-// latency bench draws them (log-uniform dims, fixed seed), each new to it, on one thread. Prints
+// latency bench asks for them (log-uniform dims, fixed seed), each new to it, on one thread. Prints
 // one JSON object: per family the percentiles, the candidate counts and the ten slowest.
+// --shapes-only prints the shapes instead ({family: [warm-up shape, then --requests shapes]}), and
+// fits nothing: bench/predict_latency.sh asks the daemon for these, so both time the same shapes.
 //
 //   kt-predict-bench [--spaces tests/data/spaces-2026-12 --spaces tests/data/spaces]
 //                    [--families kernel_templates] [--requests 1000] [--seed 20261205]
+//                    [--shapes-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -31,7 +35,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The latency bench's draws (bench/predict_latency.sh), with this program's generator.
+// Untuned shapes for a family's predicted answers: log-uniform dims, odd and prime ones among them.
 class ShapeDraws {
  public:
   explicit ShapeDraws(std::uint64_t seed) : rng_(seed) {}
@@ -64,6 +68,18 @@ class ShapeDraws {
   std::mt19937_64 rng_;
 };
 
+const std::vector<std::string> kFamilies{"gemm", "dual_gemm_silu", "attention_fwd"};
+
+// Per family (in kFamilies' order, from one generator) a warm-up shape, then `requests` shapes.
+std::map<std::string, std::vector<kt::Shape>> draw_shapes(std::uint64_t seed,
+                                                          std::size_t requests) {
+  ShapeDraws draws(seed);
+  std::map<std::string, std::vector<kt::Shape>> out;
+  for (const std::string& name : kFamilies)
+    for (std::size_t i = 0; i <= requests; ++i) out[name].push_back(draws.draw(name));
+  return out;
+}
+
 double quantile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(sorted.size() * p))];
 }
@@ -80,7 +96,14 @@ int main(int argc, char** argv) {
   app.add_option("--families", families_dir, "family folders");
   app.add_option("--requests", requests, "shapes per family")->check(CLI::Range(1, 1000000));
   app.add_option("--seed", seed, "the shapes' seed");
+  bool shapes_only = false;
+  app.add_flag("--shapes-only", shapes_only, "print the shapes (JSON) and fit nothing");
   CLI11_PARSE(app, argc, argv);
+  const std::map<std::string, std::vector<kt::Shape>> shapes = draw_shapes(seed, requests);
+  if (shapes_only) {
+    std::cout << nlohmann::json(shapes).dump() << "\n";
+    return 0;
+  }
   try {
     kt::FamilyRegistry families;
     families.load_root(families_dir);
@@ -99,12 +122,12 @@ int main(int argc, char** argv) {
       const Clock::time_point fit_start = Clock::now();
       predictors.refit_all();
       out["fit_s"] = std::chrono::duration<double>(Clock::now() - fit_start).count();
-      ShapeDraws draws(seed);
-      for (const std::string name : {"gemm", "dual_gemm_silu", "attention_fwd"}) {
+      for (const std::string& name : kFamilies) {
         const kt::Family* family = families.find(name);
         if (!family || !predictors.model(name, "bf16")) continue;
+        const std::vector<kt::Shape>& asked = shapes.at(name);
         // The first answer builds the family's space index: not an answer's cost.
-        predictors.best_config(*family, draws.draw(name), "bf16", limits);
+        predictors.best_config(*family, asked.front(), "bf16", limits);
         struct Answer {
           double ms;
           std::size_t candidates;
@@ -112,8 +135,8 @@ int main(int argc, char** argv) {
         };
         std::vector<Answer> answers;
         std::size_t unanswered = 0;
-        for (std::size_t i = 0; i < requests; ++i) {
-          const kt::Shape shape = draws.draw(name);
+        for (std::size_t i = 1; i < asked.size(); ++i) {
+          const kt::Shape& shape = asked[i];
           const Clock::time_point start = Clock::now();
           const auto best = predictors.best_config(*family, shape, "bf16", limits);
           const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GET /v1/best?predict=1 latency on shapes nobody tuned: kerntuned (no GPU needed) fitted on the
 # committed recorded spaces, then per family REQUESTS untuned shapes drawn at random (fixed seed:
-# odd, prime and skinny dims among them) asked over one kept-alive connection, so the figures are
+# odd, prime and skinny dims among them; kt-predict-bench --shapes-only draws them, so the
+# in-process bench ranks the same shapes) asked over one kept-alive connection, so the figures are
 # the daemon's, not TCP set-up. Prints and writes latency percentiles and how many feasible configs
 # each family's answers ranked, the ten slowest, and the same connection's GET /v1/health floor.
 #
@@ -26,9 +27,13 @@ trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$work"' EXIT
 source "$(dirname "$0")/daemon_ready.sh"
 wait_for_daemon "$url" "$bin" "$out/daemon.log"
 
-python3 - "$port" "$out/latency.json" "$requests" <<'PY'
-import http.client, json, random, sys, time
-port, path, requests = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+"$bin/kt-predict-bench" --shapes-only --requests "$requests" >"$work/shapes.json" ||
+  { echo "kt-predict-bench --shapes-only failed (build it: the kt-predict-bench target)"; exit 1; }
+
+python3 - "$port" "$out/latency.json" "$work/shapes.json" <<'PY'
+import http.client, json, sys, time
+port, path = int(sys.argv[1]), sys.argv[2]
+shapes = json.load(open(sys.argv[3]))  # per family: a warm-up shape, then the timed ones
 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
 def get(target):
@@ -36,20 +41,10 @@ def get(target):
     r = conn.getresponse()
     return r.status, json.loads(r.read() or b"null")
 
-rng = random.Random(20261205)
-def dim(low, high):  # log-uniform, so small and large dims both come up
-    return max(low, min(high, int(round(2 ** rng.uniform(low.bit_length() - 1, high.bit_length())))))
-families = {
-    "gemm": lambda: {"M": dim(1, 16384), "N": dim(16, 16384), "K": dim(16, 16384)},
-    # The family's dims constraints want N and K multiples of 8 (else a 422, not a miss).
-    "dual_gemm_silu": lambda: {"G": rng.randint(1, 8), "M": dim(1, 1024),
-                               "N": -(-dim(64, 8192) // 8) * 8, "K": -(-dim(64, 8192) // 8) * 8},
-    "attention_fwd": lambda: {"B": rng.randint(1, 8), "H": rng.randint(1, 32), "S": dim(16, 16384),
-                              "D": rng.choice([64, 128]), "CAUSAL": rng.randint(0, 1)},
-}
 summary = {}
 # The floor: the same connection's round trip for GET /v1/health (no ranking, no store), so a
 # tail the host adds (other work on its cores) shows apart from the answers' own.
+requests = len(shapes["gemm"]) - 1
 floor = []
 for _ in range(requests):
     t = time.perf_counter()
@@ -60,18 +55,18 @@ summary["health_floor"] = {"p50_ms": round(floor[len(floor) // 2], 3),
                            "p99_ms": round(floor[min(len(floor) - 1, int(len(floor) * 0.99))], 3),
                            "max_ms": round(floor[-1], 3)}
 print("GET /v1/health", json.dumps(summary["health_floor"]))
-for family, draw in families.items():
+for family in ("gemm", "dual_gemm_silu", "attention_fwd"):
+    warm_up, timed = shapes[family][0], shapes[family][1:]
     query = lambda shape: "/v1/best?family=%s&dtype=bf16&predict=1&%s" % (
         family, "&".join("%s=%d" % kv for kv in shape.items()))
     # The daemon fits its predictors in the background after it starts.
     deadline = time.monotonic() + 120
-    while get(query(draw()))[0] != 200:
+    while get(query(warm_up))[0] != 200:
         if time.monotonic() > deadline:
             sys.exit(f"{family}: no predicted answer within 120 s")
         time.sleep(0.5)
     lat, ranked, slow, refused = [], [], [], 0
-    for _ in range(requests):
-        shape = draw()
+    for shape in timed:
         t = time.perf_counter()
         status, body = get(query(shape))
         ms = (time.perf_counter() - t) * 1e3
