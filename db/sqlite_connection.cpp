@@ -3,6 +3,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -69,12 +70,57 @@ auto translated(Fn&& fn, WriteHealth* writes = nullptr) -> decltype(fn()) {
   }
 }
 
+// A connection's prepared statements kept for reuse: preparing the store's longer queries costs
+// more than running them on a small table (parsing and planning a SELECT with joins takes a tenth
+// of a millisecond or more), and a predicted /v1/best answer runs two such queries. A statement is
+// taken out while a Statement owns it and put back, reset and with its bindings cleared, when that
+// ends; one that cannot be reset (its last run failed) is dropped. Used by the connection's one
+// thread at a time, as the connection is.
+class StatementCache {
+ public:
+  // Enough for every fixed query of the store; SQL built per call (filters) is kept too until
+  // this many are held, and then prepared anew each time.
+  static constexpr std::size_t kMaxHeld = 128;
+
+  std::optional<SQLite::Statement> take(const std::string& sql) {
+    const auto it = held_.find(sql);
+    if (it == held_.end() || it->second.empty()) return std::nullopt;
+    std::optional<SQLite::Statement> statement(std::move(it->second.back()));
+    it->second.pop_back();
+    --count_;
+    return statement;
+  }
+  void put(const std::string& sql, SQLite::Statement&& statement) noexcept {
+    if (count_ >= kMaxHeld) return;
+    try {
+      // Reset: one left mid-rows would hold its read snapshot open; then every parameter NULL.
+      if (statement.tryReset() != SQLITE_OK) return;
+      statement.clearBindings();
+      held_[sql].push_back(std::move(statement));
+      ++count_;
+    } catch (...) {
+      // Not kept: it is finalized as any statement not reused would be.
+    }
+  }
+
+ private:
+  std::unordered_map<std::string, std::vector<SQLite::Statement>> held_;
+  std::size_t count_ = 0;
+};
+
 class SqliteStatement final : public StatementBackend {
  public:
-  SqliteStatement(SQLite::Database& db, std::string_view sql, WriteHealth* writes)
-      : statement_(translated([&] { return SQLite::Statement(db, std::string(sql)); }, writes)),
+  // The connection's cached statement of this SQL when it holds one, else one prepared now.
+  SqliteStatement(SQLite::Database& db, std::string_view sql, WriteHealth* writes,
+                  StatementCache& cache)
+      : sql_(sql),
+        statement_(prepared(db, sql_, writes, cache)),
         db_(db),
-        writes_(writes) {}
+        writes_(writes),
+        cache_(cache) {}
+  ~SqliteStatement() override { cache_.put(sql_, std::move(statement_)); }
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
 
   void bind(int index, std::int64_t value) override {
     translated([&] { statement_.bind(index, value); });
@@ -122,14 +168,6 @@ class SqliteStatement final : public StatementBackend {
   int column_index(std::string_view name) const override {
     return translated([&] { return statement_.getColumnIndex(std::string(name).c_str()); });
   }
-  // Ready to run again for a new owner: reset (a statement left mid-rows would hold its read
-  // snapshot open) and every parameter NULL again. False when it cannot be reset.
-  bool recycle() {
-    changes_at_start_ = -1;
-    if (statement_.tryReset() != SQLITE_OK) return false;
-    statement_.clearBindings();
-    return true;
-  }
   bool is_null(int column) const override {
     return translated([&] { return statement_.isColumnNull(column); });
   }
@@ -152,6 +190,12 @@ class SqliteStatement final : public StatementBackend {
   }
 
  private:
+  static SQLite::Statement prepared(SQLite::Database& db, const std::string& sql,
+                                    WriteHealth* writes, StatementCache& cache) {
+    std::optional<SQLite::Statement> held = cache.take(sql);
+    if (held) return std::move(*held);
+    return translated([&] { return SQLite::Statement(db, sql); }, writes);
+  }
   void started() {
     if (writes_ != nullptr && changes_at_start_ < 0)
       changes_at_start_ = sqlite3_total_changes64(db_.getHandle());
@@ -165,85 +209,12 @@ class SqliteStatement final : public StatementBackend {
     changes_at_start_ = -1;
   }
 
+  std::string sql_;  // before statement_: prepared from it
   SQLite::Statement statement_;
   SQLite::Database& db_;
   WriteHealth* writes_;
-  std::int64_t changes_at_start_ = -1;  // the connection's change count when this run began
-};
-
-// A connection's prepared statements kept for reuse: preparing the store's longer queries costs
-// more than running them on a small table (parsing and planning a SELECT with joins takes a tenth
-// of a millisecond or more), and a predicted /v1/best answer runs two such queries. A statement is
-// taken out while a Statement owns it and put back, reset and with its bindings cleared, when that
-// ends; one that cannot be reset (its last run failed) is dropped. Used by the connection's one
-// thread at a time, as the connection is.
-class StatementCache {
- public:
-  // Enough for every fixed query of the store; SQL built per call (filters) is kept too until
-  // this many are held, and then prepared anew each time.
-  static constexpr std::size_t kMaxHeld = 128;
-
-  std::unique_ptr<SqliteStatement> take(const std::string& sql) {
-    const auto it = held_.find(sql);
-    if (it == held_.end() || it->second.empty()) return nullptr;
-    std::unique_ptr<SqliteStatement> statement = std::move(it->second.back());
-    it->second.pop_back();
-    --count_;
-    return statement;
-  }
-  void put(const std::string& sql, std::unique_ptr<SqliteStatement> statement) noexcept {
-    if (count_ >= kMaxHeld) return;
-    try {
-      if (!statement->recycle()) return;
-      held_[sql].push_back(std::move(statement));
-      ++count_;
-    } catch (...) {
-      // Not kept: it is finalized as any statement not reused would be.
-    }
-  }
-  void clear() {
-    held_.clear();
-    count_ = 0;
-  }
-
- private:
-  std::unordered_map<std::string, std::vector<std::unique_ptr<SqliteStatement>>> held_;
-  std::size_t count_ = 0;
-};
-
-// What a Statement holds on a SQLite connection: a cached statement, given back when it ends.
-class RecycledStatement final : public StatementBackend {
- public:
-  RecycledStatement(std::unique_ptr<SqliteStatement> statement, StatementCache& cache,
-                    std::string sql)
-      : statement_(std::move(statement)), cache_(cache), sql_(std::move(sql)) {}
-  ~RecycledStatement() override { cache_.put(sql_, std::move(statement_)); }
-  RecycledStatement(const RecycledStatement&) = delete;
-  RecycledStatement& operator=(const RecycledStatement&) = delete;
-
-  void bind(int index, std::int64_t value) override { statement_->bind(index, value); }
-  void bind(int index, double value) override { statement_->bind(index, value); }
-  void bind(int index, const std::string& value) override { statement_->bind(index, value); }
-  void bind_blob(int index, const std::vector<char>& bytes) override {
-    statement_->bind_blob(index, bytes);
-  }
-  void bind_null(int index) override { statement_->bind_null(index); }
-  bool step() override { return statement_->step(); }
-  std::int64_t exec() override { return statement_->exec(); }
-  void reset() override { statement_->reset(); }
-  int column_index(std::string_view name) const override {
-    return statement_->column_index(name);
-  }
-  bool is_null(int column) const override { return statement_->is_null(column); }
-  std::int64_t int64(int column) const override { return statement_->int64(column); }
-  double real(int column) const override { return statement_->real(column); }
-  std::string text(int column) const override { return statement_->text(column); }
-  std::vector<char> blob(int column) const override { return statement_->blob(column); }
-
- private:
-  std::unique_ptr<SqliteStatement> statement_;
   StatementCache& cache_;
-  std::string sql_;
+  std::int64_t changes_at_start_ = -1;  // the connection's change count when this run began
 };
 
 int trace_statement(unsigned type, void* context, void* statement, void*) {
@@ -264,10 +235,7 @@ class SqliteConnection final : public Connection {
 
   Dialect dialect() const override { return Dialect::sqlite; }
   std::unique_ptr<StatementBackend> prepare(std::string_view sql) override {
-    std::string text(sql);
-    std::unique_ptr<SqliteStatement> statement = cache_.take(text);
-    if (!statement) statement = std::make_unique<SqliteStatement>(db_, sql, writes_.get());
-    return std::make_unique<RecycledStatement>(std::move(statement), cache_, std::move(text));
+    return std::make_unique<SqliteStatement>(db_, sql, writes_.get(), cache_);
   }
   void execute_script(const std::string& sql) override {
     translated([&] { db_.exec(sql); }, writes_.get());
@@ -294,8 +262,6 @@ class SqliteConnection final : public Connection {
   SQLite::Database& database() { return db_; }
   // From now on an error that stops writes is an outage of health (ConnectionLost).
   void report_writes_to(std::shared_ptr<StoreHealth> health) {
-    // Statements prepared before report to nobody: none of them is reused.
-    cache_.clear();
     writes_ = std::make_unique<WriteHealth>(std::move(health));
   }
 
