@@ -102,7 +102,7 @@ TEST(ShapePredictors, TheBestConfigIsTheFirstLowestPredictionOverEveryFeasibleCo
                                   {{"M", 777}, {"N", 1531}, {"K", 4099}},
                                   {{"M", 64}, {"N", 64}, {"K", 262144}},
                                   {{"M", 256}, {"N", 7168}, {"K", 2048}}};
-  std::size_t most_candidates = 0;  // past 512, best_config ranks on more than one thread
+  std::size_t most_candidates = 0;  // past 128, best_config ranks on more than one thread
   for (const Shape& shape : shapes) {
     std::vector<SearchCandidate> candidates;
     for (const SpaceIndex::Entry& e : index.feasible(shape, true)) {

@@ -329,10 +329,12 @@ std::pair<std::size_t, double> ShapePredictor::lowest(
     const auto [at, score] = model.lowest(rows.data(), last - first);
     return std::pair<std::size_t, double>{first + at, score};
   };
-  // Thousands of candidates (a large GEMM space on a small shape) take a few threads, a run of
-  // candidates each: a row's score is the same sum in the same order whichever run it is in, and
-  // of equal scores the earlier run's wins, so the answer is the same to the bit.
-  constexpr std::size_t kCandidatesPerThread = 512, kMostThreads = 4;
+  // Hundreds of candidates (a GEMM space on most shapes) take a few threads, a run of candidates
+  // each: a row's score is the same sum in the same order whichever run it is in, and of equal
+  // scores the earlier run's wins, so the answer is the same to the bit. A run of 128 costs about
+  // 0.4 ms against a helper's wake-up of tens of microseconds; runs of 512 left the slowest GEMM
+  // answers (300-900 candidates) on one or two threads.
+  constexpr std::size_t kCandidatesPerThread = 128, kMostThreads = 4;
   const std::size_t threads =
       std::min({n / kCandidatesPerThread + 1, kMostThreads,
                 std::max<std::size_t>(1, std::thread::hardware_concurrency())});
