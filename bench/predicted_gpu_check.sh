@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The predicted searcher on a GPU: for each shape, a budget-12 job searched by the shape
-# predictor and a budget-96 job searched by the local searcher (the default), then one pinned
-# job that times both winners in the same job (first pass, same GPU), so the ratio is not two
-# jobs' clocks. kerntuned fits its predictors on the committed recorded spaces less the checked
+# predictor and a budget-96 job searched by the local searcher (the default), then a pinned
+# job that times both winners in the same job, interleaved (its final comparison), REPEATS times
+# (default 5), so the ratio is not two jobs' clocks and carries the repeats' range. kerntuned
+# fits its predictors on the committed recorded spaces less the checked
 # shapes (tests/data/spaces*, the shape left out on every GPU), as a daemon that never tuned
 # them would. Also times GET /v1/best?predict=1 for an untuned shape (latency percentiles).
 #
@@ -38,9 +39,9 @@ source "$(dirname "$0")/daemon_ready.sh"
 wait_for_daemon "$url" "$bin" "$out/daemon.log"
 cli=("$bin/kerntune" --server "$url")
 
-python3 - "$url" "$out/summary.json" "${shapes[@]}" <<'EOF'
+python3 - "$url" "$out/summary.json" "${REPEATS:-5}" "${shapes[@]}" <<'EOF'
 import json, sys, time, urllib.request, urllib.error
-url, summary_path, shapes = sys.argv[1], sys.argv[2], sys.argv[3:]
+url, summary_path, repeats, shapes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 
 def call(method, path, body=None):
     req = urllib.request.Request(url + path, method=method,
@@ -100,15 +101,31 @@ for shape in shapes:
         print(shape, name, json.dumps(row[name]))
     picked = [(row[n]["template"], row[n]["config"]) for n in ("predicted_12", "local_96")]
     if all(c for _, c in picked) and picked[0] != picked[1]:
+        # The two winners timed in one job, interleaved round by round (its final comparison),
+        # REPEATS times: the ratio is the repeats' median with their range (for 5 repeats the
+        # range holds the population median with 94% probability, order statistics).
         configs = [dict(c, template=t) for t, c in picked]
-        j = run({"family": "gemm", "dtype": "bf16", "shape": d, "configs": configs})
-        _, page = call("GET", "/v1/jobs/%d/variants?limit=10" % j["id"])
         key = lambda t, c: t + json.dumps(c, sort_keys=True)
-        times = {key(v["template"], v["config"]): v.get("median_us") for v in page["variants"]}
-        a = times.get(key(*picked[0]))
-        b = times.get(key(*picked[1]))
-        row["pinned"] = {"job": j["id"], "predicted_12_us": a, "local_96_us": b,
-                         "predicted_12_over_local_96": (a / b) if a and b else None}
+        ratios, pins = [], []
+        for _ in range(repeats):
+            j = run({"family": "gemm", "dtype": "bf16", "shape": d, "configs": configs})
+            _, page = call("GET", "/v1/jobs/%d/variants?limit=10" % j["id"])
+            ids = {key(v["template"], v["config"]): v["id"] for v in page["variants"]}
+            first = {key(v["template"], v["config"]): v.get("median_us") for v in page["variants"]}
+            final = (j.get("comparison") or {}).get("final") or {}
+            interleaved = {vid: t.get("median_us") for vid, t in
+                           zip(final.get("variant_ids", []), final.get("timings", []))}
+            ka, kb = key(*picked[0]), key(*picked[1])
+            a = interleaved.get(ids.get(ka)) or first.get(ka)
+            b = interleaved.get(ids.get(kb)) or first.get(kb)
+            pins.append({"job": j["id"], "predicted_12_us": a, "local_96_us": b,
+                         "interleaved": bool(interleaved)})
+            if a and b:
+                ratios.append(a / b)
+        ratios.sort()
+        row["pinned"] = {"repeats": pins,
+                         "predicted_12_over_local_96": ratios[len(ratios) // 2] if ratios else None,
+                         "range": [ratios[0], ratios[-1]] if ratios else None}
     else:
         row["pinned"] = {"same_config": True, "predicted_12_over_local_96": 1.0}
     print(shape, "pinned", json.dumps(row["pinned"]))
