@@ -77,7 +77,11 @@ SearchFeed::SearchFeed(Store& store, const JobRecord& job, std::vector<VariantRe
       searcher_(make_searcher(job.search, static_cast<std::uint64_t>(job.id))),
       batch_(batch) {
   if (!searcher_) throw std::runtime_error("unknown search '" + job.search + "'");
-  for (const VariantRecord& row : rows_) candidates_.push_back({row.template_name, row.config, {}});
+  for (const VariantRecord& row : rows_) {
+    SearchCandidate& candidate = candidates_.emplace_back();
+    candidate.template_name = row.template_name;
+    candidate.config = row.config;
+  }
   if (family) {
     add_grid_facts(candidates_, *family, job.shape, job.dtype, limits);
     problem_ = search_problem(*family, job.shape, job.dtype, limits);

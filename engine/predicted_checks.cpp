@@ -167,7 +167,7 @@ PredictedCheck PredictedChecks::check(const ProblemQuery& problem, const std::st
   {
     std::lock_guard lock(mutex_);
     // Two requests may have planned the same check at once: the first to get here queues it.
-    if (!jobs_.emplace(key, Known{check.kind}).second) {
+    if (!jobs_.emplace(key, Known{.kind = check.kind, .job_id = 0, .failure = {}}).second) {
       check.status = "queued";
       return check;
     }
