@@ -239,10 +239,14 @@ void ShapePredictors::refit(const std::string& family_name, const std::string& d
   if (fit_on.empty()) return;
   try {
     auto fitted = std::make_shared<FittedPredictor>(
-        FittedPredictor{search::ShapePredictor::fit(*family, fit_on)});
-    fitted->shapes = shapes.size();
-    fitted->newest_job = newest;
-    fitted->fitted_at = utc_now_text();
+        FittedPredictor{.predictor = search::ShapePredictor::fit(*family, fit_on),
+                        .variants = 0,
+                        .shapes = shapes.size(),
+                        .newest_job = newest,
+                        .fitted_at = utc_now_text(),
+                        .residual_low = 0,
+                        .residual_high = 0,
+                        .measured_configs = {}});
     for (const RecordedSpace* s : fit_on)
       for (const RecordedVariant& v : s->variants)
         if (v.median_us) {
@@ -314,7 +318,7 @@ std::optional<PredictedConfig> ShapePredictors::best_config(const Family& family
   }
   // Only the top one is wanted: the trees drop the candidates that cannot be it as they go.
   const auto [best, score] =
-      fitted->predictor.lowest(shape_to_score(shape, family.name, dtype), candidates);
+      fitted->predictor.lowest(shape_to_score(shape, family.name, dtype), candidates, &rankers_);
   const SpaceIndex::Entry top = index->entry(rows[best]);
   RecordedSpace one;
   one.family = family.name;

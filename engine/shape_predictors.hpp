@@ -121,6 +121,11 @@ class ShapePredictors {
   std::atomic<std::size_t> fits_{0};
   std::condition_variable wake_;
   bool stopping_ = false;
+  // best_config's helpers: an answer ranking hundreds of candidates splits them with these, at
+  // the daemon's own priority (answers that overlap share them; each caller walks a run itself).
+  // Kept rather than started per answer: a thread start is latency the answer need not pay.
+  static constexpr unsigned kRankingHelpers = 3;
+  mutable ThreadPool rankers_{kRankingHelpers};
   // The refit thread, at the compile threads' priority (SCHED_IDLE by default): a fit takes only
   // CPU time that serving and measuring do not want. Declared last: joined before the rest goes.
   std::unique_ptr<ThreadPool> refitter_;

@@ -7,7 +7,6 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
-#include <thread>
 
 #include "tuner/config.hpp"
 #include "tuner/expression.hpp"
@@ -316,8 +315,9 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& shape,
   return out;
 }
 
-std::pair<std::size_t, double> ShapePredictor::lowest(
-    const RecordedSpace& shape, const std::vector<CandidateValues>& candidates) const {
+std::pair<std::size_t, double> ShapePredictor::lowest(const RecordedSpace& shape,
+                                                      const std::vector<CandidateValues>& candidates,
+                                                      ThreadPool* helpers) const {
   const std::size_t n = candidates.size();
   if (n == 0) throw std::invalid_argument("shape predictor: lowest of no candidates");
   const std::vector<double> shape_part = shape_features(shape);
@@ -334,18 +334,14 @@ std::pair<std::size_t, double> ShapePredictor::lowest(
   // scores the earlier run's wins, so the answer is the same to the bit. A run of 128 costs about
   // 0.4 ms against a helper's wake-up of tens of microseconds; runs of 512 left the slowest GEMM
   // answers (300-900 candidates) on one or two threads.
-  constexpr std::size_t kCandidatesPerThread = 128, kMostThreads = 4;
+  constexpr std::size_t kCandidatesPerThread = 128;
   const std::size_t threads =
-      std::min({n / kCandidatesPerThread + 1, kMostThreads,
-                std::max<std::size_t>(1, std::thread::hardware_concurrency())});
+      helpers ? std::min<std::size_t>(n / kCandidatesPerThread + 1, helpers->size() + 1) : 1;
   if (threads == 1) return lowest_of(0, n);
-  // Kept for every answer rather than started per answer (a thread start is latency the answer
-  // need not pay); answers that overlap share them, each caller walking its own first run.
-  static ThreadPool helpers(kMostThreads - 1);
   const auto bound = [&](std::size_t t) { return n * t / threads; };
   std::vector<std::future<std::pair<std::size_t, double>>> others;
   for (std::size_t t = 1; t < threads; ++t)
-    others.push_back(helpers.submit([&, t] { return lowest_of(bound(t), bound(t + 1)); }));
+    others.push_back(helpers->submit([&, t] { return lowest_of(bound(t), bound(t + 1)); }));
   std::pair<std::size_t, double> best;
   try {
     best = lowest_of(0, bound(1));

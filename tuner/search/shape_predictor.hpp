@@ -22,6 +22,10 @@
 #include "tuner/search/boosted_trees.hpp"
 #include "tuner/search/recorded_space.hpp"
 
+namespace kt {
+class ThreadPool;
+}
+
 namespace kt::search {
 
 class ShapePredictor {
@@ -41,7 +45,8 @@ class ShapePredictor {
   // values in one order, and its grid facts; scored as the same SearchCandidate would be, to the
   // bit, without building its Config. The pointers must outlive the call. lowest(): the one with
   // the lowest score (the first of equals) and that score, without scoring every candidate to the
-  // end. Throws std::invalid_argument for none.
+  // end; with `helpers`, more than 128 candidates are split in runs, one on the calling thread and
+  // the others on the helpers (the same answer to the bit). Throws std::invalid_argument for none.
   struct CandidateValues {
     const std::string* template_name = nullptr;
     const std::vector<std::string>* axes = nullptr;
@@ -50,7 +55,8 @@ class ShapePredictor {
     int blocks_per_sm = 0;
   };
   std::pair<std::size_t, double> lowest(const RecordedSpace& shape,
-                                        const std::vector<CandidateValues>& candidates) const;
+                                        const std::vector<CandidateValues>& candidates,
+                                        ThreadPool* helpers = nullptr) const;
   // What a score is relative to: log(microseconds) of the shape's rough roofline. A variant's
   // predicted time is exp(score + roofline_offset) microseconds.
   static double roofline_offset(const Family& family, const RecordedSpace& space);
