@@ -7,6 +7,7 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "tuner/config.hpp"
 #include "tuner/expression.hpp"
@@ -331,12 +332,15 @@ std::pair<std::size_t, double> ShapePredictor::lowest(const RecordedSpace& shape
   };
   // Hundreds of candidates (a GEMM space on most shapes) take a few threads, a run of candidates
   // each: a row's score is the same sum in the same order whichever run it is in, and of equal
-  // scores the earlier run's wins, so the answer is the same to the bit. A run of 128 costs about
-  // 0.4 ms against a helper's wake-up of tens of microseconds; runs of 512 left the slowest GEMM
-  // answers (300-900 candidates) on one or two threads.
+  // scores the earlier run's wins, so the answer is the same to the bit. At about 3 us a candidate
+  // (kt-predict-bench on an H100 host) a run of 128 is some 0.4 ms, far above what handing it to
+  // a waiting helper costs; runs of 512 left the slowest GEMM answers (300-900 candidates) on one
+  // or two threads. No more threads than the machine has cores.
   constexpr std::size_t kCandidatesPerThread = 128;
   const std::size_t threads =
-      helpers ? std::min<std::size_t>(n / kCandidatesPerThread + 1, helpers->size() + 1) : 1;
+      helpers ? std::min({n / kCandidatesPerThread + 1, std::size_t{helpers->size()} + 1,
+                          std::max<std::size_t>(1, std::thread::hardware_concurrency())})
+              : 1;
   if (threads == 1) return lowest_of(0, n);
   const auto bound = [&](std::size_t t) { return n * t / threads; };
   std::vector<std::future<std::pair<std::size_t, double>>> others;
