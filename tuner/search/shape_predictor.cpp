@@ -316,9 +316,9 @@ std::vector<double> ShapePredictor::scores(const RecordedSpace& shape,
   return out;
 }
 
-std::pair<std::size_t, double> ShapePredictor::lowest(const RecordedSpace& shape,
-                                                      const std::vector<CandidateValues>& candidates,
-                                                      ThreadPool* helpers) const {
+std::pair<std::size_t, double> ShapePredictor::lowest(
+    const RecordedSpace& shape, const std::vector<CandidateValues>& candidates,
+    ThreadPool* helpers) const {
   const std::size_t n = candidates.size();
   if (n == 0) throw std::invalid_argument("shape predictor: lowest of no candidates");
   const std::vector<double> shape_part = shape_features(shape);
