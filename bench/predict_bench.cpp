@@ -2,8 +2,10 @@
 // the store and whatever else the host runs (bench/predict_latency.sh times the whole answer
 // through the daemon). Fits the shape predictors on recorded spaces as kerntuned does
 // (--predictor-spaces), then per family asks ShapePredictors::best_config for shapes drawn as the
-// latency bench asks for them (log-uniform dims, fixed seed), each new to it, on one thread. Prints
-// one JSON object: per family the percentiles, the candidate counts and the ten slowest.
+// latency bench asks for them (log-uniform dims, fixed seed), each new to it, one at a time (an
+// answer's ranking takes the predictors' helper threads, as in the daemon). Prints one JSON object
+// on stdout (the fits' log goes to stderr): per family the percentiles, the candidate counts and
+// the ten slowest.
 // --shapes-only prints the shapes instead ({family: [warm-up shape, then --requests shapes]}), and
 // fits nothing: bench/predict_latency.sh asks the daemon for these, so both time the same shapes.
 //
@@ -24,6 +26,8 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "db/store.hpp"
 #include "engine/shape_predictors.hpp"
@@ -104,6 +108,8 @@ int main(int argc, char** argv) {
     std::cout << nlohmann::json(shapes).dump() << "\n";
     return 0;
   }
+  // stdout is the JSON; the predictors' fit log goes beside it.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("kt-predict-bench"));
   try {
     kt::FamilyRegistry families;
     families.load_root(families_dir);
