@@ -24,10 +24,10 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "db/store.hpp"
 #include "engine/shape_predictors.hpp"
